@@ -1,0 +1,110 @@
+"""The records that flow through a build: raw pages in, parsed pages out, and the
+Arrow schemas of the snapshot's tables.
+
+A source (synthetic world, XML dump, parquet) yields :class:`RawPage`; the
+wikitext parser turns each article into a :class:`ParsedPage`; the snapshot
+builder assigns dense doc ids and writes the tables below. Keeping the schemas
+here, in one place, is what lets every layer read a snapshot the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+__all__ = [
+    "RawPage",
+    "ParsedPage",
+    "ExtractedFact",
+    "DOCS_SCHEMA",
+    "FACTS_SCHEMA",
+    "LINKS_SCHEMA",
+    "REDIRECTS_SCHEMA",
+    "VALUE_TYPES",
+]
+
+
+@dataclass(frozen=True)
+class RawPage:
+    """One page of a source, before parsing.
+
+    ``text`` is wikitext for dumps and the synthetic world, plaintext for
+    parquet sources (``is_wikitext=False``). ``redirect`` is the target title
+    when the page is a redirect. ``position`` says where the page came from
+    (page index or byte offset) for error messages.
+    """
+
+    title: str
+    text: str
+    redirect: str | None = None
+    url: str = ""
+    is_wikitext: bool = True
+    position: str = ""
+
+
+# Typed values of facts: an entity (the object is another document), a date
+# (ISO ``YYYY-MM-DD``), a year, a number, or free text.
+VALUE_TYPES = ("entity", "date", "year", "number", "text")
+
+
+@dataclass(frozen=True)
+class ExtractedFact:
+    """A fact stated by a page, before titles are resolved to doc ids.
+
+    ``relation`` is the normalised infobox field name (``birth_date``,
+    ``director``...). ``value`` is the plaintext value as shown on the page;
+    ``object_title`` is the linked article for entity values; ``date`` is ISO
+    ``YYYY-MM-DD`` (or ``YYYY`` for year values); ``number`` is a float.
+    """
+
+    relation: str
+    value: str
+    value_type: str
+    object_title: str | None = None
+    number: float | None = None
+    date: str | None = None
+    template: str = ""
+
+
+@dataclass
+class ParsedPage:
+    """An article after wikitext parsing: clean plaintext, links and facts."""
+
+    title: str
+    text: str
+    url: str = ""
+    kind: str = "article"  # "article" | "disambiguation" | "list"
+    links: list[str] = field(default_factory=list)
+    facts: list[ExtractedFact] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+
+
+DOCS_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.int32()),
+        ("title", pa.string()),
+        ("url", pa.string()),
+        ("kind", pa.string()),
+        ("text", pa.large_string()),
+        ("categories", pa.list_(pa.string())),
+    ]
+)
+
+FACTS_SCHEMA = pa.schema(
+    [
+        ("subject", pa.int32()),  # doc id of the entity the fact is about
+        ("relation", pa.string()),
+        ("value", pa.string()),  # the value as written on the page (plaintext)
+        ("value_type", pa.string()),  # one of VALUE_TYPES
+        ("object", pa.int32()),  # doc id of the linked entity, -1 for literals
+        ("number", pa.float64()),  # parsed number (null when not numeric)
+        ("date", pa.string()),  # ISO date or year (null when not a date)
+        ("template", pa.string()),  # infobox template the fact came from
+        ("evidence", pa.int32()),  # doc id whose text states the fact
+    ]
+)
+
+LINKS_SCHEMA = pa.schema([("source", pa.int32()), ("target", pa.int32())])
+
+REDIRECTS_SCHEMA = pa.schema([("alias", pa.string()), ("doc_id", pa.int32())])
