@@ -1,0 +1,61 @@
+"""The ``stillweb`` command: build snapshots, inspect them, generate tasks, run and serve environments.
+
+Each subcommand lives in its own module of this package with a ``register(subparsers)``
+function; this module only assembles them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from stillweb.corpora.version import PACKAGE_VERSION
+
+# Modules of this package that add subcommands, in the order --help lists them.
+COMMAND_MODULES = ("build", "inspect", "quickstart")
+
+EPILOG = """examples:
+  stillweb quickstart                                   build the default snapshot and try it
+  stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn
+  stillweb build wikipedia enwiki-pages-articles.xml.bz2 --out snapshots/wiki --workers 8
+  stillweb info snapshots/syn --json
+  stillweb verify snapshots/syn
+"""
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="stillweb",
+        description="Deterministic, offline environments for training search and tool-using agents.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"stillweb {PACKAGE_VERSION}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"stillweb.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted: nothing was left half-written", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, KeyError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"stillweb {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The snapshot's full-text index: a tantivy BM25 index over title and body.
+
+Tantivy keeps schema, writer and searcher apart, and so does this module:
+:func:`index_schema` says what is indexed, :class:`IndexBuilder` writes the
+index of a snapshot being built, and :class:`SearchIndex` answers queries.
+
+Determinism: documents are stored sorted by ``doc_id``; the writer is merged
+into as few segments as tantivy allows; and :meth:`SearchIndex.search` fetches
+past score ties and sorts by ``(-score, doc_id)``, so thread counts and segment
+layout never change a ranking.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+__all__ = ["IndexBuilder", "SearchIndex", "Hit", "INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K"]
+
+# Recorded in the manifest and the fingerprint: changing any of these changes rankings.
+INDEX_PARAMETERS = {
+    "engine": "tantivy",
+    "tokenizer": "en_stem",
+    "fields": ["title", "body"],
+    "title_boost": 2.0,
+    "ranking": "bm25, ties by doc_id",
+}
+MAX_QUERY_CHARS = 2_000  # longer queries are cut here (documented in Snapshot.search)
+MAX_K = 100
+_WRITER_HEAP = 1_000_000_000
+
+
+def index_schema() -> tantivy.Schema:
+    """The tantivy schema: ``doc_id`` (fast, for ranking ties), ``title`` and ``body``."""
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("doc_id", stored=False, indexed=True, fast=True)
+    builder.add_text_field("title", stored=False, tokenizer_name=INDEX_PARAMETERS["tokenizer"])
+    builder.add_text_field("body", stored=False, tokenizer_name=INDEX_PARAMETERS["tokenizer"])
+    return builder.build()
+
+
+class IndexBuilder:
+    """Writes the index of a snapshot being built; documents must come in doc_id order."""
+
+    def __init__(self, directory: Path, threads: int = 1) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._index = tantivy.Index(index_schema(), path=str(directory), reuse=False, sort_by_field="doc_id")
+        self._writer = self._index.writer(_WRITER_HEAP * max(1, threads), max(1, threads))
+        self.count = 0
+
+    def add(self, doc_id: int, title: str, body: str) -> None:
+        """Add one document."""
+        document = tantivy.Document()
+        document.add_unsigned("doc_id", doc_id)
+        document.add_text("title", title)
+        document.add_text("body", body)
+        self._writer.add_document(document)
+        self.count += 1
+
+    def finish(self) -> int:
+        """Commit, wait for merges, and return the number of segments."""
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+        self._index.reload()
+        return self._index.searcher().num_segments
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked document: its id and BM25 score."""
+
+    doc_id: int
+    score: float
+
+
+class SearchIndex:
+    """Read-only access to a snapshot's index."""
+
+    def __init__(self, directory: Path) -> None:
+        self._index = tantivy.Index.open(str(directory))
+        self._searcher = self._index.searcher()
+        self.num_docs = self._searcher.num_docs
+
+    def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
+        boosts = {"title": INDEX_PARAMETERS["title_boost"]} if "title" in fields else {}
+        try:
+            return self._index.parse_query(query, fields, field_boosts=boosts)
+        except ValueError:
+            parsed, _errors = self._index.parse_query_lenient(query, fields, field_boosts=boosts)
+            return parsed
+
+    def search(self, query: str, k: int, fields: tuple[str, ...] = ("title", "body")) -> list[Hit]:
+        """Top ``k`` hits for agent text ``query`` (already validated), ties by doc_id.
+
+        Parses strictly first (faster) and falls back to tantivy's lenient parser
+        for text that is not valid query syntax (``don't``, ``alpha (``...).
+        """
+        parsed = self._parse(query[:MAX_QUERY_CHARS], list(fields))
+        limit = k + 8
+        while True:
+            result = self._searcher.search(parsed, limit, count=False)
+            hits = result.hits
+            if not hits:
+                return []
+            ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
+            ranked = sorted(((-score, doc_id) for (score, _addr), doc_id in zip(hits, ids)))
+            # If the last fetched hit ties with the k-th, there may be more equal-score
+            # documents beyond the limit with smaller doc ids: fetch further.
+            if len(hits) < limit or len(ranked) <= k or ranked[k - 1][0] != -hits[-1][0]:
+                return [Hit(doc_id=doc_id, score=-neg) for neg, doc_id in ranked[:k]]
+            limit *= 4
+
+
+def query_terms(query: str) -> list[str]:
+    """Lowercase word terms of a query, in order, without duplicates (for snippets)."""
+    seen: dict[str, None] = {}
+    for term in re.findall(r"\w+", query.lower()):
+        if len(term) > 1 and term not in _STOPWORDS:
+            seen.setdefault(term, None)
+    return list(seen)
+
+
+_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were which who with what when where".split()
+)

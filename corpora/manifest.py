@@ -1,0 +1,131 @@
+"""A snapshot's manifest: what it is, how it was built, and hashes to check it.
+
+``manifest.json`` records the source, build parameters, counts, the sha256 of
+every file, and the **fingerprint**: a hash of the content (the rows of the
+tables and the index parameters), not of paths, times, thread counts or the
+bytes of tantivy's segment files (which carry random segment ids).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = [
+    "FORMAT",
+    "MANIFEST_NAME",
+    "TABLE_FILES",
+    "SnapshotError",
+    "content_fingerprint",
+    "file_hashes",
+    "read_manifest",
+    "verify_snapshot",
+    "write_manifest",
+]
+
+FORMAT = "stillweb-snapshot/1"
+MANIFEST_NAME = "manifest.json"
+TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet")
+_HASH_BATCH_ROWS = 65_536
+
+
+class SnapshotError(ValueError):
+    """A snapshot directory is missing, incomplete or damaged; the message names the file."""
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_hashes(directory: Path) -> dict[str, str]:
+    """sha256 of every file below ``directory`` except the manifest, by relative path."""
+    hashes = {}
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and path.name != MANIFEST_NAME and ".tantivy-" not in path.name:
+            hashes[path.relative_to(directory).as_posix()] = _sha256_file(path)
+    return hashes
+
+
+class _HashSink:
+    """A write-only file object that feeds a hash (for Arrow IPC streams)."""
+
+    def __init__(self, digest) -> None:
+        self.digest = digest
+        self.closed = False
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _hash_table(path: Path, digest) -> None:
+    table = pq.read_table(path)
+    table = table.replace_schema_metadata(None).combine_chunks()
+    sink = _HashSink(digest)
+    with pa.ipc.new_stream(pa.PythonFile(sink, mode="w"), table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=_HASH_BATCH_ROWS):
+            writer.write_batch(batch)
+
+
+def content_fingerprint(directory: Path, index_parameters: dict) -> str:
+    """Hash of the snapshot's content: table rows in order, plus the index parameters."""
+    digest = hashlib.sha256()
+    digest.update(FORMAT.encode())
+    digest.update(json.dumps(index_parameters, sort_keys=True).encode())
+    for name in TABLE_FILES:
+        digest.update(name.encode())
+        _hash_table(directory / name, digest)
+    return digest.hexdigest()
+
+
+def write_manifest(directory: Path, manifest: dict) -> dict:
+    """Add file hashes to ``manifest`` and write it as ``manifest.json``."""
+    manifest = dict(manifest, format=FORMAT, files=file_hashes(directory))
+    text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    (directory / MANIFEST_NAME).write_text(text, encoding="utf-8")
+    return manifest
+
+
+def read_manifest(directory: Path) -> dict:
+    """The manifest of a snapshot directory; :class:`SnapshotError` if absent or unreadable."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise SnapshotError(f"snapshot directory not found: {directory}")
+    path = directory / MANIFEST_NAME
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SnapshotError(f"not a stillweb snapshot (no {MANIFEST_NAME}): {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SnapshotError(f"damaged manifest {path}: {error}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise SnapshotError(f"{path} is not a {FORMAT} manifest")
+    return manifest
+
+
+def verify_snapshot(directory: Path) -> list[str]:
+    """Recheck every file hash; return the problems found (empty when intact)."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    problems = []
+    for relative, expected in sorted(manifest.get("files", {}).items()):
+        path = directory / relative
+        if not path.is_file():
+            problems.append(f"missing file: {relative}")
+        elif _sha256_file(path) != expected:
+            problems.append(f"damaged file (sha256 differs): {relative}")
+    return problems

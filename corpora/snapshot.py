@@ -1,0 +1,239 @@
+"""Reading a corpus snapshot: search, documents, redirects and facts.
+
+>>> snap = Snapshot.open("~/.cache/stillweb/synthetic-20000-s0")   # doctest: +SKIP
+>>> [r.title for r in snap.search("river city founded", k=3)]      # doctest: +SKIP
+
+A snapshot is immutable. Documents are read from ``docs.arrow`` (the same rows
+as ``docs.parquet``, uncompressed and memory-mapped), so many processes serving
+one snapshot share its pages through the OS page cache instead of each holding
+a decompressed copy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .index import MAX_K, SearchIndex, query_terms
+from .manifest import SnapshotError, read_manifest
+
+__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError"]
+
+SNIPPET_CHARS = 240
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One search hit: ``doc_id``, ``title``, BM25 ``score`` and a text ``snippet``."""
+
+    doc_id: int
+    title: str
+    score: float
+    snippet: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """One article of a snapshot."""
+
+    doc_id: int
+    title: str
+    url: str
+    kind: str
+    text: str
+    categories: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact of the knowledge graph (ids are doc ids; ``object == -1`` for literals)."""
+
+    subject: int
+    relation: str
+    value: str
+    value_type: str
+    object: int
+    number: float | None
+    date: str | None
+    template: str
+    evidence: int
+
+
+class Snapshot:
+    """An opened snapshot directory. Use :meth:`open`."""
+
+    def __init__(self, path: Path, manifest: dict) -> None:
+        self.path = path
+        self.manifest = manifest
+        self.fingerprint: str = manifest["fingerprint"]
+        docs_path = path / "docs.arrow"
+        try:
+            self._docs = pa.ipc.open_file(pa.memory_map(str(docs_path), "r")).read_all()
+        except (OSError, pa.ArrowInvalid) as error:
+            raise SnapshotError(f"cannot read documents {docs_path}: {error}") from None
+        self._titles = self._docs.column("title")
+        self._texts = self._docs.column("text")
+        try:
+            self._index = SearchIndex(path / "index")
+        except (OSError, ValueError) as error:
+            raise SnapshotError(f"cannot open the search index {path / 'index'}: {error}") from None
+        if self._index.num_docs != len(self):
+            raise SnapshotError(
+                f"index {path / 'index'} has {self._index.num_docs} documents, docs.arrow has {len(self)}"
+            )
+
+    @classmethod
+    def open(cls, path: str | Path) -> "Snapshot":
+        """Open the snapshot at ``path``; :class:`SnapshotError` names what is missing or damaged."""
+        path = Path(path).expanduser().resolve()
+        manifest = read_manifest(path)
+        for name in ("docs.arrow", "facts.parquet", "redirects.parquet", "index/meta.json"):
+            if not (path / name).is_file():
+                raise SnapshotError(f"snapshot {path} is incomplete: missing {name}")
+        return cls(path, manifest)
+
+    def __len__(self) -> int:
+        return self._docs.num_rows
+
+    def __repr__(self) -> str:
+        return f"Snapshot({str(self.path)!r}, docs={len(self)}, fingerprint={self.fingerprint[:12]})"
+
+    # -- search ---------------------------------------------------------------------
+
+    def search(self, query: str, k: int = 10) -> list[SearchResult]:
+        """Rank documents for ``query`` (BM25 over title and body, title weighs more).
+
+        Any text is accepted: tantivy syntax is honoured where valid and the
+        rest is read leniently; text past the first 2,000 characters is
+        ignored. Ties are broken by ascending ``doc_id``. Raises ``ValueError``
+        for an empty query or ``k`` outside 1..100.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
+        hits = self._index.search(query, k)
+        terms = query_terms(query)
+        return [
+            SearchResult(h.doc_id, self.title_of(h.doc_id), h.score, self._snippet(h.doc_id, terms))
+            for h in hits
+        ]
+
+    def nearest_titles(self, text: str, n: int = 5) -> list[str]:
+        """Titles that best match ``text`` (title-only search), for 'not found' hints."""
+        if not isinstance(text, str) or not text.strip():
+            return []
+        return [self.title_of(hit.doc_id) for hit in self._index.search(text, n, fields=("title",))]
+
+    def _snippet(self, doc_id: int, terms: list[str]) -> str:
+        text = self._texts[doc_id].as_py()
+        start = 0
+        if terms:
+            pattern = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in terms) + r")", re.IGNORECASE)
+            best_count = 0
+            for match in pattern.finditer(text, 0, 200_000):
+                window = text[match.start() : match.start() + SNIPPET_CHARS].lower()
+                count = sum(1 for term in terms if term in window)
+                if count > best_count:
+                    best_count, start = count, match.start()
+                    if count == len(terms):
+                        break
+            start = text.rfind("\n", 0, start) + 1 if start - text.rfind("\n", 0, start) < 80 else start
+        snippet = " ".join(text[start : start + SNIPPET_CHARS].split())
+        return snippet + ("..." if start + SNIPPET_CHARS < len(text) else "")
+
+    # -- documents ------------------------------------------------------------------
+
+    def title_of(self, doc_id: int) -> str:
+        """The title of a document id (``IndexError`` when out of range)."""
+        return self._titles[doc_id].as_py()
+
+    @cached_property
+    def _title_ids(self) -> dict[str, int]:
+        return {title: i for i, title in enumerate(self._titles.to_pylist())}
+
+    @cached_property
+    def _folded_ids(self) -> dict[str, int]:
+        folded: dict[str, int] = {}
+        for title, doc_id in self._title_ids.items():
+            folded.setdefault(title.casefold(), doc_id)
+        for alias, doc_id in self._redirects.items():
+            folded.setdefault(alias.casefold(), doc_id)
+        return folded
+
+    @cached_property
+    def _redirects(self) -> dict[str, int]:
+        table = pq.read_table(self.path / "redirects.parquet")
+        return dict(zip(table.column("alias").to_pylist(), table.column("doc_id").to_pylist()))
+
+    @property
+    def redirects(self) -> dict[str, int]:
+        """Alias title -> doc id of every redirect (a read-only view; do not modify)."""
+        return self._redirects
+
+    def resolve(self, title: str) -> int | None:
+        """Doc id for a title: exact title, then redirect alias, then case-insensitive."""
+        if not isinstance(title, str):
+            return None
+        title = " ".join(title.replace("_", " ").split())
+        found = self._title_ids.get(title)
+        if found is None:
+            found = self._redirects.get(title)
+        if found is None:
+            found = self._folded_ids.get(title.casefold())
+        return found
+
+    def lookup(self, doc: int | str) -> Document | None:
+        """The document for a doc id or title (redirects resolve), or ``None``."""
+        if isinstance(doc, bool):
+            return None
+        if isinstance(doc, int):
+            doc_id = doc if 0 <= doc < len(self) else None
+        else:
+            doc_id = self.resolve(doc)
+        if doc_id is None:
+            return None
+        row = self._docs.slice(doc_id, 1).to_pylist()[0]
+        return Document(
+            doc_id=row["doc_id"],
+            title=row["title"],
+            url=row["url"],
+            kind=row["kind"],
+            text=row["text"],
+            categories=tuple(row["categories"] or ()),
+        )
+
+    def get(self, doc: int | str) -> Document:
+        """The document for a doc id or title; ``KeyError`` naming it when absent."""
+        found = self.lookup(doc)
+        if found is None:
+            raise KeyError(f"no document {doc!r} in snapshot {self.path}")
+        return found
+
+    # -- facts ----------------------------------------------------------------------
+
+    @cached_property
+    def facts_table(self) -> pa.Table:
+        """All facts (``facts.parquet``) as an Arrow table."""
+        try:
+            return pq.read_table(self.path / "facts.parquet")
+        except (OSError, pa.ArrowInvalid) as error:
+            raise SnapshotError(f"cannot read facts {self.path / 'facts.parquet'}: {error}") from None
+
+    def facts(self, subject: int | None = None, relation: str | None = None, object: int | None = None) -> list[Fact]:
+        """Facts matching every given filter, in table order."""
+        table = self.facts_table
+        mask = None
+        for column, value in (("subject", subject), ("relation", relation), ("object", object)):
+            if value is not None:
+                condition = pc.equal(table.column(column), value)
+                mask = condition if mask is None else pc.and_(mask, condition)
+        if mask is not None:
+            table = table.filter(mask)
+        return [Fact(**row) for row in table.to_pylist()]
