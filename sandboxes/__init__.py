@@ -1,0 +1,30 @@
+"""Tools an agent can call over a corpus snapshot, their JSON schemas and
+validation, the tool-call text formats, and the code-execution sandbox.
+
+The public names: :class:`ToolCall`, :class:`ToolResult`, :class:`ToolRegistry`
+(``.call`` never raises on policy input), and the tool classes.
+"""
+
+from .registry import TOOL_NAMES, ToolRegistry
+from .tool_types import FLAGS, Tool, ToolCall, ToolInputError, ToolResult
+from .tools_answer import AnswerTool
+from .tools_compute import CalculatorTool, PythonTool
+from .tools_documents import FindTool, OpenTool, paginate
+from .tools_search import SearchTool
+
+__all__ = [
+    "FLAGS",
+    "TOOL_NAMES",
+    "AnswerTool",
+    "CalculatorTool",
+    "FindTool",
+    "OpenTool",
+    "PythonTool",
+    "SearchTool",
+    "Tool",
+    "ToolCall",
+    "ToolInputError",
+    "ToolRegistry",
+    "ToolResult",
+    "paginate",
+]

@@ -1,0 +1,150 @@
+"""The tool registry: which tools an environment offers, their schemas, and safe dispatch.
+
+>>> registry = ToolRegistry(snapshot, tools=["search", "open", "answer"])   # doctest: +SKIP
+>>> registry.call(ToolCall("search", {"query": "Marie Curie"})).text        # doctest: +SKIP
+
+:meth:`ToolRegistry.call` is the agent boundary: whatever the call holds, it
+returns a :class:`ToolResult` (flagged ``unknown_tool``, ``bad_arguments``,
+``not_found``, ``tool_error`` or ``timeout`` when something is wrong) and never
+raises. Arguments are validated against the tool's JSON schema (compiled once)
+before the tool runs. Developer mistakes (an unknown tool in the whitelist)
+raise ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .tool_types import Tool, ToolCall, ToolInputError, ToolResult, example_call, preview
+from .tools_answer import AnswerTool
+from .tools_compute import CalculatorTool, PythonTool
+from .tools_documents import FindTool, OpenTool
+from .tools_search import SearchTool
+from .validation import compile_validator, describe_errors
+
+if TYPE_CHECKING:
+    from stillweb.corpora.snapshot import Snapshot
+
+__all__ = ["ToolRegistry", "TOOL_NAMES"]
+
+_FACTORIES: dict[str, Callable[[Any, Any], Tool]] = {
+    "search": lambda snapshot, python: SearchTool(snapshot),
+    "open": lambda snapshot, python: OpenTool(snapshot),
+    "find": lambda snapshot, python: FindTool(snapshot),
+    "python": lambda snapshot, python: PythonTool(python),
+    "calculator": lambda snapshot, python: CalculatorTool(),
+    "answer": lambda snapshot, python: AnswerTool(snapshot),
+}
+# Every tool, in the order schemas are listed.
+TOOL_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+
+
+class ToolRegistry:
+    """The tools offered to an agent over one snapshot.
+
+    ``tools`` is a whitelist of tool names (``None``: all of :data:`TOOL_NAMES`);
+    ``python`` is the :class:`~stillweb.sandboxes.pysandbox.PythonSandboxConfig`
+    of the ``python`` tool (``None``: its defaults). Aliases (``visit`` for
+    ``open``) are accepted in calls whenever their tool is offered.
+    """
+
+    def __init__(self, snapshot: Snapshot, tools: Iterable[str] | None = None, python: Any = None) -> None:
+        requested = list(TOOL_NAMES if tools is None else tools)
+        unknown = [name for name in requested if name not in _FACTORIES]
+        if unknown:
+            raise ValueError(f"unknown tool name(s) {unknown} in the whitelist; available: {list(TOOL_NAMES)}")
+        self.snapshot = snapshot
+        self._tools: dict[str, Tool] = {}
+        for name in dict.fromkeys(requested):
+            self._tools[name] = _FACTORIES[name](snapshot, python)
+        self._validators = {name: compile_validator(tool.parameters) for name, tool in self._tools.items()}
+        self._by_call_name = dict(self._tools)
+        for tool in self._tools.values():
+            self._by_call_name.update({alias: tool for alias in tool.aliases})
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The offered tool names, in whitelist order (aliases not included)."""
+        return tuple(self._tools)
+
+    def tool(self, name: str) -> Tool:
+        """The tool object offered under ``name`` (or an alias); ``KeyError`` if not offered."""
+        return self._by_call_name[name]
+
+    def schemas(self) -> list[dict]:
+        """OpenAI function definitions: ``{"type": "function", "function": {name, description, parameters}}``."""
+        return [
+            {
+                "type": "function",
+                "function": {"name": tool.name, "description": tool.description, "parameters": copy.deepcopy(tool.parameters)},
+            }
+            for tool in self._tools.values()
+        ]
+
+    def mcp_tools(self) -> list[dict]:
+        """The tools in MCP ``tools/list`` shape: ``{name, description, inputSchema}``."""
+        return [
+            {"name": tool.name, "description": tool.description, "inputSchema": copy.deepcopy(tool.parameters)}
+            for tool in self._tools.values()
+        ]
+
+    def call(self, call: ToolCall) -> ToolResult:
+        """Validate and run one call; always returns a result, never raises."""
+        call_id = getattr(call, "call_id", None)
+        call_id = call_id if isinstance(call_id, str) else None
+        name = getattr(call, "name", None)
+        try:
+            result = self._dispatch(name, getattr(call, "arguments", None))
+        except ToolInputError as error:
+            result = ToolResult(name=str(name), text=error.message, data=error.data, flag=error.flag)
+        except Exception as error:  # the agent boundary: no policy input may crash the environment
+            message = f"The {preview(name, 40)} tool failed: {type(error).__name__}: {str(error)[:200]}"
+            result = ToolResult(name=str(name)[:100], text=message, flag="tool_error")
+        return replace(result, call_id=call_id) if call_id is not None else result
+
+    def call_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """:meth:`call` for each call, in order."""
+        return [self.call(call) for call in calls]
+
+    def _dispatch(self, name: Any, arguments: Any) -> ToolResult:
+        tool = self._by_call_name.get(name) if isinstance(name, str) else None
+        if tool is None:
+            available = ", ".join(self.names)
+            first = next(iter(self._tools.values()))
+            message = (
+                f"Unknown tool {preview(name, 60)}. Available tools: {available}. "
+                f"Example: {example_call(first.name, first.example)}"
+            )
+            raise ToolInputError("unknown_tool", message, {"available": list(self.names)})
+        problems = describe_errors(self._validators[tool.name], arguments)
+        if problems:
+            message = (
+                f"Invalid arguments for {name}: {'; '.join(problems)}. "
+                f"Expected {signature(tool)}. Example: {example_call(name, tool.example)}"
+            )
+            raise ToolInputError("bad_arguments", message, {"problems": problems})
+        result = tool.run(arguments)
+        return result if result.name == name else replace(result, name=name)
+
+
+def signature(tool: Tool) -> str:
+    """A compact call signature, e.g. ``search(query: string or array, k?: integer 1..10)``."""
+    required = set(tool.parameters.get("required", ()))
+    parts = []
+    for field, schema in tool.parameters.get("properties", {}).items():
+        parts.append(f"{field}{'' if field in required else '?'}: {_describe_type(schema)}")
+    return f"{tool.name}({', '.join(parts)})"
+
+
+def _describe_type(schema: dict) -> str:
+    if "anyOf" in schema:
+        return " or ".join(_describe_type(option) for option in schema["anyOf"])
+    kind = schema.get("type", "any")
+    if kind == "integer" and "minimum" in schema and "maximum" in schema:
+        return f"integer {schema['minimum']}..{schema['maximum']}"
+    if kind == "array":
+        return f"array of {_describe_type(schema.get('items', {}))}"
+    return str(kind)

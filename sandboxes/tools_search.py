@@ -1,0 +1,96 @@
+"""The ``search`` tool: BM25 search over the snapshot, one query or several.
+
+The model sees a numbered list per query::
+
+    Results for "marie curie":
+    1. [doc 123] Marie Curie
+       Marie Curie was a physicist and chemist ...
+
+and ``data`` holds the same results structured. ``query`` may be a list of up to
+:data:`MAX_QUERIES` queries (Tongyi DeepResearch's ``query: array``); results come
+back per query, in the order given.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .tool_types import Tool, ToolInputError, ToolResult, example_call
+
+if TYPE_CHECKING:
+    from stillweb.corpora.snapshot import SearchResult, Snapshot
+
+__all__ = ["SearchTool", "MAX_QUERIES", "MAX_K", "DEFAULT_K"]
+
+MAX_QUERIES = 5
+MAX_K = 10
+DEFAULT_K = 5
+MAX_QUERY_CHARS = 500
+
+_QUERY_STRING = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
+
+
+class SearchTool(Tool):
+    """Ranked full-text search returning doc ids, titles and snippets."""
+
+    name = "search"
+    description = (
+        "Search the document collection (keyword/BM25 ranking). Returns up to k results per query, each with "
+        "its doc id, title and a snippet; open a result with the open tool. "
+        f"'query' can be one string or a list of up to {MAX_QUERIES} strings."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "query": {
+                "anyOf": [_QUERY_STRING, {"type": "array", "items": _QUERY_STRING, "minItems": 1, "maxItems": MAX_QUERIES}],
+                "description": "Keywords to search for, or a list of such queries.",
+            },
+            "k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_K,
+                "default": DEFAULT_K,
+                "description": "Number of results per query.",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    example = {"query": "Marie Curie birthplace", "k": DEFAULT_K}
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def run(self, arguments: dict) -> ToolResult:
+        """Results for each query, as a numbered list (text) and as dicts (data)."""
+        query = arguments["query"]
+        queries = [query] if isinstance(query, str) else list(query)
+        if any(not q.strip() for q in queries):
+            message = f"every query must contain a word. Example: {example_call(self.name, self.example)}"
+            raise ToolInputError("bad_arguments", message)
+        k = arguments.get("k", DEFAULT_K)
+        sections, data = [], []
+        for q in queries:
+            results = self.snapshot.search(q, k)
+            sections.append(_render(q, results))
+            data.append({"query": q, "results": [_as_dict(result) for result in results]})
+        return self.result("\n\n".join(sections), {"queries": data})
+
+
+def _render(query: str, results: list[SearchResult]) -> str:
+    quoted = json.dumps(query, ensure_ascii=False)
+    if not results:
+        return f"No results for {quoted}. Try other or fewer keywords."
+    lines = [f"Results for {quoted}:"]
+    for rank, result in enumerate(results, 1):
+        lines.append(f"{rank}. [doc {result.doc_id}] {result.title}")
+        snippet = " ".join(result.snippet.split())
+        if snippet:
+            lines.append(f"   {snippet}")
+    return "\n".join(lines)
+
+
+def _as_dict(result: SearchResult) -> dict:
+    return {"doc_id": result.doc_id, "title": result.title, "score": result.score, "snippet": result.snippet}
