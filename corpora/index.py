@@ -98,7 +98,9 @@ class SearchIndex:
         Parses strictly first (faster) and falls back to tantivy's lenient parser
         for text that is not valid query syntax (``don't``, ``alpha (``...).
         """
-        parsed = self._parse(query[:MAX_QUERY_CHARS], list(fields))
+        # Lone surrogates cannot cross into Rust: replace them, as a browser would.
+        text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
+        parsed = self._parse(text, list(fields))
         limit = k + 8
         while True:
             result = self._searcher.search(parsed, limit, count=False)

@@ -1,0 +1,59 @@
+"""Shared test fixtures: small snapshots built once per session, and the real data folder.
+
+Tests that read ``../shared/data`` take the ``shared_data`` fixture (or carry the
+``shared_data`` marker). They skip where the folder is absent, except when
+``STILLWEB_REQUIRE_SHARED_DATA=1`` (set by ``.ci/run``): then a skip of such a
+test is reported as a failure, so CI cannot pass by quietly not testing on
+real data.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+REQUIRE_SHARED_DATA = os.environ.get("STILLWEB_REQUIRE_SHARED_DATA") == "1"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The folder of real test data (``../shared/data``); skips when absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real test data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Turn skips of tests that need ``../shared/data`` into failures when it is required."""
+    outcome = yield
+    report = outcome.get_result()
+    needs_data = "shared_data" in item.fixturenames or item.get_closest_marker("shared_data") is not None
+    if REQUIRE_SHARED_DATA and needs_data and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"STILLWEB_REQUIRE_SHARED_DATA=1 but this test was skipped: {report.longrepr}"
+
+
+@pytest.fixture(scope="session")
+def small_snapshot(tmp_path_factory) -> Path:
+    """Path to a 300-article synthetic snapshot (seed 0), built once per session."""
+    from stillweb.corpora.builders import build_synthetic
+
+    out = tmp_path_factory.mktemp("snapshots") / "synthetic-300-s0"
+    build_synthetic(300, 0, out, workers=1, progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def wiki_snapshot(tmp_path_factory, shared_data) -> Path:
+    """Path to a snapshot of the real 2016 Wikipedia sample, built once per session."""
+    from stillweb.corpora.builders import build_wikipedia
+
+    out = tmp_path_factory.mktemp("snapshots") / "enwiki-sample"
+    build_wikipedia(shared_data / WIKI_SAMPLE, out, workers=1, progress=False)
+    return out
