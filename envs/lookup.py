@@ -1,0 +1,158 @@
+"""``stillweb/Lookup-v0``: the single-turn sanity task.
+
+The observation holds a passage and a question the passage answers; the
+action is the answer (optionally inside ``<answer>...</answer>``); the reward is
+1 for an exact match after normalisation, else 0, and the episode terminates.
+A training pipeline that cannot learn this has a bug.
+
+Tasks come from a list of dicts (``question``, ``answer``, ``passage``, optional
+``title``/``aliases``/``task_id``) or from a snapshot's facts: for each fact, the
+sentence of its evidence document that states the value.
+
+>>> env = LookupEnv(tasks=[{"question": "Who wrote it?", "answer": "Ann Lee", "passage": "It was written by Ann Lee."}])
+>>> observation, info = env.reset(seed=0)
+>>> env.step("<answer>ann lee</answer>")[1:3]
+(1.0, True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.version import PACKAGE_VERSION
+from stillweb.envs.normalize import answers_match, best_f1
+from stillweb.envs.snapshot_cache import shared_snapshot
+from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.tasks import Task, TaskSet
+
+__all__ = ["LookupEnv", "lookup_tasks_from_facts"]
+
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
+MAX_PASSAGE_CHARS = 600
+
+
+class LookupEnv(gym.Env[str, str]):
+    """Read a passage, answer the question about it; reward = normalised exact match.
+
+    Args:
+        snapshot: a snapshot path; needed when ``tasks`` is None (tasks from facts).
+        tasks: list of task dicts with a ``passage``; ``None`` derives them from facts.
+        max_tasks: how many fact-derived tasks to build (the first facts in table order).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, snapshot: str | Path | None = None, tasks: Sequence[Mapping[str, Any]] | None = None, max_tasks: int = 1000) -> None:
+        if snapshot is None and tasks is None:
+            raise ValueError("LookupEnv needs tasks=[...] (dicts with question, answer, passage) or a snapshot path")
+        self.snapshot = shared_snapshot(snapshot) if snapshot is not None else None
+        records = list(tasks) if tasks is not None else lookup_tasks_from_facts(self.snapshot, max_tasks)
+        for record in records:
+            if not record.get("passage"):
+                raise ValueError(f"Lookup task record lacks a 'passage': {dict(record)!r:.200}")
+        self.tasks = TaskSet((Task.from_record(record) for record in records), source="lookup tasks")
+        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
+        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self._seed_base = 0
+        self._episode_number = -1
+        self._task: Task | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Pick a task (``options["task_id"]`` or from the seed) and show passage and question."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self._seed_base, self._episode_number = int(seed), -1
+        self._episode_number += 1
+        task_id = (options or {}).get("task_id")
+        if task_id is not None:
+            self._task = self.tasks.by_id(str(task_id))
+        else:
+            index = KeyedRng(self._seed_base, "lookup", "episode", self._episode_number).integer(0, len(self.tasks) - 1)
+            self._task = self.tasks[index]
+        record = self._task.record
+        title = f" ({record['title']})" if record.get("title") else ""
+        observation = (
+            "Read the passage and answer the question. Reply with the answer only, "
+            "or as <answer>...</answer>.\n\n"
+            f"Passage{title}:\n{record['passage']}\n\nQuestion: {self._task.question}"
+        )
+        return to_charset(observation), self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Score the answer; the episode always terminates. ``RuntimeError`` outside an episode."""
+        if self._task is None:
+            raise RuntimeError("step() called on an episode that has ended (or never started): call reset() first")
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
+        tagged = _ANSWER_TAG.search(action[:ACTION_MAX_CHARS * 16])
+        answer = to_charset(tagged.group(1) if tagged else action).strip()
+        correct = answers_match(answer, self._task.golds)
+        info = self._info()
+        info.update(answer=answer[:1000], outcome=float(correct), f1=best_f1(answer[:1000], self._task.golds))
+        self._task = None
+        return "", float(correct), True, False, info
+
+    def _info(self) -> dict[str, Any]:
+        assert self._task is not None
+        return {
+            "task_id": self._task.task_id,
+            "snapshot_fingerprint": self.snapshot.fingerprint if self.snapshot is not None else None,
+            "package_version": PACKAGE_VERSION,
+        }
+
+
+def lookup_tasks_from_facts(snapshot: Snapshot, max_tasks: int = 1000) -> list[dict[str, Any]]:
+    """Lookup tasks from the first facts whose evidence document states the value in a sentence.
+
+    Each task asks "What is the <relation> of <subject>?" over that sentence.
+    """
+    table = snapshot.facts_table
+    columns = {name: table.column(name).to_pylist() for name in ("subject", "relation", "value", "evidence")}
+    tasks: list[dict[str, Any]] = []
+    texts: dict[int, str] = {}
+    for subject, relation, value, evidence in zip(columns["subject"], columns["relation"], columns["value"], columns["evidence"]):
+        if len(tasks) >= max_tasks:
+            break
+        if evidence is None or evidence < 0 or not value:
+            continue
+        if evidence not in texts:
+            texts[evidence] = snapshot.get(evidence).text
+        sentence = _sentence_with(texts[evidence], value)
+        if sentence is None:
+            continue
+        subject_title = snapshot.title_of(subject)
+        question = f"What is the {relation.replace('_', ' ')} of {subject_title}?"
+        tasks.append({"question": question, "answer": value, "passage": sentence, "title": snapshot.title_of(evidence)})
+    if not tasks:
+        raise ValueError(f"no fact of snapshot {snapshot.path} is stated in a sentence of its evidence document")
+    return _unique_by_question(tasks)
+
+
+def _sentence_with(text: str, value: str) -> str | None:
+    position = text.find(value)
+    if position < 0:
+        return None
+    start = max(text.rfind(". ", 0, position) + 2, text.rfind("\n", 0, position) + 1, 0)
+    ends = [end for end in (text.find(". ", position + len(value)), text.find("\n", position + len(value))) if end >= 0]
+    end = min(ends) + 1 if ends else len(text)
+    return text[start:end].strip()[:MAX_PASSAGE_CHARS] or None
+
+
+def _unique_by_question(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the first task for each (question, answer): duplicates would share a task id."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for task in tasks:
+        key = (task["question"], task["answer"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(task)
+    return unique

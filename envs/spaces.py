@@ -1,0 +1,85 @@
+"""Unicode text spaces for the environments, cheap to create and safe to vectorise.
+
+A :class:`gymnasium.spaces.Text` over every Basic Multilingual Plane character
+(surrogates excluded) builds a 63,488-entry charset: done once per process and
+shared by every space (copies share the immutable tables), so 1,000 envs do not
+pay it 1,000 times. Text outside the charset (lone surrogates, astral
+characters such as emoji) becomes U+FFFD via :func:`to_charset`.
+
+Gymnasium's shared-memory codec for ``Text`` pads with charset indices and caps
+every observation at ``max_length`` int32s, which corrupts long Unicode text in
+``AsyncVectorEnv``; :class:`UnicodeText` registers its own codec (code points
+with a length prefix), so the default ``shared_memory=True`` is correct.
+
+>>> space = unicode_text_space(64)
+>>> space.contains("Zoë ✓")
+True
+>>> to_charset("ok \\ud800 \\U0001F600")
+'ok \\ufffd \\ufffd'
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from types import ModuleType
+
+import multiprocessing as mp
+import numpy as np
+from gymnasium.spaces import Text
+from gymnasium.vector.utils.shared_memory import (
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
+
+__all__ = ["UnicodeText", "unicode_text_space", "to_charset", "ACTION_MAX_CHARS", "OBSERVATION_MAX_CHARS"]
+
+ACTION_MAX_CHARS = 1 << 12  # sampling bound of the action space; longer actions are still accepted
+OBSERVATION_MAX_CHARS = 1 << 16  # observations are clipped to this many characters
+
+_OUTSIDE_CHARSET = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+
+
+class UnicodeText(Text):
+    """A ``Text`` space whose vectorised shared memory stores code points, length-prefixed."""
+
+
+@functools.cache
+def _prototype() -> UnicodeText:
+    charset = "".join(chr(code) for code in range(0x10000) if not 0xD800 <= code <= 0xDFFF)
+    return UnicodeText(max_length=OBSERVATION_MAX_CHARS, min_length=0, charset=charset)
+
+
+def unicode_text_space(max_length: int) -> UnicodeText:
+    """A new Unicode text space (own RNG, shared charset tables) of at most ``max_length`` characters."""
+    space = copy.copy(_prototype())
+    space.max_length = int(max_length)
+    space._np_random = None
+    return space
+
+
+def to_charset(text: str) -> str:
+    """``text`` with every character outside the spaces' charset replaced by U+FFFD."""
+    return text if text.isascii() else _OUTSIDE_CHARSET.sub("\ufffd", text)
+
+
+@create_shared_memory.register(UnicodeText)
+def _create(space: UnicodeText, n: int = 1, ctx: ModuleType = mp):
+    return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1))
+
+
+@write_to_shared_memory.register(UnicodeText)
+def _write(space: UnicodeText, index: int, value: str, shared_memory) -> None:
+    size = space.max_length + 1
+    codes = np.frombuffer(to_charset(value)[: space.max_length].encode("utf-32-le"), dtype=np.int32)
+    destination = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)[index * size : (index + 1) * size]
+    destination[0] = len(codes)
+    destination[1 : 1 + len(codes)] = codes
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read(space: UnicodeText, shared_memory, n: int = 1) -> tuple[str, ...]:
+    rows = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length + 1))
+    return tuple(row[1 : 1 + row[0]].tobytes().decode("utf-32-le") for row in rows)

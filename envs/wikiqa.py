@@ -1,0 +1,376 @@
+"""``stillweb/WikiQA-v0``: a multi-turn deep-research episode over a corpus snapshot.
+
+``reset`` picks a task (from the seed, or ``options={"task_id": ...}``) and
+returns the prompt: the system text with the tool descriptions in the
+configured call format, then the question. Each ``step(text)`` parses the
+policy's text into tool calls, runs them through the snapshot's tools and
+returns their rendered results. The episode *terminates* when the agent
+answers (or makes ``max_format_errors`` format errors) and is *truncated* when
+a limit stops it (turns, tool calls, context tokens); ``info["mask_from_loss"]``
+then recommends dropping it from the loss rather than punishing it.
+
+The reward is 0 until the end, then the configured combination of the parts in
+``info["reward_parts"]`` (see :mod:`stillweb.envs.rewards`).
+
+>>> import gymnasium as gym, stillweb.envs  # doctest: +SKIP
+>>> env = gym.make("stillweb/WikiQA-v0", snapshot="snap/", tasks="default")  # doctest: +SKIP
+>>> prompt, info = env.reset(seed=0)  # doctest: +SKIP
+>>> obs, reward, terminated, truncated, info = env.step('<tool_call>{"name": "search", ...}</tool_call>')  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.version import PACKAGE_VERSION
+from stillweb.envs.context import ContextConfig, ContextManager, TokenCounter, ToolEvent, Turn, approx_token_count
+from stillweb.envs.normalize import normalize_answer
+from stillweb.envs.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
+from stillweb.envs.snapshot_cache import shared_snapshot
+from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.tasks import Task, TaskSet, TaskSource, load_tasks
+from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult, get_format
+from stillweb.sandboxes.tools_answer import resolve_citations
+
+__all__ = ["WikiQAEnv", "EpisodeLimits", "MAX_ACTION_CHARS"]
+
+MAX_ACTION_CHARS = 100_000  # longer actions are a format error, not parsed
+PAGE_TOOLS = ("open",)
+_NO_ACTION = (
+    "Your message contained no tool call and no final answer. Call one of the tools, "
+    "or give your final answer, exactly as the system prompt describes."
+)
+
+
+@dataclass(frozen=True)
+class EpisodeLimits:
+    """Limits that end an episode: turns, tool calls and context tokens truncate it;
+    ``max_format_errors`` format errors (``None``: unlimited) terminate it with outcome 0."""
+
+    max_turns: int = 16
+    max_tool_calls: int = 64
+    max_calls_per_turn: int = 4
+    max_context_tokens: int = 32768
+    max_format_errors: int | None = 3
+
+    def __post_init__(self) -> None:
+        for name in ("max_turns", "max_tool_calls", "max_calls_per_turn", "max_context_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.max_format_errors is not None and self.max_format_errors < 1:
+            raise ValueError(f"max_format_errors must be a positive integer or None, got {self.max_format_errors!r}")
+
+
+@dataclass
+class _Episode:
+    """Mutable state of the episode in progress."""
+
+    task: Task
+    head: list[dict[str, str]]
+    messages: list[dict[str, str]]
+    turns: list[Turn] = field(default_factory=list)
+    tool_calls: int = 0
+    context_tokens: int = 0
+    observations: list[str] = field(default_factory=list)
+    seen_docs: set[int] = field(default_factory=set)
+    opened_docs: set[int] = field(default_factory=set)
+    counts: HallucinationCounts = field(default_factory=HallucinationCounts)
+    dropped: tuple[dict[str, Any], ...] = ()
+    done: bool = False
+
+
+class WikiQAEnv(gym.Env[str, str]):
+    """Multi-turn question answering with search/open/find tools over a snapshot.
+
+    Args:
+        snapshot: path of the snapshot directory (opened once per process).
+        tasks: a task-set name inside the snapshot, a jsonl/parquet path, or a
+            list of task dicts; ``None`` picks the snapshot's only (or first) task set.
+        split: the split of a named task set.
+        tool_format: ``"tongyi"`` (default), ``"openai"`` or ``"search_r1"``.
+        tools: whitelist of tool names (default: every tool).
+        max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens,
+        max_format_errors: see :class:`EpisodeLimits`.
+        reward: a :class:`RewardConfig` or a dict of its fields.
+        context: ``None`` (off), ``True`` (default config), a :class:`ContextConfig`
+            or a dict of its fields: manage the history under a token budget.
+        token_counter: ``Callable[[str], int]`` for context tokens (default: bytes/4).
+        mask_truncated: recommend masking truncated episodes from the loss.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        snapshot: str | Path,
+        tasks: TaskSource | None = None,
+        split: str = "train",
+        tool_format: str = "tongyi",
+        tools: list[str] | None = None,
+        max_turns: int = 16,
+        max_tool_calls: int = 64,
+        max_calls_per_turn: int = 4,
+        max_context_tokens: int = 32768,
+        max_format_errors: int | None = 3,
+        reward: RewardConfig | Mapping[str, Any] | None = None,
+        context: ContextConfig | Mapping[str, Any] | bool | None = None,
+        token_counter: TokenCounter | None = None,
+        mask_truncated: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.snapshot = shared_snapshot(snapshot)
+        self.tasks: TaskSet = load_tasks(_default_task_set(self.snapshot.path) if tasks is None else tasks, self.snapshot.path, split)
+        self.limits = EpisodeLimits(max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors)
+        self.reward_config = RewardConfig.from_value(reward)
+        self.context_manager = _context_manager(context, token_counter or approx_token_count)
+        self.count_tokens = token_counter or approx_token_count
+        self.mask_truncated = mask_truncated
+        self.format = get_format(tool_format)
+        self.registry = ToolRegistry(self.snapshot, tools=tools)
+        self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
+        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
+        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self._seed_base = 0
+        self._episode_number = -1
+        self._episode: _Episode | None = None
+
+    # -- Gymnasium API ------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode: the task comes from ``options["task_id"]`` or, deterministically, the seed.
+
+        Without a seed, the n-th reset since the last seeded one picks task
+        ``KeyedRng(last_seed, "episode", n)``, so a run of resets is reproducible too.
+        Raises ``ValueError`` for an unknown task id.
+        """
+        super().reset(seed=seed)
+        if seed is not None:
+            self._seed_base, self._episode_number = int(seed), -1
+        self._episode_number += 1
+        task_id = (options or {}).get("task_id")
+        if task_id is not None:
+            task = self.tasks.by_id(str(task_id))
+        else:
+            rng = KeyedRng(self._seed_base, "wikiqa", "episode", self._episode_number)
+            task = self.tasks[rng.integer(0, len(self.tasks) - 1)]
+        head = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}]
+        self._episode = _Episode(task=task, head=head, messages=list(head))
+        self._episode.context_tokens = sum(self.count_tokens(message["content"]) for message in head)
+        observation = to_charset(f"{self.system_prompt}\n\n{task.question}")
+        return observation, self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run the policy's text: tool calls give their results, an answer ends the episode.
+
+        Raises ``RuntimeError`` if called before ``reset`` or after the episode
+        ended, ``TypeError`` if ``action`` is not a string.
+        """
+        episode = self._episode
+        if episode is None or episode.done:
+            raise RuntimeError("step() called on an episode that has ended (or never started): call reset() first")
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
+        action = to_charset(action)
+        answer, citations, results, parsed_calls, thought = self._act(action, episode)
+        events = tuple(self._record_result(call, result, episode) for call, result in zip(parsed_calls, results))
+        observation = self.format.render_results(results) if results else ""
+        observation = _clip(to_charset(observation))
+        episode.observations.append(observation)
+        episode.turns.append(Turn(action=action, events=events, observation=observation))
+        self._extend_context(action, observation, episode)
+        ending, reason = self._ending(answer, episode)
+        info = self._info()
+        info.update(thought=thought, tool_flags=[result.flag for result in results])
+        reward = 0.0
+        if ending:
+            episode.done = True
+            parts = self._score(answer, citations, episode)
+            reward = parts.total
+            info.update(
+                answer=answer,
+                reward_parts=parts.as_dict(),
+                outcome=parts.outcome,
+                termination_reason=reason if ending == "terminated" else None,
+                truncation_reason=reason if ending == "truncated" else None,
+                mask_from_loss=ending == "truncated" and self.mask_truncated,
+            )
+        return observation, reward, ending == "terminated", ending == "truncated", info
+
+    def render(self) -> str | None:
+        """The latest message of the history (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi" or self._episode is None:
+            return None
+        return self._episode.messages[-1]["content"]
+
+    def close(self) -> None:
+        """Forget the episode (the shared snapshot stays open for other envs); idempotent."""
+        self._episode = None
+
+    # -- one step ------------------------------------------------------------------------
+
+    def _act(self, action: str, episode: _Episode):
+        """Parse and run ``action``: (answer, citations, results, calls, thought)."""
+        if len(action) > MAX_ACTION_CHARS:
+            message = f"Your message has {len(action)} characters; the limit is {MAX_ACTION_CHARS}. Write shorter messages."
+            return None, [], [self._format_error(message, episode)], [None], ""
+        try:
+            parsed = self.format.parse(action)
+        except Exception as error:  # noqa: BLE001 - a parser bug must not crash a rollout
+            return None, [], [self._format_error(f"Your message could not be parsed ({type(error).__name__}).", episode)], [None], ""
+        thought = parsed.thought or ""
+        if parsed.answer is not None:
+            return parsed.answer, resolve_citations(self.snapshot, list(parsed.citations or [])), [], [], thought
+        if parsed.error or not parsed.calls:
+            return None, [], [self._format_error(parsed.error or _NO_ACTION, episode)], [None], thought
+        results: list[ToolResult] = []
+        calls: list[ToolCall | None] = []
+        for index, call in enumerate(parsed.calls):
+            result = self._run_call(call, index, episode)
+            results.append(result)
+            calls.append(call)
+            if result.terminal:
+                data = result.data if isinstance(result.data, dict) else {}
+                return str(data.get("answer", "")), list(data.get("citations", [])), results, calls, thought
+        return None, [], results, calls, thought
+
+    def _run_call(self, call: ToolCall, index: int, episode: _Episode) -> ToolResult:
+        limits = self.limits
+        if index >= limits.max_calls_per_turn:
+            text = f"Not run: at most {limits.max_calls_per_turn} tool calls per message. Make the remaining calls in your next message."
+            return ToolResult(name=call.name, text=text, flag="bad_arguments", call_id=call.call_id)
+        if episode.tool_calls >= limits.max_tool_calls:
+            text = f"Not run: the episode's budget of {limits.max_tool_calls} tool calls is spent. Give your final answer."
+            return ToolResult(name=call.name, text=text, flag="bad_arguments", call_id=call.call_id)
+        episode.tool_calls += 1
+        try:
+            result = self.registry.call(call)
+        except Exception as error:  # noqa: BLE001 - the registry promises not to raise; never trust it with a rollout
+            result = ToolResult(name=call.name, text=f"Tool error ({type(error).__name__}).", flag="tool_error", call_id=call.call_id)
+        if result.flag == "unknown_tool":
+            episode.counts.unknown_tool += 1
+        elif result.flag == "bad_arguments":
+            episode.counts.bad_arguments += 1
+        return result
+
+    def _format_error(self, message: str, episode: _Episode) -> ToolResult:
+        episode.counts.format_error += 1
+        return ToolResult(name="format", text=message, flag="format_error")
+
+    def _record_result(self, call: ToolCall | None, result: ToolResult, episode: _Episode) -> ToolEvent:
+        """Note which docs a result showed or opened; the event for the context manager."""
+        listed = tuple(dict.fromkeys(_doc_ids(result.data)))
+        episode.seen_docs.update(listed)
+        opened = None
+        if result.ok and result.name in PAGE_TOOLS and isinstance(result.data, dict):
+            opened = result.data.get("doc_id")
+            if isinstance(opened, int):
+                episode.opened_docs.add(opened)
+        arguments = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
+        return ToolEvent(name=result.name, arguments=arguments, result=result, listed_docs=listed, opened_doc=opened)
+
+    def _extend_context(self, action: str, observation: str, episode: _Episode) -> None:
+        if self.context_manager is None:
+            new = [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
+            episode.messages.extend(new)
+            episode.context_tokens += sum(self.count_tokens(message["content"]) for message in new)
+            return
+        managed = self.context_manager.build(episode.head, episode.turns, self.format.render_results)
+        episode.messages = list(managed.messages)
+        episode.context_tokens = managed.tokens
+        episode.dropped = managed.dropped
+
+    def _ending(self, answer: str | None, episode: _Episode) -> tuple[str | None, str | None]:
+        """("terminated" | "truncated" | None, reason)."""
+        limits = self.limits
+        if answer is not None:
+            return "terminated", "answered"
+        if limits.max_format_errors is not None and episode.counts.format_error >= limits.max_format_errors:
+            return "terminated", "format_errors"
+        if len(episode.turns) >= limits.max_turns:
+            return "truncated", "max_turns"
+        if episode.tool_calls >= limits.max_tool_calls:
+            return "truncated", "max_tool_calls"
+        if episode.context_tokens > limits.max_context_tokens:
+            return "truncated", "context_tokens"
+        return None, None
+
+    def _score(self, answer: str | None, citations: list[dict], episode: _Episode) -> RewardParts:
+        cited = tuple(item.get("doc_id") if isinstance(item, dict) else None for item in citations)
+        trace = EpisodeTrace(
+            answer=answer,
+            steps=len(episode.turns),
+            cited=cited,
+            seen_docs=frozenset(episode.seen_docs),
+            opened_docs=frozenset(episode.opened_docs),
+            observation_text=normalize_answer("\n".join(episode.observations)) if answer is not None else "",
+            counts=episode.counts,
+        )
+        return score_episode(episode.task, trace, self.reward_config)
+
+    def _info(self) -> dict[str, Any]:
+        episode = self._episode
+        assert episode is not None
+        info: dict[str, Any] = {
+            "task_id": episode.task.task_id,
+            "snapshot_fingerprint": self.snapshot.fingerprint,
+            "package_version": PACKAGE_VERSION,
+            "turn": len(episode.turns),
+            "tool_calls": episode.tool_calls,
+            "context_tokens": episode.context_tokens,
+            "hallucination_counts": asdict(episode.counts),
+            "messages": list(episode.messages),
+        }
+        if self.context_manager is not None:
+            info["context_dropped"] = list(episode.dropped)
+        return info
+
+
+def _default_task_set(snapshot_path: Path) -> str:
+    names = sorted(path.name for path in (snapshot_path / "tasks").glob("*") if path.is_dir())
+    if not names:
+        raise ValueError(f"snapshot {snapshot_path} has no task sets under tasks/: pass tasks=... (a name, a file or a list)")
+    return names[0]
+
+
+def _context_manager(context: ContextConfig | Mapping[str, Any] | bool | None, counter: TokenCounter) -> ContextManager | None:
+    if context is None or context is False:
+        return None
+    if context is True:
+        return ContextManager(ContextConfig(), counter)
+    if isinstance(context, ContextConfig):
+        return ContextManager(context, counter)
+    if isinstance(context, Mapping):
+        return ContextManager(ContextConfig(**dict(context)), counter)
+    raise TypeError(f"context must be None, a bool, a ContextConfig or a dict, got {type(context).__name__}")
+
+
+def _doc_ids(data: Any, depth: int = 0) -> list[int]:
+    """Every int under a ``doc_id`` key in a result's JSON data, in order."""
+    if depth > 6:
+        return []
+    if isinstance(data, dict):
+        found = [data["doc_id"]] if isinstance(data.get("doc_id"), int) and not isinstance(data.get("doc_id"), bool) else []
+        for key, value in data.items():
+            if key != "doc_id":
+                found.extend(_doc_ids(value, depth + 1))
+        return found
+    if isinstance(data, list):
+        return [doc for item in data for doc in _doc_ids(item, depth + 1)]
+    return []
+
+
+def _clip(text: str) -> str:
+    if len(text) <= OBSERVATION_MAX_CHARS:
+        return text
+    note = f"\n[... clipped to {OBSERVATION_MAX_CHARS} characters]"
+    return text[: OBSERVATION_MAX_CHARS - len(note)] + note
