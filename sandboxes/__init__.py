@@ -2,9 +2,11 @@
 validation, the tool-call text formats, and the code-execution sandbox.
 
 The public names: :class:`ToolCall`, :class:`ToolResult`, :class:`ToolRegistry`
-(``.call`` never raises on policy input), and the tool classes.
+(``.call`` never raises on policy input), the tool classes, and the text
+formats (:func:`get_format`: ``"tongyi"``, ``"openai"``, ``"search_r1"``).
 """
 
+from .formats import FORMATS, ParsedAction, ToolCallFormat, get_format
 from .registry import TOOL_NAMES, ToolRegistry
 from .tool_types import FLAGS, Tool, ToolCall, ToolInputError, ToolResult
 from .tools_answer import AnswerTool
@@ -14,6 +16,10 @@ from .tools_search import SearchTool
 
 __all__ = [
     "FLAGS",
+    "FORMATS",
+    "ParsedAction",
+    "ToolCallFormat",
+    "get_format",
     "TOOL_NAMES",
     "AnswerTool",
     "CalculatorTool",

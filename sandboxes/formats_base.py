@@ -1,0 +1,235 @@
+"""What every tool-call text format shares: the parsed action, safe scanning of
+tags and JSON, and the base class.
+
+A format turns the policy's text into a :class:`ParsedAction` and tool results
+back into text. Parsing never raises and never hangs, whatever the text:
+
+- at most :data:`MAX_ACTION_CHARS` characters are accepted; longer text is a
+  format error (nothing is scanned);
+- tags are found with ``str.find`` (linear time), never with backtracking regexes;
+- JSON is read with :func:`load_json`, which turns decode errors, deep nesting
+  (``RecursionError``) and non-standard constants (``NaN``) into error messages.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from .tool_types import ToolCall, ToolResult, preview
+
+__all__ = [
+    "ParsedAction",
+    "ToolCallFormat",
+    "Block",
+    "find_blocks",
+    "split_thought",
+    "load_json",
+    "call_from_object",
+    "tagged_calls",
+    "tool_list_json",
+    "MAX_ACTION_CHARS",
+]
+
+MAX_ACTION_CHARS = 100_000
+
+
+@dataclass
+class ParsedAction:
+    """What the policy's text asked for.
+
+    Exactly one of these holds: ``error`` is set (the text broke the format; the
+    message says what was expected, with an example), ``answer`` is set (the
+    final answer, with ``citations``: doc ids or titles), or ``calls`` is
+    non-empty. ``thought`` is the reasoning text (``<think>`` or message content).
+    """
+
+    calls: list[ToolCall] = field(default_factory=list)
+    answer: str | None = None
+    citations: list[int | str] = field(default_factory=list)
+    error: str | None = None
+    thought: str = ""
+
+    def error_result(self) -> ToolResult | None:
+        """The format error as a ``format_error`` result to show the model, or ``None``."""
+        if self.error is None:
+            return None
+        return ToolResult(name="format", text=self.error, flag="format_error")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A tagged region ``<tag>inner</tag>``: ``start`` of the open tag, ``end`` after the close tag."""
+
+    start: int
+    end: int
+    inner: str
+
+
+class FormatProblem(ValueError):
+    """Raised inside a parser for text that breaks the format; becomes ``ParsedAction.error``."""
+
+
+def find_blocks(text: str, tag: str) -> list[Block]:
+    """Every ``<tag>...</tag>`` block in order; :class:`FormatProblem` if one is unclosed or nested."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    blocks, position = [], 0
+    while True:
+        start = text.find(opening, position)
+        if start == -1:
+            break
+        inner_start = start + len(opening)
+        end = text.find(closing, inner_start)
+        if end == -1:
+            raise FormatProblem(f"{opening} is never closed with {closing}")
+        inner = text[inner_start:end]
+        if opening in inner:
+            raise FormatProblem(f"{opening} blocks cannot be nested")
+        blocks.append(Block(start, end + len(closing), inner))
+        position = end + len(closing)
+    stray = text.find(closing, position)
+    if stray != -1 or (not blocks and closing in text):
+        raise FormatProblem(f"{closing} without a matching {opening}")
+    return blocks
+
+
+def split_thought(text: str) -> tuple[str, str]:
+    """(thought, the rest): ``<think>...</think>`` blocks, or everything before a lone leading ``</think>``.
+
+    Chat templates that open ``<think>`` in the prompt make the model's text start
+    mid-thought, so text before the first ``</think>`` with no ``<think>`` before it
+    is thought too.
+    """
+    first_close = text.find("</think>")
+    first_open = text.find("<think>")
+    if first_close != -1 and (first_open == -1 or first_close < first_open):
+        thought, text = text[:first_close], text[first_close + len("</think>") :]
+    else:
+        thought = ""
+    blocks = find_blocks(text, "think")
+    pieces, position = [], 0
+    for block in blocks:
+        pieces.append(text[position : block.start])
+        position = block.end
+    pieces.append(text[position:])
+    thoughts = [thought] + [block.inner for block in blocks]
+    return "\n".join(part.strip() for part in thoughts if part.strip()), "".join(pieces)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def load_json(text: str) -> Any:
+    """Parse strict JSON; :class:`FormatProblem` describing the problem on any failure."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise FormatProblem("the JSON is nested too deeply") from None
+    except ValueError as error:  # JSONDecodeError, NaN/Infinity
+        raise FormatProblem(f"invalid JSON ({str(error)[:120]}) in {preview(text.strip(), 60)}") from None
+
+
+def call_from_object(value: Any, call_id: Any = None) -> ToolCall:
+    """A :class:`ToolCall` from ``{"name": str, "arguments": object or JSON-string of an object}``."""
+    if not isinstance(value, dict):
+        raise FormatProblem(f'a tool call must be a JSON object {{"name": ..., "arguments": {{...}}}}, got {preview(value, 60)}')
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        raise FormatProblem(f'the tool call has no "name" string: {preview(value, 80)}')
+    if "arguments" not in value:
+        raise FormatProblem(f'the call of {preview(name, 40)} has no "arguments" object')
+    arguments = value["arguments"]
+    if isinstance(arguments, str):
+        arguments = load_json(arguments) if arguments.strip() else {}
+    if not isinstance(arguments, dict):
+        raise FormatProblem(f'"arguments" of {preview(name, 40)} must be a JSON object, got {preview(arguments, 60)}')
+    return ToolCall(name=name, arguments=arguments, call_id=call_id if isinstance(call_id, str) else None)
+
+
+def tagged_calls(blocks: list[Block]) -> list[ToolCall]:
+    """The calls in ``<tool_call>{json}</tool_call>`` blocks (Tongyi and Hermes)."""
+    return [call_from_object(load_json(block.inner.strip())) for block in blocks]
+
+
+def tool_list_json(schemas: list[dict]) -> str:
+    """One JSON function definition per line (accepts OpenAI function definitions or MCP tools)."""
+    lines = []
+    for schema in schemas:
+        if "function" in schema:
+            definition = schema
+        else:
+            parameters = schema.get("inputSchema", schema.get("parameters", {}))
+            definition = {"type": "function", "function": {"name": schema["name"], "description": schema.get("description", ""), "parameters": parameters}}
+        lines.append(json.dumps(definition, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+class ToolCallFormat(ABC):
+    """A way of writing tool calls and answers in text. Subclasses implement the three methods below.
+
+    ``max_calls_per_turn`` bounds the calls one action may hold; more is a format error.
+    """
+
+    name: str = ""
+
+    def __init__(self, max_calls_per_turn: int = 1) -> None:
+        if isinstance(max_calls_per_turn, bool) or not isinstance(max_calls_per_turn, int) or max_calls_per_turn < 1:
+            raise ValueError(f"max_calls_per_turn must be a positive integer, got {max_calls_per_turn!r}")
+        self.max_calls_per_turn = max_calls_per_turn
+
+    def parse(self, text: str) -> ParsedAction:
+        """The action in ``text``; never raises (problems are ``ParsedAction.error``)."""
+        try:
+            if not isinstance(text, str):
+                raise FormatProblem(f"the action must be text, got {type(text).__name__}")
+            if len(text) > MAX_ACTION_CHARS:
+                raise FormatProblem(f"the action is too long ({len(text)} characters; at most {MAX_ACTION_CHARS})")
+            return self._parse(text)
+        except FormatProblem as problem:
+            return ParsedAction(error=f"Format error: {problem}. {self.how_to_call()}")
+        except Exception as error:  # the agent boundary: never crash on policy text
+            return ParsedAction(error=f"Format error: unreadable action ({type(error).__name__}). {self.how_to_call()}")
+
+    @abstractmethod
+    def _parse(self, text: str) -> ParsedAction:
+        """Parse text of acceptable size; raise :class:`FormatProblem` for format violations."""
+
+    @abstractmethod
+    def how_to_call(self) -> str:
+        """A short reminder of the expected form, with an example (appended to every format error)."""
+
+    @abstractmethod
+    def render_results(self, results: list[ToolResult]) -> str:
+        """The text the model sees for the results of one turn's calls."""
+
+    @abstractmethod
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
+        """Tool descriptions and calling instructions in this format (``None``: this format's limit)."""
+
+    def _check_count(self, count: int) -> None:
+        if count > self.max_calls_per_turn:
+            raise FormatProblem(f"{count} tool calls in one turn; at most {self.max_calls_per_turn} allowed")
+
+    def _action_from_calls(self, calls: list[ToolCall], thought: str) -> ParsedAction:
+        """Calls, or the answer when the only call is the ``answer`` tool."""
+        if not calls:
+            raise FormatProblem("no tool call or answer found")
+        self._check_count(len(calls))
+        answers = [call for call in calls if call.name == "answer"]
+        if not answers:
+            return ParsedAction(calls=calls, thought=thought)
+        if len(calls) > 1:
+            raise FormatProblem("the answer call must be the only call of its turn")
+        text, citations = answers[0].arguments.get("text"), answers[0].arguments.get("citations", [])
+        if not isinstance(text, str):
+            raise FormatProblem('the answer call needs {"text": "<your answer>"}')
+        if not isinstance(citations, list) or not all(_is_citation(item) for item in citations):
+            raise FormatProblem('"citations" must be a list of doc ids or titles, e.g. [12, "Marie Curie"]')
+        return ParsedAction(answer=text.strip(), citations=citations, thought=thought)
+
+
+def _is_citation(item: Any) -> bool:
+    return isinstance(item, str) or (isinstance(item, int) and not isinstance(item, bool))

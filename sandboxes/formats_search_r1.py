@@ -1,0 +1,85 @@
+"""The Search-R1 format: ``<search>query</search>`` and ``<answer>...</answer>``.
+
+A turn is optional ``<think>...</think>`` reasoning, then either a search (up to
+``max_calls_per_turn`` of them) or the final answer, which must end the turn.
+A search becomes a call of the ``search`` tool with ``k = search_k`` results
+(3, as in the Search-R1 paper). Results come back as
+``<information>Doc 1(Title: ...) snippet ...</information>``; any other tool
+result is shown as its text inside ``<information>``. There are no citations.
+"""
+
+from __future__ import annotations
+
+from .formats_base import FormatProblem, ParsedAction, ToolCallFormat, find_blocks, split_thought
+from .tool_types import ToolCall, ToolResult
+
+__all__ = ["SearchR1Format"]
+
+EXAMPLE = "<think>I need the birthplace.</think>\n<search>Marie Curie birthplace</search>\nor\n<answer>Warsaw</answer>"
+
+
+class SearchR1Format(ToolCallFormat):
+    """``<search>``/``<answer>`` tags; results in ``<information>``."""
+
+    name = "search_r1"
+
+    def __init__(self, max_calls_per_turn: int = 1, search_k: int = 3) -> None:
+        super().__init__(max_calls_per_turn)
+        if isinstance(search_k, bool) or not isinstance(search_k, int) or search_k < 1:
+            raise ValueError(f"search_k must be a positive integer, got {search_k!r}")
+        self.search_k = search_k
+
+    def _parse(self, text: str) -> ParsedAction:
+        thought, action = split_thought(text)
+        if "<information>" in action:
+            raise FormatProblem("do not write <information>; the environment adds search results")
+        searches, answers = find_blocks(action, "search"), find_blocks(action, "answer")
+        if answers:
+            if len(answers) > 1:
+                raise FormatProblem("more than one <answer>")
+            if "<search>" in answers[0].inner:
+                raise FormatProblem("a search inside the answer; search before answering")
+            if searches:
+                raise FormatProblem("either search or answer in one turn, not both")
+            if action[answers[0].end :].strip():
+                raise FormatProblem("text after </answer>; the answer must end the turn")
+            return ParsedAction(answer=answers[0].inner.strip(), thought=thought)
+        if not searches:
+            raise FormatProblem("no <search> or <answer> found")
+        self._check_count(len(searches))
+        queries = [block.inner.strip() for block in searches]
+        if not all(queries):
+            raise FormatProblem("empty <search></search>; put keywords inside")
+        calls = [ToolCall("search", {"query": query, "k": self.search_k}) for query in queries]
+        return ParsedAction(calls=calls, thought=thought)
+
+    def how_to_call(self) -> str:
+        """The expected forms, with examples."""
+        return f"Search with <search>keywords</search> or answer with <answer>...</answer>, e.g.\n{EXAMPLE}"
+
+    def render_results(self, results: list[ToolResult]) -> str:
+        """One ``<information>`` block per result, search hits as ``Doc i(Title: t) snippet``."""
+        return "\n".join(f"<information>{_information(result)}</information>" for result in results)
+
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
+        """The Search-R1 instruction (the search tool is implicit; ``schemas`` are not listed)."""
+        limit = max_calls_per_turn or self.max_calls_per_turn
+        return (
+            "Answer the given question. You must conduct reasoning inside <think> and </think> first every time "
+            "you get new information. After reasoning, if you find you lack some knowledge, you can call a search "
+            f"engine by <search> query </search> (at most {limit} per turn) and it will return the top searched "
+            "results between <information> and </information>. You can search as many times as you want. "
+            "If you find no further external knowledge needed, you can directly provide the answer inside "
+            "<answer> and </answer>, without detailed illustrations. For example, <answer> Beijing </answer>."
+        )
+
+
+def _information(result: ToolResult) -> str:
+    data = result.data if result.flag is None and result.name == "search" and isinstance(result.data, dict) else None
+    if data is None or "queries" not in data:
+        return result.text
+    lines = []
+    for query in data["queries"]:
+        for rank, hit in enumerate(query["results"], 1):
+            lines.append(f"Doc {rank}(Title: {hit['title']}) {hit['snippet']}")
+    return "\n".join(lines) if lines else "No results."

@@ -1,0 +1,103 @@
+"""The Tongyi DeepResearch (Qwen/Hermes-style XML tags) tool-call format.
+
+A turn is optional reasoning in ``<think>...</think>``, then either tool calls::
+
+    <tool_call>
+    {"name": "search", "arguments": {"query": "Marie Curie birthplace"}}
+    </tool_call>
+
+(up to ``max_calls_per_turn`` of them; ``arguments`` may also be a JSON string)
+or the final answer::
+
+    <answer>Warsaw</answer>
+    <citations>12; Marie Curie</citations>
+
+The citation convention: an optional ``<citations>`` block right after
+``</answer>`` holding doc ids or titles separated by ``;`` or newlines (titles
+may contain commas), or a JSON list such as ``[12, "Paris, Texas"]``. A call of
+the ``answer`` tool inside ``<tool_call>`` is accepted as the answer too.
+Results come back as ``<tool_response>...</tool_response>``, one block per call.
+"""
+
+from __future__ import annotations
+
+from .formats_base import FormatProblem, ParsedAction, ToolCallFormat, find_blocks, load_json, split_thought, tagged_calls, tool_list_json
+from .tool_types import ToolResult
+
+__all__ = ["TongyiFormat", "parse_citations"]
+
+EXAMPLE_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "Marie Curie birthplace"}}\n</tool_call>'
+EXAMPLE_ANSWER = "<answer>Warsaw</answer>\n<citations>12; Marie Curie</citations>"
+
+
+def parse_citations(text: str) -> list[int | str]:
+    """Doc ids and titles from a ``<citations>`` block (``;``/newline separated, or a JSON list)."""
+    text = text.strip()
+    if text.startswith("["):
+        items = load_json(text)
+        if not isinstance(items, list) or not all(isinstance(item, (int, str)) and not isinstance(item, bool) for item in items):
+            raise FormatProblem("<citations> as JSON must be a list of doc ids and titles")
+        return items
+    parts = [part.strip() for line in text.split("\n") for part in line.split(";")]
+    return [int(part) if part.isascii() and part.isdigit() else part for part in parts if part]
+
+
+class TongyiFormat(ToolCallFormat):
+    """``<think>``, ``<tool_call>{json}</tool_call>``, ``<answer>``; results in ``<tool_response>``."""
+
+    name = "tongyi"
+
+    def _parse(self, text: str) -> ParsedAction:
+        thought, action = split_thought(text)
+        if "<tool_response>" in action:
+            raise FormatProblem("do not write <tool_response>; the environment adds tool results")
+        answers, calls = find_blocks(action, "answer"), find_blocks(action, "tool_call")
+        if answers:
+            if len(answers) > 1:
+                raise FormatProblem("more than one <answer>")
+            answer = answers[0]
+            if "<tool_call>" in answer.inner:
+                raise FormatProblem("a tool call inside the answer; call tools before answering")
+            if calls:
+                raise FormatProblem("either call tools or answer in one turn, not both")
+            citations = self._trailing_citations(action[answer.end :])
+            return ParsedAction(answer=answer.inner.strip(), citations=citations, thought=thought)
+        return self._action_from_calls(tagged_calls(calls), thought)
+
+    @staticmethod
+    def _trailing_citations(after: str) -> list[int | str]:
+        rest = after.strip()
+        if not rest:
+            return []
+        if rest.startswith("<citations>"):
+            blocks = find_blocks(rest, "citations")
+            if rest[blocks[0].end :].strip() or len(blocks) > 1:
+                raise FormatProblem("text after the <citations> block; the answer must end the turn")
+            return parse_citations(blocks[0].inner)
+        raise FormatProblem("text after </answer>; the answer must end the turn (only <citations> may follow)")
+
+    def how_to_call(self) -> str:
+        """The expected forms, with examples."""
+        return f"Call a tool with\n{EXAMPLE_CALL}\nor give the final answer with\n{EXAMPLE_ANSWER}"
+
+    def render_results(self, results: list[ToolResult]) -> str:
+        """One ``<tool_response>`` block per result."""
+        return "\n".join(f"<tool_response>\n{result.text}\n</tool_response>" for result in results)
+
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
+        """Qwen-style tool list in ``<tools>`` and how to call, answer and cite."""
+        limit = max_calls_per_turn or self.max_calls_per_turn
+        return (
+            "You are a research assistant. Think step by step inside <think></think>, use the tools to find "
+            "evidence, and answer only when the evidence supports it.\n\n"
+            "# Tools\n\nYou may call functions to assist with the user query. "
+            "The function signatures are within <tools></tools> XML tags:\n"
+            f"<tools>\n{tool_list_json(schemas)}\n</tools>\n\n"
+            "For each function call, return a JSON object with the function name and arguments within "
+            "<tool_call></tool_call> XML tags:\n"
+            '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n'
+            f"Make at most {limit} tool call(s) per turn. Results come back inside <tool_response></tool_response>.\n\n"
+            "When you know the answer, write it inside <answer></answer>, optionally followed by "
+            "<citations></citations> listing the doc ids or titles of supporting documents, separated by ';'. "
+            f"Example:\n{EXAMPLE_ANSWER}"
+        )
