@@ -1,0 +1,332 @@
+"""The facts of each entity: a pure function of (world, entity id).
+
+:func:`entity_facts` returns the infobox facts of an entity in infobox order
+(a relation with several values appears once per value, consecutively). The
+article renderer writes exactly these facts into the infobox, and
+``World.true_facts`` reports exactly these, so the ground truth and the page
+never disagree. Relations keep the graph consistent: a film's director is a
+film director, released while alive and adult; a company is founded after its
+founders were born; a mayor is a living politician of the city's country...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stillweb.corpora.synthetic import names as nm
+from stillweb.corpora.synthetic.world import PRESENT_YEAR, World, decode_date, keyed_date
+
+__all__ = ["Fact", "entity_facts", "fact_value_string", "format_number", "canonical_number"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One infobox fact. ``value`` is a gid (entity), a YYYYMMDD int (date), an int
+    year, an int or float (number), or a str (text)."""
+
+    relation: str
+    value_type: str
+    value: int | float | str
+
+
+def entity_facts(world: World, gid: int) -> list[Fact]:
+    """The infobox facts of entity ``gid``, in infobox order."""
+    kind, index = world.locate(gid)
+    return _FACT_BUILDERS[kind](world, index)
+
+
+def canonical_number(value: int | float) -> str:
+    """A number without thousands separators and without a trailing ``.0``."""
+    if isinstance(value, float) and not value.is_integer():
+        return repr(value)
+    return str(int(value))
+
+
+def format_number(value: int | float) -> str:
+    """A number as an infobox writes it: ``1,234,567`` or ``12,345.6``."""
+    if isinstance(value, float) and not value.is_integer():
+        whole, _, fraction = repr(value).partition(".")
+        return f"{int(whole):,}.{fraction}"
+    return f"{int(value):,}"
+
+
+def fact_value_string(world: World, fact: Fact) -> str:
+    """The value of a fact as :class:`~stillweb.corpora.records.ExtractedFact` states it."""
+    if fact.value_type == "entity":
+        return world.titles[fact.value]
+    if fact.value_type == "date":
+        year, month, day = decode_date(fact.value)
+        return f"{year:04d}-{month:02d}-{day:02d}"
+    if fact.value_type == "year":
+        return f"{fact.value:04d}"
+    if fact.value_type == "number":
+        return canonical_number(fact.value)
+    return str(fact.value)
+
+
+def _entity(world: World, relation: str, kind: str, index: int) -> Fact:
+    return Fact(relation, "entity", world.gid(kind, index))
+
+
+def _distinct(rng, items, count: int) -> list:
+    """Up to ``count`` distinct items drawn from a sequence, in sequence order
+    (rejection sampling: cheap for a large sequence and a small count)."""
+    count = min(count, len(items))
+    chosen: set[int] = set()
+    while len(chosen) < count:
+        chosen.add(rng.integer(0, len(items) - 1))
+    return [items[position] for position in sorted(chosen)]
+
+
+def _log_uniform(rng, low: int, high: int) -> int:
+    """An integer spread evenly over orders of magnitude between low and high."""
+    return int(round(low * (high / low) ** rng.random()))
+
+
+def _area(rng, low: float, high: float) -> float:
+    return round(_log_uniform(rng, int(low * 10), int(high * 10)) / 10, 1)
+
+
+def _year_of(date: int) -> int:
+    return date // 10000
+
+
+def _active_years(world: World, person: int, start_age: int) -> tuple[int, int]:
+    """The years a person could have produced work or founded something."""
+    birth_year = _year_of(world.birth[person])
+    last = _year_of(world.death[person]) if world.death[person] else PRESENT_YEAR - 1
+    return birth_year + start_age, max(birth_year + start_age, last)
+
+
+def _person(world: World, i: int) -> list[Fact]:
+    facts = [Fact("birth_date", "date", world.birth[i]), _entity(world, "birth_place", "city", world.birth_city[i])]
+    if world.death[i]:
+        facts.append(Fact("death_date", "date", world.death[i]))
+        death_city = world.rng("person", i, "death_place").integer(0, world.counts["city"] - 1)
+        facts.append(_entity(world, "death_place", "city", death_city))
+    facts.append(_entity(world, "nationality", "country", world.city_country[world.birth_city[i]]))
+    occupation = nm.OCCUPATIONS[world.occupation[i]]
+    facts.append(Fact("occupation", "text", occupation[:1].upper() + occupation[1:]))
+    if occupation in ("musician", "singer"):
+        facts.append(Fact("instrument", "text", world.rng("person", i, "instrument").choice(nm.INSTRUMENTS)))
+    rng = world.rng("person", i, "alma_mater")
+    schools = rng.weighted_choice((0, 1, 2), (3, 5, 2))
+    for university in _distinct(rng, range(world.counts["university"]), schools):
+        facts.append(_entity(world, "alma_mater", "university", university))
+    rng = world.rng("person", i, "employer")
+    if occupation in ("scientist", "journalist", "businessperson", "architect") and rng.chance(0.5):
+        facts.append(_entity(world, "employer", "company", rng.integer(0, world.counts["company"] - 1)))
+    if world.is_married(i):
+        facts.append(_entity(world, "spouse", "person", i ^ 1))
+    rng = world.rng("person", i, "awards")
+    if rng.chance(0.3):
+        pool = next(world.award_pool[f] for f, (_, occs) in enumerate(nm.AWARD_FIELDS) if occupation in occs)
+        last_active = _active_years(world, i, 20)[1]
+        for award in _distinct(rng, pool, rng.integer(1, 2)):
+            if award_origin(world, award)[3] <= last_active:
+                facts.append(_entity(world, "awards", "award", award))
+    return facts
+
+
+def _city(world: World, i: int) -> list[Fact]:
+    rng = world.rng("city", i, "attributes")
+    country = world.city_country[i]
+    is_capital = i < world.counts["country"]
+    population = _log_uniform(rng, 2_000, 3_000_000) * (3 if is_capital else 1)
+    facts = [
+        _entity(world, "country", "country", country),
+        Fact("population", "number", population),
+        Fact("area_km2", "number", _area(rng, 5.0, 900.0)),
+        Fact("elevation_m", "number", rng.integer(0, 2500)),
+    ]
+    if rng.chance(0.7):
+        facts.append(Fact("founded", "year", rng.integer(800, 1900)))
+    politicians = world.living_politicians.get(country)
+    if politicians and rng.chance(0.6):
+        facts.append(_entity(world, "mayor", "person", rng.choice(politicians)))
+    return facts
+
+
+def _country(world: World, i: int) -> list[Fact]:
+    rng = world.rng("country", i, "attributes")
+    demonym = world.demonyms[i]
+    facts = [
+        _entity(world, "capital", "city", i),
+        Fact("population", "number", _log_uniform(rng, 300_000, 90_000_000)),
+        Fact("area_km2", "number", _area(rng, 800.0, 900_000.0)),
+        Fact("currency", "text", f"{demonym} {rng.choice(nm.CURRENCY_UNITS)}"),
+        Fact("official_language", "text", demonym),
+    ]
+    if rng.chance(0.7):
+        facts.append(Fact("independence_date", "date", keyed_date(rng, 1800, 1995)))
+    politicians = world.living_politicians.get(i)
+    if politicians and rng.chance(0.6):
+        facts.append(_entity(world, "head_of_state", "person", rng.choice(politicians)))
+    return facts
+
+
+def company_founding(world: World, i: int) -> tuple[list[int], int]:
+    """(founder person indices, founding year) of a company: founded while every
+    founder was alive and at least 22 years old."""
+    rng = world.rng("company", i, "founding")
+    pool = world.occupation_pool[nm.OCCUPATIONS.index("businessperson")]
+    founders = [rng.choice(pool)]
+    second = rng.choice(pool)
+    if rng.chance(0.3) and second != founders[0]:
+        founders.append(second)
+    earliest = max(_active_years(world, p, 22)[0] for p in founders)
+    latest = min(_active_years(world, p, 22)[1] for p in founders)
+    if latest < earliest:
+        founders, (earliest, latest) = founders[:1], _active_years(world, founders[0], 22)
+    return founders, rng.integer(earliest, min(latest, earliest + 30))
+
+
+def company_headquarters(world: World, i: int) -> int:
+    """The city (index) where a company has its headquarters."""
+    return world.rng("company", i, "headquarters").integer(0, world.counts["city"] - 1)
+
+
+def _company(world: World, i: int) -> list[Fact]:
+    founders, year = company_founding(world, i)
+    rng = world.rng("company", i, "attributes")
+    facts = [_entity(world, "founded_by", "person", p) for p in founders]
+    facts += [
+        Fact("founded", "year", year),
+        _entity(world, "headquarters", "city", company_headquarters(world, i)),
+        Fact("industry", "text", nm.INDUSTRIES[world.industry[i]]),
+        Fact("employees", "number", _log_uniform(rng, 10, 250_000)),
+    ]
+    pool = world.occupation_pool[nm.OCCUPATIONS.index("businessperson")]
+    ceo = rng.choice(pool)
+    if rng.chance(0.5) and ceo not in founders and not world.death[ceo]:
+        facts.append(_entity(world, "ceo", "person", ceo))
+    return facts
+
+
+def university_founding(world: World, i: int) -> tuple[int | None, int]:
+    """(founder person index or None, founding year) of a university."""
+    rng = world.rng("university", i, "founding")
+    if rng.chance(0.25):
+        founder = rng.choice(world.occupation_pool[nm.OCCUPATIONS.index("politician")])
+        first, last = _active_years(world, founder, 30)
+        return founder, rng.integer(first, min(last, first + 30))
+    return None, rng.integer(1450, 1995)
+
+
+def _university(world: World, i: int) -> list[Fact]:
+    founder, year = university_founding(world, i)
+    city = world.university_city(i)
+    facts = [Fact("founded", "year", year)]
+    if founder is not None:
+        facts.append(_entity(world, "founded_by", "person", founder))
+    facts += [
+        _entity(world, "located_in", "city", city),
+        _entity(world, "country", "country", world.city_country[city]),
+        Fact("students", "number", _log_uniform(world.rng("university", i, "students"), 300, 60_000)),
+    ]
+    return facts
+
+
+def award_origin(world: World, i: int) -> tuple[str, int, int, int]:
+    """(presenter kind, presenter index, country index, first year awarded) of an
+    award; first awarded after its presenter was founded."""
+    rng = world.rng("award", i, "origin")
+    if rng.chance(0.6):
+        presenter = rng.integer(0, world.counts["company"] - 1)
+        kind, founded = "company", company_founding(world, presenter)[1]
+        country = world.city_country[company_headquarters(world, presenter)]
+    else:
+        presenter = rng.integer(0, world.counts["university"] - 1)
+        kind, founded = "university", university_founding(world, presenter)[1]
+        country = world.city_country[world.university_city(presenter)]
+    return kind, presenter, country, min(PRESENT_YEAR - 1, max(founded, 1880) + rng.integer(1, 40))
+
+
+def _award(world: World, i: int) -> list[Fact]:
+    presenter_kind, presenter, country, first_year = award_origin(world, i)
+    return [
+        _entity(world, "presenter", presenter_kind, presenter),
+        _entity(world, "country", "country", country),
+        Fact("first_awarded", "year", first_year),
+        Fact("awarded_for", "text", f"Excellence in {nm.AWARD_FIELDS[world.award_field[i]][0].lower()}"),
+    ]
+
+
+def _work_date(world: World, kind: str, i: int) -> int:
+    creator = world.creator[kind][i]
+    first, last = _active_years(world, creator, 20)
+    return keyed_date(world.rng(kind, i, "date"), first, last)
+
+
+def _company_from(world: World, rng, industry: str) -> int:
+    return rng.choice(world.industry_pool[nm.INDUSTRIES.index(industry)])
+
+
+def _book(world: World, i: int) -> list[Fact]:
+    rng = world.rng("book", i, "attributes")
+    author = world.creator["book"][i]
+    nationality = world.city_country[world.birth_city[author]]
+    return [
+        _entity(world, "author", "person", author),
+        _entity(world, "publisher", "company", _company_from(world, rng, "Publishing")),
+        Fact("publication_date", "date", _work_date(world, "book", i)),
+        Fact("genre", "text", rng.choice(nm.BOOK_GENRES)),
+        Fact("pages", "number", rng.integer(80, 900)),
+        Fact("language", "text", world.demonyms[nationality]),
+    ]
+
+
+def _film(world: World, i: int) -> list[Fact]:
+    rng = world.rng("film", i, "attributes")
+    director = world.creator["film"][i]
+    actors = world.occupation_pool[nm.OCCUPATIONS.index("actor")]
+    facts = [_entity(world, "director", "person", director)]
+    facts += [_entity(world, "starring", "person", a) for a in _distinct(rng, actors, rng.integer(2, 3))]
+    facts += [
+        _entity(world, "production_company", "company", _company_from(world, rng, "Film production")),
+        Fact("release_date", "date", _work_date(world, "film", i)),
+        Fact("runtime", "number", rng.integer(72, 195)),
+        Fact("genre", "text", rng.choice(nm.FILM_GENRES)),
+        _entity(world, "country", "country", world.city_country[world.birth_city[director]]),
+    ]
+    return facts
+
+
+def _album(world: World, i: int) -> list[Fact]:
+    rng = world.rng("album", i, "attributes")
+    return [
+        _entity(world, "performer", "person", world.creator["album"][i]),
+        _entity(world, "record_label", "company", _company_from(world, rng, "Music")),
+        Fact("release_date", "date", _work_date(world, "album", i)),
+        Fact("genre", "text", rng.choice(nm.MUSIC_GENRES)),
+        Fact("tracks", "number", rng.integer(6, 22)),
+    ]
+
+
+def _event(world: World, i: int) -> list[Fact]:
+    city, date = world.event_place_and_date(i)
+    rng = world.rng("event", i, "attributes")
+    facts = [
+        Fact("date", "date", date),
+        _entity(world, "located_in", "city", city),
+        _entity(world, "country", "country", world.city_country[city]),
+    ]
+    organizer = rng.integer(0, world.counts["company"] - 1)
+    if rng.chance(0.7) and company_founding(world, organizer)[1] <= date // 10000:
+        facts.append(_entity(world, "organizer", "company", organizer))
+    facts.append(Fact("attendance", "number", _log_uniform(rng, 200, 400_000)))
+    return facts
+
+
+_FACT_BUILDERS = {
+    "person": _person,
+    "city": _city,
+    "country": _country,
+    "company": _company,
+    "university": _university,
+    "award": _award,
+    "book": _book,
+    "film": _film,
+    "album": _album,
+    "event": _event,
+}

@@ -1,0 +1,201 @@
+"""Invented, pronounceable names and the fixed vocabularies of the synthetic world.
+
+Names are built from syllables (onset + vowel + optional coda), so they look like
+names but belong to no real entity: an agent cannot answer from a language model's
+memory. Every function takes a :class:`~stillweb.corpora.keyed.KeyedRng` and is a
+pure function of its draws. Vocabularies (occupations, genres, industries...) are
+tuples whose order is part of the world's definition: append, never reorder.
+"""
+
+from __future__ import annotations
+
+from stillweb.corpora.keyed import KeyedRng
+
+__all__ = [
+    "ONSETS",
+    "word",
+    "person_name",
+    "place_name",
+    "country_root",
+    "COUNTRY_SUFFIXES",
+    "demonym",
+    "work_title",
+    "OCCUPATIONS",
+    "OCCUPATION_WEIGHTS",
+    "OCCUPATION_PLURALS",
+    "INDUSTRIES",
+    "COMPANY_SUFFIXES",
+    "BOOK_GENRES",
+    "FILM_GENRES",
+    "MUSIC_GENRES",
+    "INSTRUMENTS",
+    "AWARD_FIELDS",
+    "EVENT_TYPES",
+    "CURRENCY_UNITS",
+    "ADJECTIVES",
+    "NOUNS",
+]
+
+ONSETS = (
+    "b", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z",
+    "br", "dr", "gr", "kr", "tr", "st", "th", "sh", "vel", "", "",
+)
+VOWELS = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei", "ou", "y")
+CODAS = ("", "", "", "", "n", "r", "l", "s", "m", "th", "nd", "rk", "st", "v")
+NAME_ENDINGS = ("", "", "", "a", "o", "in", "en", "an", "is", "or", "el", "ar")
+
+
+def _syllable(rng: KeyedRng) -> str:
+    return rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS)
+
+
+def word(rng: KeyedRng, syllables: int) -> str:
+    """A capitalised invented word of ``syllables`` syllables plus a name ending."""
+    text = "".join(_syllable(rng) for _ in range(syllables)) + rng.choice(NAME_ENDINGS)
+    return text[:1].upper() + text[1:]
+
+
+def person_name(rng: KeyedRng) -> tuple[str, str | None, str]:
+    """(given name, middle name or None, family name)."""
+    given = word(rng, rng.integer(1, 2))
+    middle = word(rng, 2) if rng.chance(0.35) else None
+    family = word(rng, rng.integer(2, 3))
+    return given, middle, family
+
+
+def place_name(rng: KeyedRng) -> str:
+    """A city name: one invented word, sometimes with a place-like suffix."""
+    base = word(rng, rng.integer(1, 3))
+    suffix = rng.choice(("", "", "", "", "vik", "heim", "ford", "ora", "grad", "mouth", "port"))
+    return base + suffix
+
+
+COUNTRY_SUFFIXES = ("ia", "land", "ora", "istan", "ar", "enia", "avia", "mark")
+_DEMONYM_ENDINGS = {
+    "ia": "ian",
+    "land": "lander",
+    "ora": "oran",
+    "istan": "istani",
+    "ar": "ari",
+    "enia": "enian",
+    "avia": "avian",
+    "mark": "markish",
+}
+
+
+def country_root(rng: KeyedRng) -> tuple[str, str]:
+    """(root, suffix) of a country name; the name is ``root + suffix``."""
+    root = "".join(_syllable(rng) for _ in range(rng.integer(1, 2)))
+    return root[:1].upper() + root[1:], rng.choice(COUNTRY_SUFFIXES)
+
+
+def demonym(country: str) -> str:
+    """The adjective of a country name made by :func:`country_root`: ``Estavia`` -> ``Estavian``."""
+    for suffix, ending in _DEMONYM_ENDINGS.items():
+        if country.endswith(suffix):
+            return country[: -len(suffix)] + ending
+    raise ValueError(f"not a synthetic country name: {country!r}")
+
+
+ADJECTIVES = (
+    "Silver", "Hollow", "Quiet", "Burning", "Distant", "Crimson", "Winter", "Golden",
+    "Broken", "Last", "Northern", "Hidden", "Pale", "Restless", "Iron", "Glass",
+    "Velvet", "Endless", "Bitter", "Bright", "Lonely", "Sleeping", "Salt", "Amber",
+    "Second", "Wild", "Narrow", "Summer", "Drowned", "Paper",
+)
+NOUNS = (
+    "Harbor", "River", "Garden", "Lantern", "Orchard", "Mirror", "Road", "Tide",
+    "Bell", "Tower", "Season", "Letter", "Crown", "Shadow", "Island", "Bridge",
+    "Window", "Forest", "Engine", "Song", "Promise", "Compass", "Voyage", "Station",
+    "Hour", "Thread", "Field", "Archive", "Lighthouse", "Meridian",
+)
+
+
+def work_title(rng: KeyedRng) -> str:
+    """A title of a book, film or album, mixing English words and invented names."""
+    pattern = rng.integer(0, 5)
+    if pattern == 0:
+        return f"The {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} of {word(rng, 2)}"
+    if pattern == 1:
+        return f"{rng.choice(NOUNS)} of {word(rng, rng.integer(2, 3))}"
+    if pattern == 2:
+        return f"{word(rng, rng.integer(2, 3))}"
+    if pattern == 3:
+        return f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}s in {word(rng, 2)}"
+    if pattern == 4:
+        return f"The {word(rng, 2)} {rng.choice(NOUNS)}"
+    return f"{word(rng, 2)} and the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}"
+
+
+# Occupations of people; the film director, writer, musician, singer, actor,
+# politician and businessperson pools feed other entities' relations.
+OCCUPATIONS = (
+    "film director", "actor", "writer", "musician", "singer", "painter",
+    "politician", "businessperson", "scientist", "architect", "journalist",
+)
+OCCUPATION_WEIGHTS = (8, 14, 12, 11, 6, 8, 10, 10, 10, 5, 6)
+OCCUPATION_PLURALS = {
+    "film director": "film directors",
+    "actor": "actors",
+    "writer": "writers",
+    "musician": "musicians",
+    "singer": "singers",
+    "painter": "painters",
+    "politician": "politicians",
+    "businessperson": "businesspeople",
+    "scientist": "scientists",
+    "architect": "architects",
+    "journalist": "journalists",
+}
+
+# Company industries; the first three are forced on companies 0, 1, 2 so that
+# publishers, production companies and record labels always exist.
+INDUSTRIES = (
+    "Publishing", "Film production", "Music", "Shipbuilding", "Textiles",
+    "Banking", "Software", "Mining", "Retail", "Brewing", "Railways", "Pharmaceuticals",
+)
+COMPANY_SUFFIXES = {
+    "Publishing": ("Press", "Books", "Publishing House"),
+    "Film production": ("Pictures", "Films", "Studios"),
+    "Music": ("Records", "Music", "Sound"),
+    "Shipbuilding": ("Shipyards", "Marine Works"),
+    "Textiles": ("Mills", "Textiles"),
+    "Banking": ("Bank", "Savings Union"),
+    "Software": ("Systems", "Software"),
+    "Mining": ("Mining Company", "Minerals"),
+    "Retail": ("Stores", "Trading Company"),
+    "Brewing": ("Brewery", "Breweries"),
+    "Railways": ("Railway Company", "Rail"),
+    "Pharmaceuticals": ("Laboratories", "Pharma"),
+}
+
+BOOK_GENRES = (
+    "Novel", "Historical novel", "Science fiction", "Poetry", "Crime fiction",
+    "Memoir", "Short stories", "Fantasy", "Essay collection", "Travel writing",
+)
+FILM_GENRES = (
+    "Drama", "Comedy", "Thriller", "Documentary", "Western", "Musical",
+    "Science fiction", "Romance", "War film", "Animated film",
+)
+MUSIC_GENRES = (
+    "Jazz", "Folk", "Rock", "Electronic", "Classical", "Pop", "Blues",
+    "Ambient", "Hip hop", "Chamber music",
+)
+INSTRUMENTS = (
+    "Piano", "Violin", "Guitar", "Cello", "Clarinet", "Drums", "Accordion",
+    "Harp", "Trumpet", "Double bass", "Vocals",
+)
+# (field of an award, the occupations it honours)
+AWARD_FIELDS = (
+    ("Literature", ("writer", "journalist")),
+    ("Film", ("film director", "actor")),
+    ("Music", ("musician", "singer")),
+    ("Visual arts", ("painter", "architect")),
+    ("Science", ("scientist",)),
+    ("Public service", ("politician", "businessperson")),
+)
+EVENT_TYPES = (
+    "Marathon", "Music Festival", "Film Festival", "Summit", "World Fair",
+    "Chess Olympiad", "Regatta", "Book Fair", "Exhibition", "Flood",
+)
+CURRENCY_UNITS = ("kora", "dram", "mark", "talen", "florin", "sol", "real", "crown")
