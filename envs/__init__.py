@@ -1,0 +1,41 @@
+"""Gymnasium environments over corpus snapshots; importing this package registers them.
+
+- ``stillweb/WikiQA-v0`` (:class:`WikiQAEnv`): multi-turn deep research with tools.
+- ``stillweb/Lookup-v0`` (:class:`LookupEnv`): single-turn sanity task.
+
+>>> import gymnasium as gym, stillweb.envs
+>>> "stillweb/WikiQA-v0" in gym.registry and "stillweb/Lookup-v0" in gym.registry
+True
+"""
+
+from gymnasium.envs.registration import register, registry
+
+from stillweb.envs.agents import RandomTextAgent, ReferenceAgent, run_episode
+from stillweb.envs.context import ContextConfig, ContextManager
+from stillweb.envs.lookup import LookupEnv
+from stillweb.envs.recording import RecordEpisodes, replay
+from stillweb.envs.rewards import RewardConfig
+from stillweb.envs.tasks import Task, load_tasks
+from stillweb.envs.wikiqa import WikiQAEnv
+
+__all__ = [
+    "ContextConfig",
+    "ContextManager",
+    "LookupEnv",
+    "RandomTextAgent",
+    "RecordEpisodes",
+    "ReferenceAgent",
+    "RewardConfig",
+    "Task",
+    "WikiQAEnv",
+    "load_tasks",
+    "replay",
+    "run_episode",
+]
+
+for _env_id, _entry_point in (
+    ("stillweb/WikiQA-v0", "stillweb.envs.wikiqa:WikiQAEnv"),
+    ("stillweb/Lookup-v0", "stillweb.envs.lookup:LookupEnv"),
+):
+    if _env_id not in registry:
+        register(id=_env_id, entry_point=_entry_point, disable_env_checker=True)

@@ -35,17 +35,13 @@ from stillweb.envs.rewards import EpisodeTrace, HallucinationCounts, RewardConfi
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
 from stillweb.envs.tasks import Task, TaskSet, TaskSource, load_tasks
-from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult, get_format
+from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
+from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.tools_answer import resolve_citations
 
-__all__ = ["WikiQAEnv", "EpisodeLimits", "MAX_ACTION_CHARS"]
+__all__ = ["WikiQAEnv", "EpisodeLimits"]
 
-MAX_ACTION_CHARS = 100_000  # longer actions are a format error, not parsed
 PAGE_TOOLS = ("open",)
-_NO_ACTION = (
-    "Your message contained no tool call and no final answer. Call one of the tools, "
-    "or give your final answer, exactly as the system prompt describes."
-)
 
 
 @dataclass(frozen=True)
@@ -135,7 +131,7 @@ class WikiQAEnv(gym.Env[str, str]):
         self.context_manager = _context_manager(context, token_counter or approx_token_count)
         self.count_tokens = token_counter or approx_token_count
         self.mask_truncated = mask_truncated
-        self.format = get_format(tool_format)
+        self.format = get_format(tool_format, max_calls_per_turn=max_calls_per_turn)
         self.registry = ToolRegistry(self.snapshot, tools=tools)
         self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
         self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
@@ -219,52 +215,27 @@ class WikiQAEnv(gym.Env[str, str]):
     # -- one step ------------------------------------------------------------------------
 
     def _act(self, action: str, episode: _Episode):
-        """Parse and run ``action``: (answer, citations, results, calls, thought)."""
-        if len(action) > MAX_ACTION_CHARS:
-            message = f"Your message has {len(action)} characters; the limit is {MAX_ACTION_CHARS}. Write shorter messages."
-            return None, [], [self._format_error(message, episode)], [None], ""
-        try:
-            parsed = self.format.parse(action)
-        except Exception as error:  # noqa: BLE001 - a parser bug must not crash a rollout
-            return None, [], [self._format_error(f"Your message could not be parsed ({type(error).__name__}).", episode)], [None], ""
-        thought = parsed.thought or ""
+        """Parse and run ``action``: (answer, resolved citations, results, calls, thought)."""
+        parsed = self.format.parse(action)
+        if parsed.error is not None:
+            episode.counts.format_error += 1
+            return None, [], [parsed.error_result()], [None], parsed.thought
         if parsed.answer is not None:
-            return parsed.answer, resolve_citations(self.snapshot, list(parsed.citations or [])), [], [], thought
-        if parsed.error or not parsed.calls:
-            return None, [], [self._format_error(parsed.error or _NO_ACTION, episode)], [None], thought
-        results: list[ToolResult] = []
-        calls: list[ToolCall | None] = []
-        for index, call in enumerate(parsed.calls):
-            result = self._run_call(call, index, episode)
-            results.append(result)
-            calls.append(call)
-            if result.terminal:
-                data = result.data if isinstance(result.data, dict) else {}
-                return str(data.get("answer", "")), list(data.get("citations", [])), results, calls, thought
-        return None, [], results, calls, thought
+            return parsed.answer, resolve_citations(self.snapshot, parsed.citations), [], [], parsed.thought
+        results = [self._run_call(call, episode) for call in parsed.calls]
+        return None, [], results, list(parsed.calls), parsed.thought
 
-    def _run_call(self, call: ToolCall, index: int, episode: _Episode) -> ToolResult:
-        limits = self.limits
-        if index >= limits.max_calls_per_turn:
-            text = f"Not run: at most {limits.max_calls_per_turn} tool calls per message. Make the remaining calls in your next message."
-            return ToolResult(name=call.name, text=text, flag="bad_arguments", call_id=call.call_id)
-        if episode.tool_calls >= limits.max_tool_calls:
-            text = f"Not run: the episode's budget of {limits.max_tool_calls} tool calls is spent. Give your final answer."
+    def _run_call(self, call: ToolCall, episode: _Episode) -> ToolResult:
+        if episode.tool_calls >= self.limits.max_tool_calls:
+            text = f"Not run: the episode's budget of {self.limits.max_tool_calls} tool calls is spent. Give your final answer."
             return ToolResult(name=call.name, text=text, flag="bad_arguments", call_id=call.call_id)
         episode.tool_calls += 1
-        try:
-            result = self.registry.call(call)
-        except Exception as error:  # noqa: BLE001 - the registry promises not to raise; never trust it with a rollout
-            result = ToolResult(name=call.name, text=f"Tool error ({type(error).__name__}).", flag="tool_error", call_id=call.call_id)
+        result = self.registry.call(call)
         if result.flag == "unknown_tool":
             episode.counts.unknown_tool += 1
         elif result.flag == "bad_arguments":
             episode.counts.bad_arguments += 1
         return result
-
-    def _format_error(self, message: str, episode: _Episode) -> ToolResult:
-        episode.counts.format_error += 1
-        return ToolResult(name="format", text=message, flag="format_error")
 
     def _record_result(self, call: ToolCall | None, result: ToolResult, episode: _Episode) -> ToolEvent:
         """Note which docs a result showed or opened; the event for the context manager."""

@@ -1,0 +1,185 @@
+"""Record episodes to JSONL and replay them to prove the environment still behaves the same.
+
+:class:`RecordEpisodes` wraps an environment made with ``gym.make`` and writes
+one JSON object per line: a ``header`` (env id, constructor kwargs, package
+version), then per episode a ``reset`` (seed, options, observation, info) and a
+``step`` per action (action, observation, reward, terminated, truncated, info;
+``info["messages"]`` is left out, it is implied by the observations).
+:func:`replay` re-creates the environment, re-runs every reset and action, and
+reports the first line whose outcome differs.
+
+>>> import gymnasium as gym  # doctest: +SKIP
+>>> env = RecordEpisodes(gym.make("stillweb/Lookup-v0", tasks=[...]), "episode.jsonl")  # doctest: +SKIP
+>>> replay("episode.jsonl").ok  # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import gymnasium as gym
+
+from stillweb.corpora.version import PACKAGE_VERSION
+
+__all__ = ["RecordEpisodes", "ReplayResult", "replay", "canonical_json"]
+
+UNRECORDED_INFO_KEYS = ("messages",)
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON text of a value: sorted keys, no ASCII escaping of Unicode, no NaN.
+
+    >>> canonical_json({"b": 1, "a": [1.5, "é"]})
+    '{"a":[1.5,"é"],"b":1}'
+    """
+    return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class RecordEpisodes(gym.Wrapper):
+    """Writes every reset and step of the wrapped env to a JSONL file.
+
+    The env must come from ``gym.make`` (its ``spec`` gives the id and kwargs to
+    re-create it); kwargs must be JSON-serialisable (dataclass configs are stored
+    as dicts). ``close`` closes the file; it is idempotent.
+    """
+
+    def __init__(self, env: gym.Env, path: str | Path) -> None:
+        super().__init__(env)
+        spec = env.spec
+        if spec is None:
+            raise ValueError("RecordEpisodes needs an env made by gym.make (it records env.spec to replay it)")
+        self.path = Path(path)
+        self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+        self._write({"type": "header", "env_id": spec.id, "kwargs": dict(spec.kwargs), "package_version": PACKAGE_VERSION})
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and record the seed, options, observation and info."""
+        observation, info = self.env.reset(seed=seed, options=options)
+        self._write({"type": "reset", "seed": seed, "options": options, "observation": observation, "info": _recorded(info)})
+        return observation, info
+
+    def step(self, action: str):
+        """Step the env and record the action and everything it returned."""
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self._write(
+            {
+                "type": "step",
+                "action": action,
+                "observation": observation,
+                "reward": reward,
+                "terminated": terminated,
+                "truncated": truncated,
+                "info": _recorded(info),
+            }
+        )
+        return observation, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        """Close the file and the env (idempotent)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        super().close()
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self._file is None:
+            raise RuntimeError(f"recording {self.path} is closed")
+        self._file.write(canonical_json(record) + "\n")
+        self._file.flush()
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The outcome of a replay: ``ok``, lines checked, and the first difference if any."""
+
+    ok: bool
+    checked: int
+    line: int | None = None
+    field: str | None = None
+    recorded: Any = None
+    replayed: Any = None
+
+    def describe(self) -> str:
+        """One line for humans: 'identical' or where it first differs."""
+        if self.ok:
+            return f"identical: {self.checked} resets/steps replayed"
+        return (
+            f"line {self.line} differs in {self.field}: recorded {canonical_json(self.recorded)[:300]} "
+            f"but replay gave {canonical_json(self.replayed)[:300]}"
+        )
+
+
+def replay(path: str | Path, **kwarg_overrides: Any) -> ReplayResult:
+    """Re-run a recorded file; stop at the first reset or step that differs.
+
+    ``kwarg_overrides`` replace constructor kwargs (e.g. ``snapshot=`` for a
+    snapshot that moved). Raises ``ValueError`` naming the line if the file is
+    not a recording.
+    """
+    lines = _read(Path(path))
+    header = next(lines, (0, {}))[1]
+    if header.get("type") != "header":
+        raise ValueError(f"{path}: line 1 is not a stillweb recording header")
+    import stillweb.envs  # noqa: F401 - registers the environments
+
+    env = gym.make(header["env_id"], **{**header["kwargs"], **kwarg_overrides})
+    checked = 0
+    try:
+        for number, record in lines:
+            if record.get("type") == "reset":
+                observation, info = env.reset(seed=record["seed"], options=record["options"])
+                replayed = {"observation": observation, "info": _recorded(info)}
+            elif record.get("type") == "step":
+                try:
+                    observation, reward, terminated, truncated, info = env.step(record["action"])
+                except RuntimeError as error:
+                    return ReplayResult(False, checked, number, "step", "a step", f"{type(error).__name__}: {error}")
+                replayed = {
+                    "observation": observation,
+                    "reward": reward,
+                    "terminated": terminated,
+                    "truncated": truncated,
+                    "info": _recorded(info),
+                }
+            else:
+                raise ValueError(f"{path}:{number}: unknown record type {record.get('type')!r}")
+            for key in sorted(replayed):
+                if canonical_json(replayed[key]) != canonical_json(record.get(key)):
+                    return ReplayResult(False, checked, number, key, record.get(key), replayed[key])
+            checked += 1
+    finally:
+        env.close()
+    return ReplayResult(True, checked)
+
+
+def _read(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                try:
+                    yield number, json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{path}:{number}: not JSON: {error}") from None
+
+
+def _recorded(info: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in info.items() if key not in UNRECORDED_INFO_KEYS}
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready copy: dataclasses to dicts, tuples to lists, numpy scalars to Python."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _plain(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    return value
