@@ -287,7 +287,7 @@ class _Renderer:
         if isinstance(node, Tag):
             return self._tag(node)
         if isinstance(node, Heading):
-            return "\n" + self.render(node.title).strip() + "\n"
+            return "\n" + self.render(node.title).strip()  # its line break follows as text
         if isinstance(node, HTMLEntity):
             return node.normalize()
         if isinstance(node, ExternalLink):
@@ -531,9 +531,10 @@ def clean_text(text: str) -> str:
     text = _TABLE_LINE_RE.sub("", text)
     text = _CELL_ATTRIBUTES_RE.sub("", text)
     text = _CELL_SEPARATOR_RE.sub(" | ", text)
-    text = _MARKUP_RE.sub("", text)
     text = _EMPTY_BRACKETS_RE.sub("", text)
     text = _OPEN_BRACKET_PUNCTUATION_RE.sub("(", text)
+    while _MARKUP_RE.search(text):  # a removal can join the halves of a new token
+        text = _MARKUP_RE.sub("", text)
     text = _SPACES_RE.sub(" ", text)
     text = _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", text)
     lines = (line.strip() for line in text.split("\n"))
@@ -578,7 +579,7 @@ _CELL_ATTRIBUTES_RE = re.compile(
 )
 _CELL_SEPARATOR_RE = re.compile(r"[ \t]*(?:\|\||!!)[ \t]*")
 _MARKUP_RE = re.compile(
-    r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}|(?<!\S)\|-+(?!\S)|'{2,}|</?ref\b[^>]*>?|</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|__[A-Z]+__"
+    r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}|\|-|\|\||'{2,}|</?ref\b[^>]*>?|</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|__[A-Z]+__"
 )
 _EMPTY_BRACKETS_RE = re.compile(r"\(\s*[;,:]?\s*\)|\[\s*\]")
 _OPEN_BRACKET_PUNCTUATION_RE = re.compile(r"\(\s*[;,]\s*")
@@ -597,7 +598,10 @@ def _infobox_facts(template: Template, page: _Renderer) -> list[ExtractedFact]:
         if not param.showkey:
             continue
         relation = _relation_name(str(param.name))
-        if relation is None:
+        if relation is None:  # not a fact, but may embed a child infobox (module = {{Infobox ...}})
+            page.infoboxes.extend(
+                child for child in param.value.filter_templates(recursive=False) if _is_infobox(_template_name(child))
+            )
             continue
         for item in _split_items(param.value.nodes):
             renderer = _Renderer()
