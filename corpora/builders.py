@@ -68,7 +68,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
         write_xml_dump(world.pages(), dump_path)
 
         def write_truth(tmp: Path) -> dict:
-            rows = [tuple(fact) for fact in world.true_facts()]
+            rows = [(f.subject_title, f.relation, f.value, f.value_type, f.object_title) for f in world.true_facts()]
             columns = {name: [row[i] for row in rows] for i, name in enumerate(TRUTH_SCHEMA.names)}
             pq.write_table(pa.Table.from_pydict(columns, schema=TRUTH_SCHEMA), tmp / "truth.parquet", compression="zstd")
             return {"fact_recovery": fact_recovery(tmp)}
