@@ -1,0 +1,300 @@
+"""Composing a query: WebShaper's operations over the fact graph.
+
+Starting from a keyed-random answer entity, composition grows a tree outward,
+layer by layer (WebShaper's layer-wise expansion):
+
+- **composition**: a chain of variables, each joined to the previous by an edge
+  fact, so the constants sit 2 to 6 hops away from the target;
+- **intersection**: several constants on one variable, added until the
+  uniqueness proof passes (so no single fact suffices);
+- **union**: a constant widened to "X or Y" when the answer stays unique;
+- **description** (obfuscation of intermediate names): an entity constant
+  replaced by a variable described by one of its own (obfuscated) facts.
+
+By default no constant is attached to the target and constants never attach
+to each other, so a single lookup cannot shortcut the chain. Every random
+choice is drawn from the ``KeyedRng`` handed in (one stream per attempt).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.tasks.formal import TARGET, variable
+from stillweb.corpora.tasks.graph import Fact, FactGraph
+from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
+from stillweb.corpora.tasks.prove import Proof, prove
+from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
+
+__all__ = ["ComposeParams", "Composition", "compose_query", "query_level"]
+
+_EDGE_TRIES = 12
+_WALK_TRIES = 4
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclass(frozen=True)
+class ComposeParams:
+    """Knobs of composition (all choices inside are keyed-random)."""
+
+    min_hops: int = 2
+    max_hops: int = 4
+    level: int | None = None  # force WebSailor level 1, 2 or 3
+    max_constraints: int = 8
+    literal_answer_rate: float = 0.25
+    fork_rate: float = 0.4
+    obfuscate_rate: float = 0.75
+    describe_rate: float = 0.5
+    intermediate_constant_rate: float = 0.35
+    union_rate: float = 0.15
+    target_constants: bool = False  # WebShaper's layer-wise rule forbids them
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_hops <= self.max_hops:
+            raise ValueError(f"need 1 <= min_hops <= max_hops, got min_hops={self.min_hops}, max_hops={self.max_hops}")
+        if self.level not in (None, 1, 2, 3):
+            raise ValueError(f"level must be 1, 2 or 3, got {self.level!r}")
+        if self.level == 1 and self.min_hops > 2:
+            raise ValueError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
+        if self.max_constraints < 1:
+            raise ValueError(f"max_constraints must be >= 1, got {self.max_constraints}")
+
+
+@dataclass
+class Composition:
+    """A composed, proven query, or the reason composition gave up."""
+
+    query: Query | None
+    proof: Proof | None
+    reason: str  # "ok" or a rejection reason
+
+
+def query_level(query: Query) -> int:
+    """WebSailor's level: 1 linear, plain, <= 2 hops; 3 non-linear and obfuscated; else 2."""
+    obfuscated = bool(query.obfuscations)
+    if query.nonlinear and obfuscated:
+        return 3
+    if not query.nonlinear and not obfuscated and query.hops <= 2:
+        return 1
+    return 2
+
+
+def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Composition:
+    """Build one query from ``rng``'s choices and prove it unique; see the module docstring."""
+    if not graph.entities:
+        return Composition(None, None, "no_entities")
+    level = params.level
+    max_hops = min(params.max_hops, 2) if level == 1 else params.max_hops
+    hops = rng.integer(params.min_hops, max_hops)
+    literal = hops >= 2 and rng.chance(params.literal_answer_rate)
+    fork = level != 1 and (level == 3 or rng.chance(params.fork_rate))
+    obfuscate = level != 1 and (level == 3 or rng.chance(params.obfuscate_rate))
+    builder = _Builder(graph, rng, params, hops, literal, obfuscate)
+    reason = builder.build(rng.choice(graph.entities), fork)
+    if reason != "ok":
+        return Composition(None, None, reason)
+    query = builder.query
+    proof = prove(query, graph)
+    while not proof.unique and proof.expected in proof.answers:
+        if not builder.tighten(proof):
+            return Composition(None, proof, "not_unique")
+        proof = prove(query, graph)
+    if proof.expected not in proof.answers:
+        return Composition(None, proof, "inconsistent")
+    if rng.chance(params.union_rate):
+        proof = builder.try_union(proof)
+    if not params.min_hops <= query.hops <= max_hops:
+        return Composition(None, proof, "hops_out_of_range")
+    if level is not None and query_level(query) != level:
+        return Composition(None, proof, "level_mismatch")
+    return Composition(query, proof, "ok")
+
+
+class _Builder:
+    """Mutable state of one composition attempt."""
+
+    def __init__(self, graph: FactGraph, rng: KeyedRng, params: ComposeParams, hops: int, literal: bool, obfuscate: bool):
+        self.graph, self.rng, self.params = graph, rng, params
+        self.hops, self.literal, self.obfuscate = hops, literal, obfuscate
+        self.query = Query(nodes=[])
+        self.used_entities: set[int] = set()
+        self.used_facts: set[int] = set()
+
+    # --- structure ---------------------------------------------------------
+    def build(self, answer: int, fork: bool) -> str:
+        root = self._new_node(answer, parent=None, fact=None)
+        if self.literal:
+            fact = self._pick(self.graph.literals_of(answer), lambda f: True)
+            if fact is None:
+                return "no_literal_answer"
+            self.query.answer_fact, self.query.answer_relation = fact.index, fact.relation
+            self.used_facts.add(fact.index)
+        spine_length = self.hops - 1 - (1 if self.literal else 0)
+        chain = self._walk(root, spine_length)
+        if chain is None:
+            return "no_chain"
+        deepest = chain[-1]
+        if not self._add_constant(deepest, allow_describe=False):
+            return "no_constant"
+        for node in chain[:-1]:
+            if node.name != TARGET and self.rng.chance(self.params.intermediate_constant_rate):
+                self._add_constant(node, allow_describe=True)
+        if fork and not self._add_fork(chain):
+            return "no_fork"
+        return "ok"
+
+    def _walk(self, start: Node, length: int) -> list[Node] | None:
+        for _ in range(_WALK_TRIES):
+            chain, ok = [start], True
+            for _ in range(length):
+                nxt = self._extend(chain[-1])
+                if nxt is None:
+                    ok = False
+                    break
+                chain.append(nxt)
+            if ok and (chain[-1].name != TARGET or self.params.target_constants):
+                return chain
+            self._discard(chain[1:])
+        return None
+
+    def _add_fork(self, chain: list[Node]) -> bool:
+        offset = 1 if self.literal else 0
+        points = [n for n in chain if n.depth + 1 + offset < self.hops]
+        if not points:
+            return False
+        point = self.rng.choice(points)
+        length = self.rng.integer(1, self.hops - 1 - offset - point.depth)
+        branch = self._walk(point, length)
+        if branch is None:
+            return False
+        return self._add_constant(branch[-1], allow_describe=False)
+
+    def _extend(self, node: Node) -> Node | None:
+        fact = self._pick(self.graph.edges_of(node.entity), lambda f: self._other(f, node.entity) not in self.used_entities)
+        if fact is None:
+            return None
+        return self._new_node(self._other(fact, node.entity), parent=node, fact=fact)
+
+    def _new_node(self, entity: int, parent: Node | None, fact: Fact | None) -> Node:
+        index = len(self.query.nodes) - (0 if self.literal else 1)
+        name = TARGET if parent is None and not self.literal else variable(_LETTERS[index % 26] + ("" if index < 26 else str(index // 26)))
+        node = Node(name=name, entity=entity)
+        if parent is not None and fact is not None:
+            node.parent, node.relation, node.fact = parent.name, fact.relation, fact.index
+            node.parent_is_subject = fact.subject == parent.entity
+            node.depth = parent.depth + 1
+            parent.children.append(name)
+            self.used_facts.add(fact.index)
+        self.query.nodes.append(node)
+        self.used_entities.add(entity)
+        return node
+
+    def _discard(self, nodes: list[Node]) -> None:
+        for node in reversed(nodes):
+            self.query.nodes.remove(node)
+            self.used_entities.discard(node.entity)
+            self.used_facts.discard(node.fact)
+            if node.parent is not None:
+                self.query.node(node.parent).children.remove(node.name)
+
+    # --- constants -----------------------------------------------------------
+    def _add_constant(self, node: Node, allow_describe: bool) -> bool:
+        """Attach one new constant to ``node``: a literal, an entity, or a described entity."""
+        if node.name == TARGET and not self.params.target_constants:
+            return False
+        taken = {c.relation for c in node.constants}
+        options = self.graph.literals_of(node.entity) + self.graph.edges_of(node.entity)
+        fact = self._pick(options, lambda f: f.relation not in taken and self._constant_ok(f, node.entity))
+        if fact is None:
+            return False
+        if fact.is_edge:
+            other = self._other(fact, node.entity)
+            room = node.depth + 2 + (1 if self.literal else 0) <= self.hops
+            if allow_describe and room and self.obfuscate and self.rng.chance(self.params.describe_rate):
+                if self._describe(node, fact, other):
+                    return True
+            label = self.graph.world.title_of(other)
+            node.constants.append(Constant(fact.relation, fact.subject == node.entity, exact_condition(fact, label, other), fact.index))
+        else:
+            node.constants.append(Constant(fact.relation, True, self._literal_condition(fact), fact.index))
+        self.used_facts.add(fact.index)
+        return True
+
+    def _describe(self, node: Node, fact: Fact, other: int) -> bool:
+        """Replace the constant ``other`` by a variable described by one of its literal facts."""
+        described = self._pick(self.graph.literals_of(other), lambda f: f.index not in self.used_facts)
+        if described is None:
+            return False
+        child = self._new_node(other, parent=node, fact=fact)
+        child.constants.append(Constant(described.relation, True, self._literal_condition(described), described.index))
+        self.used_facts.add(described.index)
+        self.query.obfuscations.append({
+            "kind": "entity_to_description",
+            "relation": fact.relation,
+            "original": "C@" + self.graph.world.title_of(other),
+            "obfuscated": child.name,
+            "variable": child.name,
+        })
+        return True
+
+    def _literal_condition(self, fact: Fact) -> Condition:
+        if self.obfuscate and self.rng.chance(0.8):
+            made = obfuscated_condition(fact, self.rng)
+            if made is not None:
+                condition, transform = made
+                self.query.obfuscations.append(transform)
+                return condition
+        return exact_condition(fact, self.graph.stated_form(fact.index))
+
+    def _constant_ok(self, fact: Fact, entity: int) -> bool:
+        if fact.is_edge:
+            other = self._other(fact, entity)
+            return other not in self.used_entities and other != self.query.root.entity
+        return bool(fact.value.strip())
+
+    def tighten(self, proof: Proof) -> bool:
+        """Add one constant to the most ambiguous node that can take one (intersection)."""
+        if self.query.constraint_count >= self.params.max_constraints:
+            return False
+        nodes = sorted(self.query.nodes, key=lambda n: (-proof.candidates[n.name], n.name))
+        return any(self._add_constant(n, allow_describe=False) for n in nodes)
+
+    def try_union(self, proof: Proof) -> Proof:
+        """Widen one entity constant to "X or Y"; keep it only if the answer stays unique."""
+        spots = [(n, i) for n in self.query.nodes for i, c in enumerate(n.constants) if c.condition.kind == "entity"]
+        if not spots:
+            return proof
+        node, i = self.rng.choice(spots)
+        const = node.constants[i]
+        alternatives = self.graph.objects_of(const.relation, self.rng.choice(self.graph.entities)) if const.node_is_subject else []
+        alternatives = [a for a in alternatives if a not in const.condition.entities and a not in self.used_entities]
+        if not alternatives:
+            return proof
+        extra = self.rng.choice(alternatives)
+        pairs = sorted(zip(const.condition.labels + (self.graph.world.title_of(extra),), const.condition.entities + (extra,)))
+        widened = Condition("entity", tuple(p[0] for p in pairs), entities=tuple(p[1] for p in pairs))
+        node.constants[i] = Constant(const.relation, const.node_is_subject, widened, const.fact)
+        widened_proof = prove(self.query, self.graph)
+        if widened_proof.unique:
+            self.query.unions += 1
+            return widened_proof
+        node.constants[i] = const
+        return proof
+
+    # --- helpers -------------------------------------------------------------
+    def _pick(self, indexes: list[int], accept) -> Fact | None:
+        """A keyed-random fact among ``indexes`` that is unused, stated in a doc and accepted."""
+        if not indexes:
+            return None
+        for _ in range(min(_EDGE_TRIES, 2 * len(indexes))):
+            fact = self.graph.facts[indexes[self.rng.integer(0, len(indexes) - 1)]]
+            if fact.index in self.used_facts or not accept(fact):
+                continue
+            if self.graph.stated_in(fact.index) is not None:
+                return fact
+        return None
+
+    @staticmethod
+    def _other(fact: Fact, entity: int) -> int:
+        return fact.object if fact.subject == entity else fact.subject

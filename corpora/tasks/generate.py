@@ -1,0 +1,250 @@
+"""Generating a task set: attempts in index order, proofs, filters, dedup, splits, files.
+
+Attempt ``i`` is a pure function of (snapshot, seed, parameters, i): its random
+choices come from ``KeyedRng(seed, "task", i)``. Workers compute batches of
+attempts in parallel, but results are consumed strictly in index order and
+generation stops at exactly the attempt that completes the set, so the output
+is byte-identical for any worker count. Attempts are bounded: when the world
+cannot yield the requested tasks, :class:`TaskGenerationError` says how many
+could be made and why.
+
+>>> # summary = generate_tasks("snap/", "default", count=100, seed=0)
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.tasks.card import render_card
+from stillweb.corpora.tasks.compose import ComposeParams, compose_query
+from stillweb.corpora.tasks.graph import FactGraph
+from stillweb.corpora.tasks.record import build_record
+from stillweb.corpora.tasks.shortcut import shortcut_reason
+from stillweb.corpora.tasks.store import task_set_dir, write_task_set
+from stillweb.corpora.tasks.world import TaskWorld, open_world
+
+__all__ = [
+    "TaskGenerationError",
+    "GenerationParams",
+    "GenerationResult",
+    "GenerationSummary",
+    "Verifier",
+    "attempt_task",
+    "generate_task_list",
+    "generate_tasks",
+]
+
+Verifier = Callable[[dict], "int | None"]  # a task -> the oracle's step count, or None if it failed
+
+_BATCH = 32
+_HOPELESS_AFTER = 2000  # attempts without a single task: stop and explain
+
+
+class TaskGenerationError(ValueError):
+    """The requested task set cannot be made (the message says how many could, and why)."""
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Everything that determines a task set (besides the snapshot)."""
+
+    count: int
+    seed: int = 0
+    compose: ComposeParams = field(default_factory=ComposeParams)
+    attempts_per_task: int = 50
+    shortcut_filter: bool = True
+    verify_limit: int | None = None  # verify only the first N kept tasks (None: all, if a verifier is given)
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError(f"count must be >= 1, got {self.count}")
+        if self.attempts_per_task < 1:
+            raise ValueError(f"attempts_per_task must be >= 1, got {self.attempts_per_task}")
+
+    @property
+    def max_attempts(self) -> int:
+        """The bound on attempts for this set."""
+        return max(1000, self.count * self.attempts_per_task)
+
+
+@dataclass
+class GenerationResult:
+    """Tasks in index order plus what happened to every consumed attempt."""
+
+    tasks: list[dict]
+    attempts: int
+    rejections: Counter
+    verified: int = 0
+
+
+@dataclass(frozen=True)
+class GenerationSummary:
+    """What :func:`generate_tasks` wrote."""
+
+    name: str
+    path: str
+    fingerprint: str
+    count: int
+    splits: dict[str, int]
+    attempts: int
+    rejections: dict[str, int]
+    verified: int
+
+
+def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerprint: str) -> tuple[dict | None, str]:
+    """Attempt ``index``: a task record and "ok", or None and the rejection reason."""
+    rng = KeyedRng(params.seed, "task", index)
+    composition = compose_query(graph, rng.child("compose"), params.compose)
+    if composition.query is None:
+        return None, composition.reason
+    record = build_record(composition.query, composition.proof, graph, rng.child("render"), fingerprint)
+    if params.shortcut_filter:
+        answers = [record["answer"], *record["aliases"]]
+        reason = shortcut_reason(graph.world, record["question"], answers, record["answer_doc"])
+        if reason:
+            return None, "shortcut:" + reason
+    return record, "ok"
+
+
+def generate_task_list(
+    world: TaskWorld | str | Path,
+    params: GenerationParams,
+    workers: int = 1,
+    verifier: Verifier | None = None,
+    progress: bool = False,
+) -> GenerationResult:
+    """Generate tasks in memory (no files); ``world`` is a TaskWorld or a snapshot path."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    loaded = open_world(world) if isinstance(world, (str, Path)) else world
+    graph = FactGraph(loaded)
+    if not graph.entities:
+        raise TaskGenerationError(
+            f"made 0 of {params.count} tasks: the snapshot has {len(graph.facts)} facts and no entity-to-entity "
+            "facts, so no multi-hop question can be composed"
+        )
+    result = GenerationResult(tasks=[], attempts=0, rejections=Counter())
+    seen: set[str] = set()
+    bar = tqdm(total=params.count, desc="tasks", unit="task", disable=not progress)
+    try:
+        for index, record, reason in _attempts(graph, world if workers > 1 else None, params, workers, loaded.fingerprint):
+            result.attempts = index + 1
+            if record is not None and record["canonical_hash"] in seen:
+                record, reason = None, "duplicate"
+            if record is not None and verifier is not None and (params.verify_limit is None or result.verified < params.verify_limit):
+                steps = verifier(record)
+                result.verified += 1
+                if steps is None:
+                    record, reason = None, "unsolvable"
+                else:
+                    record["oracle_steps"] = steps
+            if record is None:
+                result.rejections[reason] += 1
+            else:
+                seen.add(record["canonical_hash"])
+                result.tasks.append(record)
+                bar.update(1)
+            if len(result.tasks) >= params.count:
+                break
+            if not result.tasks and result.attempts >= _HOPELESS_AFTER:
+                break
+    finally:
+        bar.close()
+    return result
+
+
+def generate_tasks(
+    snapshot_path: str | Path,
+    name: str,
+    count: int,
+    seed: int = 0,
+    *,
+    min_hops: int = 2,
+    max_hops: int = 4,
+    level: int | None = None,
+    workers: int = 1,
+    verifier: Verifier | None = None,
+    verify_limit: int | None = None,
+    allow_partial: bool = False,
+    progress: bool = False,
+) -> GenerationSummary:
+    """Generate ``count`` tasks from the snapshot and write ``tasks/<name>/`` (splits + card.md).
+
+    Raises :class:`TaskGenerationError` (saying how many tasks could be made
+    and the rejection counts) when fewer than ``count`` tasks can be made,
+    unless ``allow_partial`` (then at least one task is still required).
+    """
+    task_set_dir(snapshot_path, name)  # validates the name before any work
+    params = GenerationParams(
+        count=count,
+        seed=seed,
+        compose=ComposeParams(min_hops=min_hops, max_hops=max_hops, level=level),
+        verify_limit=verify_limit,
+    )
+    world = open_world(snapshot_path)
+    result = generate_task_list(str(snapshot_path) if workers > 1 else world, params, workers, verifier, progress)
+    made = len(result.tasks)
+    if made == 0 or (made < count and not allow_partial):
+        reasons = ", ".join(f"{k}={v}" for k, v in sorted(result.rejections.items(), key=lambda kv: (-kv[1], kv[0])))
+        raise TaskGenerationError(
+            f"made {made} of {count} tasks in {result.attempts} attempts "
+            f"(min_hops={min_hops}, max_hops={max_hops}, level={level}); rejections: {reasons or 'none'}"
+            + ("" if made == 0 else "; pass allow_partial / --allow-partial to keep them")
+        )
+    generator = {"seed": seed, **asdict(params.compose), "count": count, "attempts_per_task": params.attempts_per_task,
+                 "shortcut_filter": params.shortcut_filter, "verify_limit": verify_limit}
+
+    def card(directory: Path) -> None:
+        text = render_card(name, world.fingerprint, generator, result.tasks, result.attempts, result.rejections, result.verified)
+        (directory / "card.md").write_text(text, encoding="utf-8")
+
+    path = write_task_set(snapshot_path, name, result.tasks, card)
+    splits = Counter(t["split"] for t in result.tasks)
+    return GenerationSummary(
+        name=name,
+        path=str(path),
+        fingerprint=world.fingerprint,
+        count=made,
+        splits={s: splits.get(s, 0) for s in ("train", "dev", "test")},
+        attempts=result.attempts,
+        rejections=dict(sorted(result.rejections.items())),
+        verified=result.verified,
+    )
+
+
+# --- attempts, serial or in worker processes -------------------------------------
+
+_WORKER_STATE: dict = {}
+
+
+def _attempts(
+    graph: FactGraph, source: TaskWorld | str | Path | None, params: GenerationParams, workers: int, fingerprint: str
+) -> Iterator[tuple[int, dict | None, str]]:
+    """(index, record, reason) for attempts 0, 1, 2, ... up to the bound, in order."""
+    if workers == 1 or source is None:
+        for index in range(params.max_attempts):
+            record, reason = attempt_task(graph, params, index, fingerprint)
+            yield index, record, reason
+        return
+    batches = [range(start, min(start + _BATCH, params.max_attempts)) for start in range(0, params.max_attempts, _BATCH)]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers, initializer=_init_worker, initargs=(source, params)) as pool:
+        for batch in pool.imap(_run_batch, batches):
+            yield from batch
+
+
+def _init_worker(source: TaskWorld | str | Path, params: GenerationParams) -> None:
+    world = open_world(source) if isinstance(source, (str, Path)) else source
+    _WORKER_STATE.update(graph=FactGraph(world), params=params, fingerprint=world.fingerprint)
+
+
+def _run_batch(indexes: range) -> list[tuple[int, dict | None, str]]:
+    graph, params, fingerprint = _WORKER_STATE["graph"], _WORKER_STATE["params"], _WORKER_STATE["fingerprint"]
+    return [(i, *attempt_task(graph, params, i, fingerprint)) for i in indexes]

@@ -1,0 +1,216 @@
+"""The fact graph: indexes over a snapshot's facts for composing and proving tasks.
+
+Entity facts (``object >= 0``) are edges; literal facts (dates, years, numbers,
+text) are attributes. The indexes answer, fast and deterministically:
+
+- ``subjects_with(relation, object)`` and ``objects_of(relation, subject)``
+  (the two directions of an edge relation),
+- ``subjects_matching(relation, condition)`` for literal conditions (exact text,
+  exact date, year range, number range) via sorted numpy arrays,
+- ``stated_in(fact)``: the doc id whose plaintext states the fact's value (the
+  fact's evidence doc, else the subject's or object's own page), checked once
+  and cached; facts no document states are never used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from stillweb.corpora.tasks.forms import value_forms
+from stillweb.corpora.tasks.world import TaskWorld
+
+__all__ = ["Fact", "FactGraph", "IDENTITY_RELATIONS", "normalize_text", "fact_year"]
+
+# Relations that name the entity itself or say nothing checkable: never constants or answers.
+IDENTITY_RELATIONS = frozenset({
+    "name", "title", "native_name", "official_name", "full_name", "birth_name", "other_names",
+    "image", "caption", "logo", "alt", "website", "url", "signature", "image_size", "footnotes",
+})
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """Lowercase with collapsed whitespace: the form used for matching values."""
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One row of facts.parquet (``object == -1`` for literal values)."""
+
+    index: int
+    subject: int
+    relation: str
+    value: str
+    value_type: str
+    object: int
+    number: float | None
+    date: str | None
+    template: str
+    evidence: int
+
+    @property
+    def is_edge(self) -> bool:
+        """True when the fact links two entities."""
+        return self.object >= 0
+
+
+def fact_year(fact: Fact) -> int | None:
+    """The year a date or year fact is about, else None."""
+    if fact.date and fact.date[:4].lstrip("-").isdigit():
+        return int(fact.date[:4])
+    if fact.value_type == "year" and fact.number is not None:
+        return int(fact.number)
+    return None
+
+
+class FactGraph:
+    """Indexes over all facts of a world; see the module docstring."""
+
+    def __init__(self, world: TaskWorld) -> None:
+        self.world = world
+        self.facts: list[Fact] = _read_facts(world.facts_table())
+        self._out: dict[tuple[str, int], list[int]] = {}
+        self._in: dict[tuple[str, int], list[int]] = {}
+        self._edges_of: dict[int, list[int]] = {}
+        self._literals_of: dict[int, list[int]] = {}
+        self._text: dict[tuple[str, str], set[int]] = {}
+        self._template_of: dict[int, str] = {}
+        years: dict[str, list[tuple[int, int]]] = {}
+        numbers: dict[str, list[tuple[float, int]]] = {}
+        for fact in self.facts:
+            self._template_of.setdefault(fact.subject, fact.template)
+            if fact.relation in IDENTITY_RELATIONS:
+                continue
+            if fact.is_edge:
+                self._out.setdefault((fact.relation, fact.subject), []).append(fact.object)
+                self._in.setdefault((fact.relation, fact.object), []).append(fact.subject)
+                self._edges_of.setdefault(fact.subject, []).append(fact.index)
+                self._edges_of.setdefault(fact.object, []).append(fact.index)
+                continue
+            self._literals_of.setdefault(fact.subject, []).append(fact.index)
+            self._text.setdefault((fact.relation, normalize_text(fact.value)), set()).add(fact.subject)
+            if fact.date:
+                self._text.setdefault((fact.relation, "date:" + fact.date), set()).add(fact.subject)
+            year = fact_year(fact)
+            if year is not None:
+                years.setdefault(fact.relation, []).append((year, fact.subject))
+            if fact.number is not None and fact.value_type == "number":
+                numbers.setdefault(fact.relation, []).append((fact.number, fact.subject))
+        self._years = {rel: _sorted_arrays(pairs) for rel, pairs in years.items()}
+        self._numbers = {rel: _sorted_arrays(pairs) for rel, pairs in numbers.items()}
+        self.entities: list[int] = sorted(e for e, edges in self._edges_of.items() if edges)
+        self._stated: dict[int, int | None] = {}
+        self._texts: dict[int, str] = {}
+
+    # --- edges -------------------------------------------------------------
+    def edges_of(self, entity: int) -> list[int]:
+        """Indexes of the edge facts touching ``entity`` (as subject or object)."""
+        return self._edges_of.get(entity, [])
+
+    def literals_of(self, entity: int) -> list[int]:
+        """Indexes of the literal facts about ``entity``."""
+        return self._literals_of.get(entity, [])
+
+    def objects_of(self, relation: str, subject: int) -> list[int]:
+        """Entities ``o`` with a fact (subject, relation, o)."""
+        return self._out.get((relation, subject), [])
+
+    def subjects_with(self, relation: str, obj: int) -> list[int]:
+        """Entities ``s`` with a fact (s, relation, obj)."""
+        return self._in.get((relation, obj), [])
+
+    def template_of(self, entity: int) -> str:
+        """The infobox template of an entity's first fact ('' if none)."""
+        return self._template_of.get(entity, "")
+
+    # --- literal conditions ------------------------------------------------
+    def subjects_with_text(self, relation: str, key: str) -> set[int]:
+        """Subjects whose ``relation`` value normalises to ``key`` (``date:ISO`` for dates)."""
+        return self._text.get((relation, key), set())
+
+    def subjects_in_year_range(self, relation: str, low: int, high: int) -> set[int]:
+        """Subjects whose ``relation`` year lies in [low, high]."""
+        return _range_lookup(self._years.get(relation), low, high)
+
+    def subjects_in_number_range(self, relation: str, low: float, high: float) -> set[int]:
+        """Subjects whose ``relation`` number lies in [low, high]."""
+        return _range_lookup(self._numbers.get(relation), low, high)
+
+    # --- evidence ------------------------------------------------------------
+    def stated_in(self, fact_index: int) -> int | None:
+        """The doc id whose plaintext contains a form of the fact's value, or None."""
+        if fact_index in self._stated:
+            return self._stated[fact_index]
+        fact = self.facts[fact_index]
+        forms = [normalize_text(f) for f in value_forms(fact.value, fact.date, fact.number)]
+        found = None
+        for doc in dict.fromkeys(d for d in (fact.evidence, fact.subject, fact.object) if d >= 0):
+            text = self._text_of(doc)
+            if any(form and form in text for form in forms):
+                found = doc
+                break
+        self._stated[fact_index] = found
+        return found
+
+    def stated_form(self, fact_index: int) -> str:
+        """The form of the fact's value that its evidence document contains."""
+        fact = self.facts[fact_index]
+        doc = self.stated_in(fact_index)
+        text = self._text_of(doc) if doc is not None else ""
+        for form in value_forms(fact.value, fact.date, fact.number):
+            if normalize_text(form) in text:
+                return form
+        return fact.value
+
+    def _text_of(self, doc: int) -> str:
+        if doc not in self._texts:
+            try:
+                self._texts[doc] = normalize_text(self.world.text_of(doc))
+            except (KeyError, IndexError):
+                self._texts[doc] = ""
+        return self._texts[doc]
+
+
+def _read_facts(table: pa.Table) -> list[Fact]:
+    columns = {name: table[name].to_pylist() for name in (
+        "subject", "relation", "value", "value_type", "object", "number", "date", "template", "evidence"
+    )}
+    facts = []
+    for i in range(table.num_rows):
+        obj = columns["object"][i]
+        evidence = columns["evidence"][i]
+        facts.append(Fact(
+            index=i,
+            subject=columns["subject"][i],
+            relation=columns["relation"][i] or "",
+            value=columns["value"][i] or "",
+            value_type=columns["value_type"][i] or "text",
+            object=-1 if obj is None else obj,
+            number=columns["number"][i],
+            date=columns["date"][i],
+            template=columns["template"][i] or "",
+            evidence=columns["subject"][i] if evidence is None else evidence,
+        ))
+    return facts
+
+
+def _sorted_arrays(pairs: list[tuple[float, int]]) -> tuple[np.ndarray, np.ndarray]:
+    pairs.sort()
+    keys = np.array([p[0] for p in pairs], dtype=np.float64)
+    subjects = np.array([p[1] for p in pairs], dtype=np.int64)
+    return keys, subjects
+
+
+def _range_lookup(arrays: tuple[np.ndarray, np.ndarray] | None, low: float, high: float) -> set[int]:
+    if arrays is None:
+        return set()
+    keys, subjects = arrays
+    start = int(np.searchsorted(keys, low, side="left"))
+    stop = int(np.searchsorted(keys, high, side="right"))
+    return set(subjects[start:stop].tolist())

@@ -1,0 +1,103 @@
+"""Rendering a query as a natural-language question.
+
+Each variable becomes a noun phrase ("a film whose director is a person who
+was born in the early 1950s"), built from the entity's infobox template (the
+noun), its constants and its children (relative clauses). Relation phrases
+come from a small table for common infobox relations, with a generic
+``whose <relation> is <value>`` fallback. Clause order and the sentence frame
+are keyed-random, so the same query shape reads in several ways.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.tasks.graph import FactGraph
+from stillweb.corpora.tasks.query import Node, Query
+
+__all__ = ["render_question", "noun_of", "relation_words"]
+
+# relation -> (node is subject: "{x}" is the value, node is object: "{x}" is the other side)
+_PHRASES = {
+    "birth_place": ("who was born in {x}", "that is the birthplace of {x}"),
+    "death_place": ("who died in {x}", "that is the place where {x} died"),
+    "birth_date": ("who was born {x}", "that is the birth date of {x}"),
+    "death_date": ("who died {x}", "that is the death date of {x}"),
+    "alma_mater": ("who studied at {x}", "that is the alma mater of {x}"),
+    "director": ("directed by {x}", "that directed {x}"),
+    "founded_by": ("founded by {x}", "that founded {x}"),
+    "founder": ("founded by {x}", "that founded {x}"),
+    "headquarters": ("headquartered in {x}", "that hosts the headquarters of {x}"),
+    "country": ("located in {x}", "that is the country of {x}"),
+    "capital": ("whose capital is {x}", "that is the capital of {x}"),
+    "spouse": ("married to {x}", "that is married to {x}"),
+    "author": ("written by {x}", "that wrote {x}"),
+    "starring": ("starring {x}", "that starred in {x}"),
+}
+_DATE_RELATIONS = ("birth_date", "death_date")
+# relation -> how to name it as an attribute ("the number of tracks of the album")
+_ATTRIBUTES = {
+    "founded": "founding year",
+    "tracks": "number of tracks",
+    "pages": "number of pages",
+    "employees": "number of employees",
+    "students": "number of students",
+    "area_km2": "area in square kilometres",
+    "elevation_m": "elevation in metres",
+    "attendance": "attendance",
+    "date": "date",
+}
+_TEMPLATE_PREFIX = re.compile(r"^\s*infobox[\s_]*", re.IGNORECASE)
+
+
+def relation_words(relation: str) -> str:
+    """A relation name as words: ``alma_mater`` -> ``alma mater``, ``tracks`` -> ``number of tracks``."""
+    return _ATTRIBUTES.get(relation, relation.replace("_", " ").strip())
+
+
+def noun_of(graph: FactGraph, entity: int) -> str:
+    """A noun for an entity, from its infobox template (``Infobox film`` -> ``film``)."""
+    noun = _TEMPLATE_PREFIX.sub("", graph.template_of(entity)).replace("_", " ").strip().lower()
+    return noun or "entity"
+
+
+def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
+    """The question text of ``query`` (see the module docstring)."""
+    root = query.root
+    noun = noun_of(graph, root.entity)
+    clauses = _clauses(root, query, graph, rng)
+    if query.literal_answer:
+        attribute = relation_words(query.answer_relation)
+        frames = (
+            "What is the {a} of the {n} {c}?",
+            "Consider the {n} {c}. What is its {a}?",
+        )
+        return rng.choice(frames).format(a=attribute, n=noun, c=clauses)
+    frames = ("Which {n} {c}?", "I am looking for the {n} {c}. Which {n} is it?", "Name the {n} {c}.")
+    return rng.choice(frames).format(n=noun, c=clauses)
+
+
+def _noun_phrase(node: Node, query: Query, graph: FactGraph, rng: KeyedRng) -> str:
+    noun = noun_of(graph, node.entity)
+    article = "an" if noun[:1] in "aeio" else "a"
+    return f"{article} {noun} {_clauses(node, query, graph, rng)}"
+
+
+def _clauses(node: Node, query: Query, graph: FactGraph, rng: KeyedRng) -> str:
+    parts = [_phrase(c.relation, c.node_is_subject, c.condition.text) for c in node.constants]
+    for child_name in node.children:
+        child = query.node(child_name)
+        parts.append(_phrase(child.relation, child.parent_is_subject, _noun_phrase(child, query, graph, rng)))
+    parts = rng.shuffled(parts)
+    if len(parts) <= 2:
+        return " and ".join(parts)
+    return ", ".join(parts[:-1]) + ", and " + parts[-1]
+
+
+def _phrase(relation: str, node_is_subject: bool, value: str) -> str:
+    words = relation_words(relation)
+    subject_form, object_form = _PHRASES.get(relation, (f"whose {words} is {{x}}", f"that is the {words} of {{x}}"))
+    if relation in _DATE_RELATIONS and node_is_subject and not value.startswith("in "):
+        value = f"on {value}"
+    return (subject_form if node_is_subject else object_form).format(x=value)
