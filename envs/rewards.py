@@ -158,7 +158,7 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
     outcome = float(correct and (provenance_ok or not config.citation_gate))
     credits = gamma_credits(outcome, max(trace.steps, 1), config.gamma)
     decayed = {"first": credits[0], "last": credits[-1], "mean": sum(credits) / len(credits)}[config.gamma_scalar]
-    rubric = _rubric(task.evidence, answer, set(cited_docs) & trace.opened_docs)
+    rubric = _rubric(task.evidence, task.golds, set(cited_docs) & trace.opened_docs) if correct else 0.0
     f1 = best_f1(answer, task.golds) if answer is not None else 0.0
     penalty = (
         config.penalty_unknown_tool * counts.unknown_tool
@@ -191,20 +191,20 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
     )
 
 
-def _rubric(evidence: tuple[EvidenceItem, ...], answer: str | None, supported_docs: set[int]) -> float:
-    """CaRR-like rubric: the fraction of evidence facts supported and connected to the answer.
+def _rubric(evidence: tuple[EvidenceItem, ...], golds: tuple[str, ...], supported_docs: set[int]) -> float:
+    """CaRR-like rubric of a correct answer: the fraction of evidence facts supported and connected to it.
 
     A fact is *supported* when its doc was both opened and cited. Facts are
     nodes linked when one's value is another's subject (or they share a
     subject); a supported fact counts only if a path of supported facts links
-    it to the answer (a fact whose value is the agent's answer).
+    it to the answer (a fact whose value is a gold answer).
     """
-    if not evidence or answer is None:
+    if not evidence:
         return 0.0
-    target = normalize_answer(answer)
+    targets = {normalize_answer(gold) for gold in golds} - {""}
     supported = [item for item in evidence if item.doc_id in supported_docs]
     keys = [(normalize_answer(item.subject), normalize_answer(item.value)) for item in supported]
-    reached = {index for index, (_, value) in enumerate(keys) if target and value == target}
+    reached = {index for index, (_, value) in enumerate(keys) if value in targets}
     frontier = sorted(reached)
     while frontier:
         subject, _ = keys[frontier.pop()]

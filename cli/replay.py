@@ -1,0 +1,35 @@
+"""``stillweb replay FILE``: re-run a recorded episode file and check it step by step.
+
+Exits 0 when every reset and step gives the recorded observation, reward,
+endings and info; exits 1 at the first one that differs, naming its line and
+field. ``--snapshot DIR`` replays against a snapshot at another path.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["register", "run_replay"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``replay`` subcommand to the ``stillweb`` parser."""
+    parser = subparsers.add_parser(
+        "replay",
+        help="re-run a recorded episode file; exit non-zero at the first step that differs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", help="a JSONL recording written by stillweb.envs.RecordEpisodes")
+    parser.add_argument("--snapshot", help="snapshot directory to replay against (default: the recorded one)")
+    parser.set_defaults(handler=run_replay)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """Replay ``args.file``; print the verdict; 0 if identical, 1 otherwise."""
+    from stillweb.envs.recording import replay
+
+    overrides = {"snapshot": args.snapshot} if args.snapshot else {}
+    result = replay(args.file, **overrides)
+    print(f"{args.file}: {result.describe()}")
+    return 0 if result.ok else 1
