@@ -616,11 +616,14 @@ def _relation_name(raw_name: str) -> str | None:
     relation = _SPACES_RE.sub("_", _COMMENT_RE.sub("", raw_name).strip().lower()).replace(" ", "_")
     if not _RELATION_RE.fullmatch(relation):
         return None
+    if relation in _SKIPPED_FIELDS:
+        return None
     tokens = {token.rstrip("0123456789") for token in relation.split("_")}
     return None if tokens & _SKIPPED_FIELD_TOKENS else relation
 
 
 _RELATION_RE = re.compile(r"[\w-]+")
+_SKIPPED_FIELDS = frozenset({"name"})  # the box's label for its own subject, not a fact about it
 _SKIPPED_FIELD_TOKENS = frozenset({
     "image", "img", "photo", "picture", "caption", "alt", "signature", "logo", "footnote",
     "footnotes", "note", "notes", "map", "pushpin", "coordinates", "coord", "coords", "seal",
