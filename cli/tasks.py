@@ -1,0 +1,69 @@
+"""``stillweb tasks generate|export``: make hard multi-hop task sets and export them.
+
+``register(subparsers)`` adds the ``tasks`` command (wired in by ``cli/main.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["register", "run_generate", "run_export"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``tasks generate`` and ``tasks export`` to the ``stillweb`` parser."""
+    tasks = subparsers.add_parser("tasks", help="generate and export multi-hop task sets")
+    actions = tasks.add_subparsers(dest="tasks_command", metavar="ACTION")
+    tasks.set_defaults(handler=lambda args: tasks.print_help() or 2)
+
+    generate = actions.add_parser("generate", help="generate a task set into SNAPSHOT/tasks/NAME/")
+    generate.add_argument("snapshot", metavar="DIR", help="snapshot directory")
+    generate.add_argument("--name", required=True, help="task set name")
+    generate.add_argument("--count", type=int, required=True, help="number of tasks")
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--min-hops", type=int, default=2)
+    generate.add_argument("--max-hops", type=int, default=4)
+    generate.add_argument("--level", type=int, choices=(1, 2, 3), default=None, help="only tasks of this level")
+    generate.add_argument("--workers", type=int, default=1)
+    generate.add_argument("--verify", type=int, default=0, metavar="N",
+                          help="solve the first N kept tasks with the reference agent (-1: all); failures are discarded")
+    generate.add_argument("--allow-partial", action="store_true", help="write the set even if fewer than --count tasks")
+    generate.add_argument("--no-progress", action="store_true")
+    generate.set_defaults(handler=run_generate)
+
+    export = actions.add_parser("export", help="export a task set as jsonl, a HF dataset or verl parquet")
+    export.add_argument("snapshot", metavar="DIR")
+    export.add_argument("name", metavar="NAME")
+    export.add_argument("--format", required=True, choices=("jsonl", "hf", "verl"))
+    export.add_argument("--out", required=True, metavar="PATH")
+    export.set_defaults(handler=run_export)
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    """Handler of ``tasks generate``: prints a summary, exit status 0 on success."""
+    from stillweb.corpora.tasks.generate import generate_tasks
+
+    verifier, limit = None, None
+    if args.verify:
+        from stillweb.envs.solvability import ReferenceVerifier
+
+        verifier, limit = ReferenceVerifier(args.snapshot), (None if args.verify < 0 else args.verify)
+    summary = generate_tasks(
+        args.snapshot, args.name, args.count, args.seed,
+        min_hops=args.min_hops, max_hops=args.max_hops, level=args.level, workers=args.workers,
+        verifier=verifier, verify_limit=limit, allow_partial=args.allow_partial, progress=not args.no_progress,
+    )
+    rejected = ", ".join(f"{k}={v}" for k, v in summary.rejections.items()) or "none"
+    print(f"wrote {summary.count} tasks to {summary.path} ({summary.splits}); "
+          f"{summary.attempts} attempts; rejections: {rejected}; verified by the reference agent: {summary.verified}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Handler of ``tasks export``."""
+    from stillweb.corpora.tasks.export import export_tasks
+
+    for path in export_tasks(args.snapshot, args.name, args.format, args.out):
+        print(path, file=sys.stdout)
+    return 0

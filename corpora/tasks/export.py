@@ -1,0 +1,89 @@
+"""Exporting a task set: jsonl, a Hugging Face ``datasets`` dataset, or the verl/Search-R1 layout.
+
+- ``jsonl``: one task per line, nested fields as JSON (``{split}.jsonl`` in ``out``).
+- ``hf``: a ``datasets.DatasetDict`` (train/dev/test) saved with ``save_to_disk``.
+- ``verl``: ``{split}.parquet`` with the columns Search-R1's ``nq_search.py``
+  writes (``data_source``, ``prompt`` as chat messages, ``ability``,
+  ``reward_model`` with ``style`` and ``ground_truth.target``, ``extra_info``),
+  so existing trainer scripts load it unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from stillweb.corpora.tasks.splits import SPLITS
+from stillweb.corpora.tasks.store import read_tasks
+
+__all__ = ["EXPORT_FORMATS", "SEARCH_R1_PREFIX", "export_tasks", "verl_row"]
+
+EXPORT_FORMATS = ("jsonl", "hf", "verl")
+SEARCH_R1_PREFIX = (
+    "Answer the given question. You must conduct reasoning inside <think> and </think> first every time you get "
+    "new information. After reasoning, if you find you lack some knowledge, you can call a search engine by "
+    "<search> query </search> and it will return the top searched results between <information> and "
+    "</information>. You can search as many times as your want. If you find no further external knowledge needed, "
+    "you can directly provide the answer inside <answer> and </answer>, without detailed illustrations. "
+    "For example, <answer> Beijing </answer>. Question: "
+)
+
+
+def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path) -> list[Path]:
+    """Export every split of task set ``name``; returns the files or directories written."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; expected one of {EXPORT_FORMATS}")
+    splits = {split: read_tasks(snapshot_path, name, split) for split in SPLITS}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if fmt == "hf":
+        from datasets import Dataset, DatasetDict
+
+        DatasetDict({s: Dataset.from_list([_flat(t) for t in tasks]) if tasks else Dataset.from_dict({})
+                     for s, tasks in splits.items()}).save_to_disk(str(out / name))
+        return [out / name]
+    written = []
+    for split, tasks in splits.items():
+        if fmt == "jsonl":
+            path = out / f"{split}.jsonl"
+            path.write_text("".join(json.dumps(t, ensure_ascii=False, sort_keys=True) + "\n" for t in tasks), encoding="utf-8")
+        else:
+            path = out / f"{split}.parquet"
+            rows = [verl_row(t, name, index) for index, t in enumerate(tasks)]
+            pq.write_table(pa.Table.from_pylist(rows) if rows else _empty_verl_table(), path)
+        written.append(path)
+    return written
+
+
+def verl_row(task: dict, name: str, index: int) -> dict:
+    """One task in the verl/Search-R1 parquet layout."""
+    return {
+        "data_source": f"stillweb/{name}",
+        "prompt": [{"role": "user", "content": SEARCH_R1_PREFIX + task["question"] + "\n"}],
+        "ability": "fact-reasoning",
+        "reward_model": {"style": "rule", "ground_truth": {"target": [task["answer"], *task["aliases"]]}},
+        "extra_info": {
+            "split": task["split"],
+            "index": index,
+            "task_id": task["task_id"],
+            "level": task["level"],
+            "hops": task["hops"],
+            "evidence_docs": task["evidence_docs"],
+        },
+    }
+
+
+def _flat(task: dict) -> dict:
+    """A task for ``datasets``: nested fields of mixed types as JSON strings."""
+    flat = dict(task)
+    for key in ("evidence", "formalization", "obfuscations"):
+        flat[key] = json.dumps(flat[key], ensure_ascii=False, sort_keys=True)
+    return flat
+
+
+def _empty_verl_table() -> pa.Table:
+    return pa.Table.from_pylist([verl_row({"question": "", "answer": "", "aliases": [], "split": "", "task_id": "",
+                                           "level": 0, "hops": 0, "evidence_docs": []}, "", 0)]).slice(0, 0)

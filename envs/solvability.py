@@ -1,0 +1,73 @@
+"""The solvability proof: the reference agent, using only the tools, answers each task.
+
+The task generator (``stillweb.corpora.tasks``) proves uniqueness over the
+facts; this module proves the other half in the environment itself: a
+:class:`~stillweb.envs.agents.ReferenceAgent` follows the task's evidence with
+search/open/find in ``stillweb/WikiQA-v0`` and must end with a correct answer.
+:class:`ReferenceVerifier` is the ``verifier`` the generator accepts: it returns
+the agent's step count (recorded as ``oracle_steps``) or None (the task is
+discarded as ``unsolvable``).
+
+>>> # summary = generate_verified_tasks("snap/", "default", count=200, seed=0, verify_limit=50)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stillweb.corpora.tasks.generate import GenerationSummary, generate_tasks
+from stillweb.envs.agents import ReferenceAgent, run_episode
+from stillweb.envs.wikiqa import WikiQAEnv
+
+__all__ = ["SolveResult", "ReferenceVerifier", "solve_with_reference", "generate_verified_tasks"]
+
+_CALLS_PER_EVIDENCE = 3  # the reference agent searches, opens and finds for each fact
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """One reference-agent episode on a task."""
+
+    task_id: str
+    solved: bool
+    steps: int
+    outcome: float
+    ending: str | None
+
+
+def solve_with_reference(snapshot_path: str | Path, task: Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
+    """Run the reference agent on ``task`` in WikiQA-v0 with limits sized to its evidence."""
+    budget = _CALLS_PER_EVIDENCE * len(task.get("evidence") or []) + 4
+    env = WikiQAEnv(snapshot_path, tasks=[dict(task)], tool_format=tool_format, max_turns=budget, max_tool_calls=budget)
+    try:
+        summary = run_episode(env, ReferenceAgent(task, tool_format=tool_format), seed=0)
+    finally:
+        env.close()
+    solved = bool(summary["terminated"]) and float(summary["outcome"]) >= 1.0
+    ending = summary["termination_reason"] or summary["truncation_reason"]
+    return SolveResult(str(summary["task_id"]), solved, int(summary["turns"]), float(summary["outcome"]), ending)
+
+
+class ReferenceVerifier:
+    """A generator ``verifier``: the reference agent's steps on a task, or None if it fails."""
+
+    def __init__(self, snapshot_path: str | Path, tool_format: str = "tongyi") -> None:
+        self.snapshot_path = str(snapshot_path)
+        self.tool_format = tool_format
+
+    def __call__(self, task: dict) -> int | None:
+        result = solve_with_reference(self.snapshot_path, task, self.tool_format)
+        return result.steps if result.solved else None
+
+
+def generate_verified_tasks(
+    snapshot_path: str | Path, name: str, count: int, seed: int = 0, *, verify_limit: int | None = None, **options: Any
+) -> GenerationSummary:
+    """:func:`stillweb.corpora.tasks.generate_tasks` with every kept task (or the first
+    ``verify_limit``) solved by the reference agent; failures are discarded and counted."""
+    return generate_tasks(
+        snapshot_path, name, count, seed, verifier=ReferenceVerifier(snapshot_path), verify_limit=verify_limit, **options
+    )
