@@ -4,8 +4,9 @@
 namespace-0 page, redirects included (``redirect`` = target title), in file
 order and in constant memory: the XML is read with
 :func:`xml.etree.ElementTree.iterparse` and every finished ``<page>`` element is
-dropped. (``iterparse`` reads about twice as fast as ``mwxml``, which is built
-on it and keeps every revision's metadata.)
+dropped. (``iterparse`` reads plain XML at about 175 MB/s per core against
+117 MB/s for ``mwxml``, which is built on it and keeps every revision's
+metadata; bzip2 decompression caps a ``.bz2`` dump at about 17 MB/s of XML.)
 
 A damaged dump raises :class:`DumpError` naming the page (index and title) or
 the position in the XML; with ``skip_bad=True`` bad pages are counted in a
