@@ -6,10 +6,12 @@ shared by every space (copies share the immutable tables), so 1,000 envs do not
 pay it 1,000 times. Text outside the charset (lone surrogates, astral
 characters such as emoji) becomes U+FFFD via :func:`to_charset`.
 
-Gymnasium's shared-memory codec for ``Text`` pads with charset indices and caps
-every observation at ``max_length`` int32s, which corrupts long Unicode text in
-``AsyncVectorEnv``; :class:`UnicodeText` registers its own codec (code points
-with a length prefix), so the default ``shared_memory=True`` is correct.
+Gymnasium's shared-memory codec for ``Text`` decodes the buffer once, when the
+``AsyncVectorEnv`` is created, so every later observation reads back as that
+stale (empty) text. :class:`UnicodeText` registers its own codec: code points
+with a length prefix, read through a live view (:class:`SharedTextBatch`) that
+decodes on access and deep-copies to a tuple of strings, as numpy views do. So
+the default ``shared_memory=True`` is correct.
 
 >>> space = unicode_text_space(64)
 >>> space.contains("Zoë ✓")
@@ -23,6 +25,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from collections.abc import Sequence
 from types import ModuleType
 
 import multiprocessing as mp
@@ -34,7 +37,7 @@ from gymnasium.vector.utils.shared_memory import (
     write_to_shared_memory,
 )
 
-__all__ = ["UnicodeText", "unicode_text_space", "to_charset", "ACTION_MAX_CHARS", "OBSERVATION_MAX_CHARS"]
+__all__ = ["SharedTextBatch", "UnicodeText", "unicode_text_space", "to_charset", "ACTION_MAX_CHARS", "OBSERVATION_MAX_CHARS"]
 
 ACTION_MAX_CHARS = 1 << 12  # sampling bound of the action space; longer actions are still accepted
 OBSERVATION_MAX_CHARS = 1 << 16  # observations are clipped to this many characters
@@ -79,7 +82,28 @@ def _write(space: UnicodeText, index: int, value: str, shared_memory) -> None:
     destination[1 : 1 + len(codes)] = codes
 
 
+class SharedTextBatch(Sequence[str]):
+    """A live view of ``n`` texts in shared memory: indexing decodes the current contents."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        row = self._rows[index]
+        return row[1 : 1 + row[0]].tobytes().decode("utf-32-le")
+
+    def __deepcopy__(self, memo: dict) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return f"SharedTextBatch({tuple(self)!r})"
+
+
 @read_from_shared_memory.register(UnicodeText)
-def _read(space: UnicodeText, shared_memory, n: int = 1) -> tuple[str, ...]:
-    rows = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length + 1))
-    return tuple(row[1 : 1 + row[0]].tobytes().decode("utf-32-le") for row in rows)
+def _read(space: UnicodeText, shared_memory, n: int = 1) -> SharedTextBatch:
+    return SharedTextBatch(np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length + 1)))
