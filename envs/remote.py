@@ -1,0 +1,211 @@
+"""``stillweb/Remote-v0``: a Gymnasium environment whose episodes run on a stillweb server.
+
+>>> env = gym.make("stillweb/Remote-v0", url="http://127.0.0.1:8000",
+...                env_id="stillweb/WikiQA-v0", tasks="default")      # doctest: +SKIP
+>>> observation, info = env.reset(seed=0)                             # doctest: +SKIP
+
+Observations, rewards, terminated/truncated and info are the server-side
+environment's, which are the in-process environment's (info after a JSON round
+trip: tuples arrive as lists).
+
+Faults are survived, not reported. Every reset and step carries a fresh request
+id, so a retried request (after a timeout or a dropped connection) returns the
+server's stored result instead of acting twice, and each step's echoed id and
+step count are checked, so a response can never be matched to the wrong
+request. The client keeps the session's create-config and its log since the
+last seeded reset; when the server no longer knows the session (restarted,
+expired, or the request landed on another worker) the client creates a new
+one, replays the log (episodes are deterministic) and continues: the caller
+sees the same observations it would have seen.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+import time
+from typing import Any
+
+import gymnasium as gym
+import httpx
+
+from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
+
+__all__ = ["RemoteEnv", "RemoteEnvError", "register_remote_env", "REMOTE_ENV_ID"]
+
+REMOTE_ENV_ID = "stillweb/Remote-v0"
+# Session errors after which the client rebuilds its session from the log.
+LOST_SESSION = frozenset({"session_not_found", "session_expired"})
+# Most ops per replay request (the server accepts 10,000; smaller requests stay under body limits).
+REPLAY_CHUNK = 256
+RETRYABLE_STATUS = frozenset({502, 503, 504})
+
+
+class RemoteEnvError(RuntimeError):
+    """The server refused a request (bad kwargs, limits) or stayed unreachable after every retry."""
+
+
+class RemoteEnv(gym.Env[str, str]):
+    """A stillweb environment served over HTTP, with retries, timeouts and transparent resume.
+
+    Args:
+        url: the server's base URL, e.g. ``"http://127.0.0.1:8000"``.
+        env_id: the server-side environment (default ``stillweb/WikiQA-v0``).
+        token: the server's bearer token, if it has one.
+        timeout: seconds to wait for one response (a step's tool call included).
+        retries: attempts per request before :class:`RemoteEnvError`.
+        backoff: first wait between attempts in seconds (doubles, capped at 2 s).
+        transport: an ``httpx`` transport (tests pass an ASGI transport).
+        **env_kwargs: the server-side environment's kwargs (JSON values; ``snapshot``
+            names one of the served snapshots).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        url: str,
+        env_id: str = "stillweb/WikiQA-v0",
+        token: str | None = None,
+        timeout: float = 60.0,
+        retries: int = 8,
+        backoff: float = 0.1,
+        transport: httpx.BaseTransport | None = None,
+        **env_kwargs: Any,
+    ) -> None:
+        if retries < 1:
+            raise ValueError(f"retries must be at least 1, got {retries!r}")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._client = httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), transport=transport)
+        self.env_id = env_id
+        self.env_kwargs = env_kwargs
+        self.retries = retries
+        self.backoff = backoff
+        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
+        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self.resumes = 0  # how many times the session was rebuilt on the server
+        self._client_tag = secrets.token_hex(6)  # request ids: never reach observations or rewards
+        self._request_numbers = itertools.count()
+        self._log: list[dict[str, Any]] = []  # ops since the last seeded reset (or creation)
+        self._episode_steps = 0
+        self._session_id: str | None = self._create_session()
+
+    @property
+    def session_id(self) -> str | None:
+        """The server's id of the current session (changes when the session is rebuilt)."""
+        return self._session_id
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Reset the server-side environment; see the served environment's ``reset``."""
+        super().reset(seed=seed)
+        op = {"op": "reset", "seed": seed, "options": options}
+        body = self._session_call("reset", {"seed": seed, "options": options})
+        if seed is not None:
+            self._log = []
+        self._log.append(op)
+        self._episode_steps = 0
+        return body["observation"], body["info"]
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step the server-side environment; see the served environment's ``step``."""
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
+        body = self._session_call("step", {"action": action})
+        if body["step"] != self._episode_steps + 1:
+            raise RemoteEnvError(f"server answered step {body['step']} where step {self._episode_steps + 1} was due")
+        self._episode_steps += 1
+        self._log.append({"op": "step", "action": action})
+        return body["observation"], body["reward"], body["terminated"], body["truncated"], body["info"]
+
+    def close(self) -> None:
+        """Close the server-side session (best effort) and the HTTP client; idempotent."""
+        if self._session_id is not None and not self._client.is_closed:
+            try:
+                self._client.delete(f"/sessions/{self._session_id}")
+            except httpx.HTTPError:
+                pass
+        self._session_id = None
+        self._client.close()
+        super().close()
+
+    # -- transport ------------------------------------------------------------------------
+
+    def _session_call(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST a reset or step with a fresh request id, rebuilding the session when it is lost."""
+        if self._session_id is None:
+            raise RemoteEnvError("the environment is closed")
+        request_id = f"{self._client_tag}-{next(self._request_numbers)}"
+        body = {**payload, "request_id": request_id}
+        for _ in range(self.retries):
+            status, answer = self._post(f"/sessions/{self._session_id}/{kind}", body)
+            if status == 404 and answer.get("error") in LOST_SESSION:
+                self._rebuild_session()
+                continue
+            if status == 409 and answer.get("error") in ("episode_over", "not_reset"):
+                raise RuntimeError(f"step() called on an episode that has ended (or never started): {answer.get('detail')}")
+            _raise_for_error(status, answer)
+            if answer.get("request_id") != request_id:
+                raise RemoteEnvError(f"response to request {answer.get('request_id')!r} arrived for request {request_id!r}")
+            return answer
+        raise RemoteEnvError(f"the session was lost {self.retries} times in a row; giving up")
+
+    def _create_session(self) -> str:
+        status, answer = self._post("/sessions", {"env_id": self.env_id, "kwargs": self.env_kwargs})
+        _raise_for_error(status, answer)
+        return str(answer["session_id"])
+
+    def _rebuild_session(self) -> None:
+        """Create a new session and replay the log into it."""
+        self._session_id = self._create_session()
+        self.resumes += 1
+        for start in range(0, len(self._log), REPLAY_CHUNK):
+            status, answer = self._post(f"/sessions/{self._session_id}/replay", {"ops": self._log[start : start + REPLAY_CHUNK]})
+            _raise_for_error(status, answer)
+
+    def _post(self, path: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """(status, JSON body), retrying connection failures, timeouts and 502/503/504 with backoff."""
+        content = _encode(payload)
+        headers = {"Content-Type": "application/json"}
+        wait = self.backoff
+        failure = ""
+        for attempt in range(self.retries):
+            if attempt:
+                time.sleep(wait)
+                wait = min(wait * 2, 2.0)
+            try:
+                response = self._client.post(path, content=content, headers=headers)
+            except httpx.TransportError as error:
+                failure = f"{type(error).__name__}: {error}"
+                continue
+            if response.status_code in RETRYABLE_STATUS:
+                failure = f"HTTP {response.status_code}"
+                continue
+            try:
+                answer = response.json()
+            except ValueError:
+                answer = {"error": "bad_response", "detail": response.text[:500]}
+            return response.status_code, answer if isinstance(answer, dict) else {"error": "bad_response", "detail": str(answer)[:500]}
+        raise RemoteEnvError(f"POST {path} failed after {self.retries} attempts: {failure}")
+
+
+def _encode(payload: dict[str, Any]) -> bytes:
+    """JSON bytes; text UTF-8 cannot hold (lone surrogates) is sent escaped, so it arrives intact."""
+    try:
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _raise_for_error(status: int, answer: dict[str, Any]) -> None:
+    if status >= 400:
+        raise RemoteEnvError(f"server answered {status} {answer.get('error', '')}: {answer.get('detail', answer)}")
+
+
+def register_remote_env() -> None:
+    """Register ``stillweb/Remote-v0`` with Gymnasium (idempotent)."""
+    if REMOTE_ENV_ID not in gym.registry:
+        gym.register(id=REMOTE_ENV_ID, entry_point="stillweb.envs.remote:RemoteEnv", disable_env_checker=True)
+
+
+register_remote_env()

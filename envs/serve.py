@@ -1,0 +1,77 @@
+"""The full stillweb server: tools, Search-R1 retrieval and environment sessions on
+one FastAPI app over one or more snapshots.
+
+>>> app = make_app(["snapshots/syn"], ServerSettings(token="s3cret"))   # doctest: +SKIP
+>>> uvicorn.run(app, host="127.0.0.1", port=8000)                      # doctest: +SKIP
+
+With several uvicorn workers the app is built in each worker by
+:func:`app_from_environment` from the JSON config in ``STILLWEB_SERVE_CONFIG``
+(see :func:`serve_config`); sessions live in one worker, and a client whose
+request lands on another rebuilds its session there from its log
+(:class:`~stillweb.envs.remote.RemoteEnv` does this transparently).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from fastapi import FastAPI
+
+import stillweb.envs  # noqa: F401 - registers the environments the sessions serve
+from stillweb.envs.server_session_store import SessionStore
+from stillweb.envs.server_sessions import add_session_routes, default_env_ids
+from stillweb.envs.snapshot_cache import shared_snapshot
+from stillweb.sandboxes.server import SnapshotCatalog, add_tool_routes
+from stillweb.sandboxes.server_http import ServerSettings, create_base_app
+
+__all__ = ["make_app", "app_from_environment", "serve_config", "CONFIG_VARIABLE"]
+
+CONFIG_VARIABLE = "STILLWEB_SERVE_CONFIG"
+
+DESCRIPTION = """Deterministic, offline search environments and tools over HTTP.
+
+* **tools**: list the tools (OpenAI function format), call one, or a batch.
+* **retrieval**: `POST /retrieve`, Search-R1's API (works with SkyRL-gym's search tool).
+* **sessions**: whole environments: create, reset, step (idempotent per `request_id`),
+  replay a log, inspect, close. Episodes are deterministic, so a client can rebuild a
+  lost session from its log and get the same observations.
+
+Every route but `/health` needs `Authorization: Bearer <token>` when the server has a token.
+"""
+
+
+def make_app(
+    snapshots: Sequence[str | Path],
+    settings: ServerSettings | None = None,
+    env_ids: Iterable[str] | None = None,
+) -> FastAPI:
+    """The app serving ``snapshots`` (the first is the default).
+
+    ``env_ids``: which registered environments sessions may create (default:
+    every ``stillweb/`` environment but the remote one).
+    """
+    settings = settings or ServerSettings()
+    app = create_base_app(settings, title="stillweb", description=DESCRIPTION)
+    catalog = SnapshotCatalog([shared_snapshot(path) for path in snapshots])
+    add_tool_routes(app, catalog)
+    store = SessionStore(settings.max_sessions, settings.idle_timeout_s)
+    add_session_routes(app, catalog, default_env_ids() if env_ids is None else env_ids, store)
+    return app
+
+
+def serve_config(snapshots: Sequence[str | Path], settings: ServerSettings) -> str:
+    """The JSON config :func:`app_from_environment` reads (paths made absolute)."""
+    return json.dumps({"snapshots": [str(Path(path).resolve()) for path in snapshots], "settings": dataclasses.asdict(settings)})
+
+
+def app_from_environment() -> FastAPI:
+    """Build the app from ``$STILLWEB_SERVE_CONFIG`` (a uvicorn factory for multi-worker serving)."""
+    raw = os.environ.get(CONFIG_VARIABLE)
+    if not raw:
+        raise RuntimeError(f"{CONFIG_VARIABLE} is not set: start the server with `stillweb serve DIR`")
+    config = json.loads(raw)
+    return make_app(config["snapshots"], ServerSettings(**config["settings"]))

@@ -1,0 +1,332 @@
+"""Environment session routes: whole stillweb environments over HTTP.
+
+- ``POST /sessions``: create a session of a registered environment with its kwargs
+  (``snapshot`` defaults to the served snapshot, or names one of several).
+- ``POST /sessions/{id}/reset``, ``POST /sessions/{id}/step``: the Gymnasium calls.
+  Each carries a client ``request_id``; a retried request with the same id gets
+  the stored result and does not act twice.
+- ``POST /sessions/{id}/replay``: apply a log of resets and steps without
+  returning intermediate results (how a client rebuilds a lost session).
+- ``GET /sessions/{id}``: inspect; ``DELETE /sessions/{id}``: close.
+
+Results are exactly the in-process environment's (info made JSON: tuples become
+lists, sets sorted lists). Environment work runs in the server's bounded thread
+pool, one request at a time per session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
+
+import gymnasium as gym
+from fastapi import APIRouter, FastAPI, Path, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from stillweb.envs.remote import REMOTE_ENV_ID
+from stillweb.envs.server_session_store import EnvSession, SessionStore, request_digest
+from stillweb.sandboxes.server import SnapshotCatalog
+from stillweb.sandboxes.server_http import ERROR_RESPONSES, ApiError, ErrorBody, run_blocking
+
+__all__ = ["add_session_routes", "default_env_ids", "to_jsonable"]
+
+MAX_REPLAY_OPS = 10_000
+# A task-set name (kwargs["tasks"] as a string): never a path on the server.
+_TASK_SET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+SessionId = Annotated[str, Path(max_length=100, description="the id POST /sessions returned", examples=["kq3Vb1x9rT0aLm2Z"])]
+RequestId = Annotated[
+    str | None,
+    Field(default=None, max_length=200, description="client id of this request: a retry with the same id returns the stored result", examples=["worker3-17"]),
+]
+
+
+class CreateSessionRequest(BaseModel):
+    """Which environment to run and how."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"env_id": "stillweb/WikiQA-v0", "kwargs": {"tool_format": "tongyi", "max_turns": 8}}]}
+    )
+
+    env_id: str = Field(max_length=200, examples=["stillweb/WikiQA-v0"])
+    kwargs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="constructor kwargs; 'snapshot' names a served snapshot (default: the first served)",
+        examples=[{"tool_format": "tongyi"}],
+    )
+
+
+class SessionInfo(BaseModel):
+    """A session's identity and progress."""
+
+    session_id: str = Field(examples=["kq3Vb1x9rT0aLm2Z"])
+    env_id: str = Field(examples=["stillweb/WikiQA-v0"])
+    snapshot: str = Field(examples=["synthetic-300-s0"])
+    kwargs: dict[str, Any] = Field(examples=[{"tool_format": "tongyi"}])
+    resets: int = Field(examples=[1])
+    episode_steps: int = Field(description="steps since the last reset", examples=[3])
+    total_steps: int = Field(examples=[3])
+    episode_over: bool = Field(examples=[False])
+
+
+class ResetRequest(BaseModel):
+    """``env.reset(seed=..., options=...)``."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"seed": 0, "request_id": "w1-0"}]})
+
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, examples=[0])
+    options: dict[str, Any] | None = Field(default=None, examples=[None])
+    request_id: RequestId
+
+
+class ResetResponse(BaseModel):
+    """The first observation and info of the episode."""
+
+    observation: str = Field(examples=["You answer questions ... What is the capital of Velland?"])
+    info: dict[str, Any] = Field(examples=[{"task_id": "t1"}])
+    request_id: str | None = Field(examples=["w1-0"])
+    episode: int = Field(description="resets done in this session", examples=[1])
+
+
+class StepRequest(BaseModel):
+    """``env.step(action)``."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"action": '<tool_call>{"name": "search", "arguments": {"query": "Velland"}}</tool_call>', "request_id": "w1-1"}]})
+
+    action: str = Field(description="the policy's text", examples=["<answer>Ostra</answer>"])
+    request_id: RequestId
+
+
+class StepResponse(BaseModel):
+    """What ``env.step`` returned, plus the episode step count for the client to check."""
+
+    observation: str = Field(examples=['<tool_response>Results for "Velland": ...</tool_response>'])
+    reward: float = Field(examples=[0.0])
+    terminated: bool = Field(examples=[False])
+    truncated: bool = Field(examples=[False])
+    info: dict[str, Any] = Field(examples=[{"turn": 1}])
+    request_id: str | None = Field(examples=["w1-1"])
+    step: int = Field(description="steps taken in this episode, this one included", examples=[1])
+
+
+class ReplayOp(BaseModel):
+    """One logged call: ``{"op": "reset", "seed": .., "options": ..}`` or ``{"op": "step", "action": ..}``."""
+
+    op: Literal["reset", "step"] = Field(examples=["step"])
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, examples=[None])
+    options: dict[str, Any] | None = Field(default=None, examples=[None])
+    action: str | None = Field(default=None, examples=["<answer>Ostra</answer>"])
+
+
+class ReplayRequest(BaseModel):
+    """A log of calls to apply in order, results discarded."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"ops": [{"op": "reset", "seed": 0}, {"op": "step", "action": "<answer>Ostra</answer>"}]}]})
+
+    ops: list[ReplayOp] = Field(max_length=MAX_REPLAY_OPS)
+
+
+class ReplayResponse(BaseModel):
+    """How many calls were applied and where the episode stands."""
+
+    applied: int = Field(examples=[2])
+    episode_steps: int = Field(examples=[1])
+    episode_over: bool = Field(examples=[True])
+
+
+class ClosedResponse(BaseModel):
+    """``DELETE /sessions/{id}``."""
+
+    closed: str = Field(examples=["kq3Vb1x9rT0aLm2Z"])
+
+
+SESSION_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "unknown or expired session (error: session_not_found / session_expired)"},
+    409: {"model": ErrorBody, "description": "episode over, not reset, or request id reused"},
+}
+
+
+def default_env_ids() -> tuple[str, ...]:
+    """Every registered ``stillweb/`` environment except the remote one, sorted."""
+    return tuple(sorted(env_id for env_id in gym.registry if env_id.startswith("stillweb/") and env_id != REMOTE_ENV_ID))
+
+
+def add_session_routes(app: FastAPI, catalog: SnapshotCatalog, env_ids: Iterable[str], store: SessionStore) -> None:
+    """Mount the session routes on ``app`` (stores ``app.state.sessions``)."""
+    allowed = tuple(env_ids)
+    app.state.sessions = store
+    router = APIRouter(prefix="/sessions", tags=["sessions"], responses={**ERROR_RESPONSES, **SESSION_ERRORS})
+
+    @router.post("", response_model=SessionInfo, status_code=201, summary="Create an environment session",
+                 responses={422: {"model": ErrorBody, "description": "unknown env_id or bad kwargs"}, 429: {"model": ErrorBody, "description": "session limit reached"}})
+    async def create_session(body: CreateSessionRequest, request: Request) -> SessionInfo:
+        """Build the environment (``gym.make(env_id, **kwargs)``) and return the new session's id."""
+        if body.env_id not in allowed:
+            raise ApiError(422, "unknown_env_id", f"env_id {body.env_id[:200]!r} is not served; available: {list(allowed)}")
+        store.check_capacity()
+        snapshot_name, kwargs = _env_kwargs(body.kwargs, catalog)
+        env = await run_blocking(request, _make_env, body.env_id, kwargs)
+        session = store.add(body.env_id, {**body.kwargs, "snapshot": snapshot_name}, env)
+        request.app.state.counter.add("sessions_created")
+        return _session_info(session)
+
+    @router.get("/{session_id}", response_model=SessionInfo, summary="Inspect a session")
+    async def get_session(session_id: SessionId) -> SessionInfo:
+        """The session's environment, kwargs and progress."""
+        return _session_info(store.get(session_id))
+
+    @router.delete("/{session_id}", response_model=ClosedResponse, summary="Close a session")
+    async def close_session(session_id: SessionId) -> ClosedResponse:
+        """Close the environment and forget the session."""
+        store.close(session_id)
+        return ClosedResponse(closed=session_id)
+
+    @router.post("/{session_id}/reset", response_model=ResetResponse, summary="Reset (start an episode)")
+    async def reset_session(session_id: SessionId, body: ResetRequest, request: Request) -> Response:
+        """``env.reset(seed, options)``; a retried ``request_id`` returns the stored result."""
+        session = store.get(session_id)
+        digest = request_digest("reset", body.seed, body.options)
+        async with session.lock:
+            stored = session.stored_result(body.request_id, digest)
+            if stored is None:
+                stored = _json_body(await run_blocking(request, _reset, session, body.seed, body.options, body.request_id))
+                session.remember(body.request_id, digest, stored)
+        return _raw_json(stored)
+
+    @router.post("/{session_id}/step", response_model=StepResponse, summary="Step (act in the episode)")
+    async def step_session(session_id: SessionId, body: StepRequest, request: Request) -> Response:
+        """``env.step(action)``; a retried ``request_id`` returns the stored result and does not step twice."""
+        session = store.get(session_id)
+        digest = request_digest("step", body.action)
+        async with session.lock:
+            stored = session.stored_result(body.request_id, digest)
+            if stored is None:
+                stored = _json_body(await run_blocking(request, _step, session, body.action, body.request_id))
+                session.remember(body.request_id, digest, stored)
+                request.app.state.counter.add("steps")
+        return _raw_json(stored)
+
+    @router.post("/{session_id}/replay", response_model=ReplayResponse, summary="Replay a log of resets and steps")
+    async def replay_session(session_id: SessionId, body: ReplayRequest, request: Request) -> ReplayResponse:
+        """Apply the calls in order without returning their results: rebuilds a session
+        from its log after a restart (episodes are deterministic)."""
+        session = store.get(session_id)
+        async with session.lock:
+            await run_blocking(request, _replay, session, body.ops)
+        request.app.state.counter.add("replayed_ops", len(body.ops))
+        return ReplayResponse(applied=len(body.ops), episode_steps=session.episode_steps, episode_over=session.episode_over)
+
+    app.include_router(router)
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` as plain JSON types: tuples -> lists, sets -> sorted lists,
+    dataclasses -> dicts, numpy scalars/arrays -> Python values, other objects -> ``repr``."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_jsonable(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True, default=repr))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    if hasattr(value, "tolist"):
+        return to_jsonable(value.tolist())
+    return repr(value)
+
+
+# -- environment work (runs in the thread pool) -------------------------------------------
+
+
+def _make_env(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
+    try:
+        return gym.make(env_id, disable_env_checker=True, **kwargs)
+    except Exception as error:  # noqa: BLE001 - kwargs are client input: any failure is a 422
+        raise ApiError(422, "bad_kwargs", f"could not create {env_id}: {type(error).__name__}: {str(error)[:500]}") from None
+
+
+def _reset(session: EnvSession, seed: int | None, options: dict[str, Any] | None, request_id: str | None) -> dict[str, Any]:
+    try:
+        observation, info = session.env.reset(seed=seed, options=options)
+    except (ValueError, KeyError, TypeError) as error:
+        raise ApiError(422, "bad_reset", f"reset failed: {type(error).__name__}: {str(error)[:500]}") from None
+    session.resets += 1
+    session.episode_steps = 0
+    session.episode_over = False
+    return {"observation": observation, "info": to_jsonable(info), "request_id": request_id, "episode": session.resets}
+
+
+def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str, Any]:
+    if session.resets == 0:
+        raise ApiError(409, "not_reset", "step before reset: POST /sessions/{id}/reset first")
+    if session.episode_over:
+        raise ApiError(409, "episode_over", "the episode has ended (terminated or truncated): reset before stepping again")
+    observation, reward, terminated, truncated, info = session.env.step(action)
+    session.episode_steps += 1
+    session.total_steps += 1
+    session.episode_over = bool(terminated or truncated)
+    return {
+        "observation": observation,
+        "reward": float(reward),
+        "terminated": bool(terminated),
+        "truncated": bool(truncated),
+        "info": to_jsonable(info),
+        "request_id": request_id,
+        "step": session.episode_steps,
+    }
+
+
+def _replay(session: EnvSession, ops: list[ReplayOp]) -> None:
+    for index, op in enumerate(ops):
+        if op.op == "reset":
+            _reset(session, op.seed, op.options, None)
+        elif op.action is None:
+            raise ApiError(422, "bad_replay", f"replay op {index} is a step without an action")
+        else:
+            _step(session, op.action, None)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _env_kwargs(kwargs: dict[str, Any], catalog: SnapshotCatalog) -> tuple[str, dict[str, Any]]:
+    """(snapshot name, kwargs with ``snapshot`` as the served path); rejects server paths."""
+    name = kwargs.get("snapshot")
+    if name is not None and not isinstance(name, str):
+        raise ApiError(422, "bad_kwargs", "kwargs.snapshot must be the name of a served snapshot (a string)")
+    name = catalog.resolve_name(name)
+    tasks = kwargs.get("tasks")
+    if isinstance(tasks, str) and not _TASK_SET_NAME.match(tasks):
+        raise ApiError(422, "bad_kwargs", "kwargs.tasks must be a task-set name inside the snapshot or a list of task dicts, not a path")
+    return name, {**kwargs, "snapshot": str(catalog.snapshot(name).path)}
+
+
+def _session_info(session: EnvSession) -> SessionInfo:
+    return SessionInfo(
+        session_id=session.session_id,
+        env_id=session.env_id,
+        snapshot=str(session.kwargs["snapshot"]),
+        kwargs=to_jsonable(session.kwargs),
+        resets=session.resets,
+        episode_steps=session.episode_steps,
+        total_steps=session.total_steps,
+        episode_over=session.episode_over,
+    )
+
+
+def _json_body(payload: dict[str, Any]) -> bytes:
+    """Serialise once (stored for retries). Non-finite floats use JSON's NaN/Infinity
+    extension; text that UTF-8 cannot hold (lone surrogates) is written escaped."""
+    try:
+        return json.dumps(payload, ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode("ascii")
+
+
+def _raw_json(body: bytes) -> Response:
+    return Response(content=body, media_type="application/json")

@@ -1,0 +1,65 @@
+"""``POST /retrieve``: Search-R1's retrieval API over a snapshot, so Search-R1
+style trainers and SkyRL-gym's search environment work against stillweb unchanged.
+
+Request: ``{"queries": [...], "topk": 3, "return_scores": true}`` (or ``"query":
+"..."``, as SkyRL-gym's ``SearchToolGroup`` sends). Response: one list per
+query, best first; with scores ``{"document": {"id", "contents"}, "score"}``,
+without them the documents alone. ``contents`` is ``"Title\\ntext"`` (the text
+cut to ``max_chars``). A blank query has no results.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fastapi import APIRouter, Request
+
+from stillweb.corpora.snapshot import Snapshot
+
+from .server_http import ERROR_RESPONSES, ErrorBody, run_blocking
+from .server_models import RetrievedDocument, RetrieveRequest, RetrieveResponse, ScoredDocument
+
+if TYPE_CHECKING:
+    from .server import SnapshotCatalog
+
+__all__ = ["retrieval_router", "retrieve"]
+
+DEFAULT_TOPK = 3
+
+
+def retrieval_router(catalog: SnapshotCatalog) -> APIRouter:
+    """The router holding ``POST /retrieve`` over ``catalog``."""
+    router = APIRouter(tags=["retrieval"], responses=ERROR_RESPONSES)
+
+    @router.post(
+        "/retrieve",
+        response_model=RetrieveResponse,
+        responses={404: {"model": ErrorBody, "description": "unknown snapshot"}},
+        summary="Search-R1 compatible retrieval",
+    )
+    async def retrieve_route(body: RetrieveRequest, request: Request) -> RetrieveResponse:
+        """BM25 retrieval for a batch of queries, in Search-R1's request and response format."""
+        snapshot = catalog.snapshot(body.snapshot)
+        topk = body.topk or DEFAULT_TOPK
+        result = await run_blocking(request, retrieve, snapshot, body.query_list(), topk, body.return_scores, body.max_chars)
+        request.app.state.counter.add("retrievals", len(result))
+        return RetrieveResponse(result=result)
+
+    return router
+
+
+def retrieve(
+    snapshot: Snapshot, queries: list[str], topk: int, return_scores: bool, max_chars: int
+) -> list[list[ScoredDocument]] | list[list[RetrievedDocument]]:
+    """Search each query; Search-R1 shaped results in query order."""
+    per_query = []
+    for query in queries:
+        hits = snapshot.search(query, topk) if query.strip() else []
+        scored = [ScoredDocument(document=_document(snapshot, hit.doc_id, max_chars), score=float(hit.score)) for hit in hits]
+        per_query.append(scored if return_scores else [item.document for item in scored])
+    return per_query
+
+
+def _document(snapshot: Snapshot, doc_id: int, max_chars: int) -> RetrievedDocument:
+    document = snapshot.get(doc_id)
+    return RetrievedDocument(id=str(doc_id), contents=f"{document.title}\n{document.text[:max_chars]}")
