@@ -28,12 +28,11 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import mwparserfromhell
 from mwparserfromhell.nodes import (
     Argument,
-    Comment,
     ExternalLink,
     Heading,
     HTMLEntity,
@@ -331,7 +330,7 @@ class _Renderer:
             self.dates.append(date)
             return date.readable
         if name in _LIST_TEMPLATES:
-            return "\n".join(self.render(item).strip() for item in _list_items(name, template))
+            return "\n".join(self.render(item).strip() for item in _positional(template))
         if name.startswith("formatnum:"):
             return str(template.name).split(":", 1)[1].strip()
         if name.startswith("lang-"):
@@ -433,13 +432,6 @@ def _template_date(name: str, template: Template) -> _Date | None:
     return _make_date(parts[0], parts[1], parts[2], day_first)
 
 
-def _list_items(name: str, template: Template) -> list[Wikicode]:
-    """The items of a list template: its positional arguments (a plainlist has one)."""
-    if name == "collapsible list":
-        return [param.value for param in template.params if not param.showkey]
-    return _positional(template)
-
-
 def _first(renderer: _Renderer, template: Template) -> str:
     args = _positional(template)
     return renderer.render(args[0]) if args else ""
@@ -491,7 +483,7 @@ _INLINE_TEMPLATES: dict[str, Callable[[_Renderer, Template], str]] = {
          "var", "flag", "flagcountry", "flagu", "flag country", "ill", "interlanguage link",
          "marriage", "married", "keep together", "nowrap begin", "linktext", "lang-x", "text",
          "resize", "midsize", "lower", "center", "centre", "sup", "sub", "small caps", "ns",
-         "vague", "highlight", "color", "colored link", "proper name", "hebrew", "script/hebrew"],
+         "vague", "highlight", "color", "colored link", "proper name", "hebrew", "script/hebrew", "val"],
         _first,
     ),  # fmt: skip
     **dict.fromkeys(["lang", "script", "font color"], _second),
@@ -509,7 +501,6 @@ _INLINE_TEMPLATES: dict[str, Callable[[_Renderer, Template], str]] = {
     **dict.fromkeys(["us$", "usd"], _prefixed("US$")),
     **dict.fromkeys(["frac", "fraction", "sfrac"], _joined("/")),
     **dict.fromkeys(["sortname"], _joined(" ")),
-    **dict.fromkeys(["val"], _first),
 }
 
 
@@ -641,8 +632,8 @@ def _split_items(nodes: Iterable[Node]) -> list[list[Node]]:
             if node.contents is not None and not node.wiki_markup:
                 items.append(list(node.contents.nodes))
             items.append([])
-        elif isinstance(node, Template) and (name := _template_name(node)) in _LIST_TEMPLATES:
-            for value in _list_items(name, node):
+        elif isinstance(node, Template) and _template_name(node) in _LIST_TEMPLATES:
+            for value in _positional(node):
                 items.extend(_split_items(value.nodes))
             items.append([])
         else:
