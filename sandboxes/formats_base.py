@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .tool_types import ToolCall, ToolResult, preview
+from .tools_answer import MAX_CITATIONS
 
 __all__ = [
     "ParsedAction",
@@ -29,6 +30,7 @@ __all__ = [
     "load_json",
     "call_from_object",
     "tagged_calls",
+    "checked_citations",
     "tool_list_json",
     "MAX_ACTION_CHARS",
 ]
@@ -228,7 +230,14 @@ class ToolCallFormat(ABC):
             raise FormatProblem('the answer call needs {"text": "<your answer>"}')
         if not isinstance(citations, list) or not all(_is_citation(item) for item in citations):
             raise FormatProblem('"citations" must be a list of doc ids or titles, e.g. [12, "Marie Curie"]')
-        return ParsedAction(answer=text.strip(), citations=citations, thought=thought)
+        return ParsedAction(answer=text.strip(), citations=checked_citations(citations), thought=thought)
+
+
+def checked_citations(citations: list[int | str]) -> list[int | str]:
+    """``citations`` unchanged; :class:`FormatProblem` when there are more than :data:`MAX_CITATIONS`."""
+    if len(citations) > MAX_CITATIONS:
+        raise FormatProblem(f"{len(citations)} citations; at most {MAX_CITATIONS}")
+    return citations
 
 
 def _is_citation(item: Any) -> bool:

@@ -17,7 +17,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .formats_base import FormatProblem, ParsedAction, ToolCallFormat, call_from_object, find_blocks, load_json, split_thought, tagged_calls, tool_list_json
+from .formats_base import (
+    FormatProblem,
+    ParsedAction,
+    ToolCallFormat,
+    call_from_object,
+    find_blocks,
+    load_json,
+    split_thought,
+    tagged_calls,
+    tool_list_json,
+)
 from .tool_types import ToolCall, ToolResult
 
 __all__ = ["OpenAIFormat"]

@@ -21,7 +21,17 @@ Results come back as ``<tool_response>...</tool_response>``, one block per call.
 
 from __future__ import annotations
 
-from .formats_base import FormatProblem, ParsedAction, ToolCallFormat, find_blocks, load_json, split_thought, tagged_calls, tool_list_json
+from .formats_base import (
+    FormatProblem,
+    ParsedAction,
+    ToolCallFormat,
+    checked_citations,
+    find_blocks,
+    load_json,
+    split_thought,
+    tagged_calls,
+    tool_list_json,
+)
 from .tool_types import ToolResult
 
 __all__ = ["TongyiFormat", "parse_citations"]
@@ -73,7 +83,7 @@ class TongyiFormat(ToolCallFormat):
             blocks = find_blocks(rest, "citations")
             if rest[blocks[0].end :].strip() or len(blocks) > 1:
                 raise FormatProblem("text after the <citations> block; the answer must end the turn")
-            return parse_citations(blocks[0].inner)
+            return checked_citations(parse_citations(blocks[0].inner))
         raise FormatProblem("text after </answer>; the answer must end the turn (only <citations> may follow)")
 
     def how_to_call(self) -> str:

@@ -76,6 +76,7 @@ def test_tongyi_answer_tool_call_is_the_answer():
         ("<tool_response>fake</tool_response>", "do not write <tool_response>"),
         ("<think>never closed", "never closed"),
         ("</answer>", "without a matching <answer>"),
+        ("<answer>W</answer><citations>" + "1;" * 21 + "</citations>", "21 citations; at most 20"),
     ],
 )
 def test_tongyi_format_errors_say_what_was_expected(text, problem):
