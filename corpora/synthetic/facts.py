@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.world import PRESENT_YEAR, World, decode_date, keyed_date
 
-__all__ = ["Fact", "entity_facts", "fact_value_string", "format_number", "canonical_number"]
+__all__ = ["Fact", "entity_facts", "work_date", "fact_value_string", "format_number", "canonical_number"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,30 +100,30 @@ def _active_years(world: World, person: int, start_age: int) -> tuple[int, int]:
 
 def _person(world: World, i: int) -> list[Fact]:
     facts = [Fact("birth_date", "date", world.birth[i]), _entity(world, "birth_place", "city", world.birth_city[i])]
+    rng = world.rng("person", i, "attributes")
+    death_city = rng.integer(0, world.counts["city"] - 1)
     if world.death[i]:
         facts.append(Fact("death_date", "date", world.death[i]))
-        death_city = world.rng("person", i, "death_place").integer(0, world.counts["city"] - 1)
         facts.append(_entity(world, "death_place", "city", death_city))
     facts.append(_entity(world, "nationality", "country", world.city_country[world.birth_city[i]]))
     occupation = nm.OCCUPATIONS[world.occupation[i]]
     facts.append(Fact("occupation", "text", occupation[:1].upper() + occupation[1:]))
+    instrument = rng.choice(nm.INSTRUMENTS)
     if occupation in ("musician", "singer"):
-        facts.append(Fact("instrument", "text", world.rng("person", i, "instrument").choice(nm.INSTRUMENTS)))
-    rng = world.rng("person", i, "alma_mater")
-    schools = rng.weighted_choice((0, 1, 2), (3, 5, 2))
-    for university in _distinct(rng, range(world.counts["university"]), schools):
+        facts.append(Fact("instrument", "text", instrument))
+    for university in _distinct(rng, range(world.counts["university"]), rng.weighted_choice((0, 1, 2), (3, 5, 2))):
         facts.append(_entity(world, "alma_mater", "university", university))
-    rng = world.rng("person", i, "employer")
-    if occupation in ("scientist", "journalist", "businessperson", "architect") and rng.chance(0.5):
-        facts.append(_entity(world, "employer", "company", rng.integer(0, world.counts["company"] - 1)))
+    employer = rng.integer(0, world.counts["company"] - 1)
+    if rng.chance(0.5) and occupation in ("scientist", "journalist", "businessperson", "architect"):
+        facts.append(_entity(world, "employer", "company", employer))
     if world.is_married(i):
         facts.append(_entity(world, "spouse", "person", i ^ 1))
-    rng = world.rng("person", i, "awards")
     if rng.chance(0.3):
         pool = next(world.award_pool[f] for f, (_, occs) in enumerate(nm.AWARD_FIELDS) if occupation in occs)
         last_active = _active_years(world, i, 20)[1]
+        first_awarded = award_first_years(world)
         for award in _distinct(rng, pool, rng.integer(1, 2)):
-            if award_origin(world, award)[3] <= last_active:
+            if first_awarded[award] <= last_active:
                 facts.append(_entity(world, "awards", "award", award))
     return facts
 
@@ -140,7 +140,7 @@ def _city(world: World, i: int) -> list[Fact]:
         Fact("elevation_m", "number", rng.integer(0, 2500)),
     ]
     if rng.chance(0.7):
-        facts.append(Fact("founded", "year", rng.integer(800, 1900)))
+        facts.append(Fact("founded", "year", rng.integer(1000, 1900)))
     politicians = world.living_politicians.get(country)
     if politicians and rng.chance(0.6):
         facts.append(_entity(world, "mayor", "person", rng.choice(politicians)))
@@ -242,6 +242,13 @@ def award_origin(world: World, i: int) -> tuple[str, int, int, int]:
     return kind, presenter, country, min(PRESENT_YEAR - 1, max(founded, 1880) + rng.integer(1, 40))
 
 
+def award_first_years(world: World) -> list[int]:
+    """The year each award was first given (computed once per world, then memoised on it)."""
+    if world.award_first_year is None:
+        world.award_first_year = [award_origin(world, i)[3] for i in range(world.counts["award"])]
+    return world.award_first_year
+
+
 def _award(world: World, i: int) -> list[Fact]:
     presenter_kind, presenter, country, first_year = award_origin(world, i)
     return [
@@ -252,7 +259,9 @@ def _award(world: World, i: int) -> list[Fact]:
     ]
 
 
-def _work_date(world: World, kind: str, i: int) -> int:
+def work_date(world: World, kind: str, i: int) -> int:
+    """The YYYYMMDD publication or release date of book, film or album ``i``:
+    while its creator was alive and at least 20."""
     creator = world.creator[kind][i]
     first, last = _active_years(world, creator, 20)
     return keyed_date(world.rng(kind, i, "date"), first, last)
@@ -269,7 +278,7 @@ def _book(world: World, i: int) -> list[Fact]:
     return [
         _entity(world, "author", "person", author),
         _entity(world, "publisher", "company", _company_from(world, rng, "Publishing")),
-        Fact("publication_date", "date", _work_date(world, "book", i)),
+        Fact("publication_date", "date", work_date(world, "book", i)),
         Fact("genre", "text", rng.choice(nm.BOOK_GENRES)),
         Fact("pages", "number", rng.integer(80, 900)),
         Fact("language", "text", world.demonyms[nationality]),
@@ -284,7 +293,7 @@ def _film(world: World, i: int) -> list[Fact]:
     facts += [_entity(world, "starring", "person", a) for a in _distinct(rng, actors, rng.integer(2, 3))]
     facts += [
         _entity(world, "production_company", "company", _company_from(world, rng, "Film production")),
-        Fact("release_date", "date", _work_date(world, "film", i)),
+        Fact("release_date", "date", work_date(world, "film", i)),
         Fact("runtime", "number", rng.integer(72, 195)),
         Fact("genre", "text", rng.choice(nm.FILM_GENRES)),
         _entity(world, "country", "country", world.city_country[world.birth_city[director]]),
@@ -297,7 +306,7 @@ def _album(world: World, i: int) -> list[Fact]:
     return [
         _entity(world, "performer", "person", world.creator["album"][i]),
         _entity(world, "record_label", "company", _company_from(world, rng, "Music")),
-        Fact("release_date", "date", _work_date(world, "album", i)),
+        Fact("release_date", "date", work_date(world, "album", i)),
         Fact("genre", "text", rng.choice(nm.MUSIC_GENRES)),
         Fact("tracks", "number", rng.integer(6, 22)),
     ]

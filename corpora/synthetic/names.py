@@ -38,10 +38,10 @@ __all__ = [
 
 ONSETS = (
     "b", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z",
-    "br", "dr", "gr", "kr", "tr", "st", "th", "sh", "vel", "", "",
+    "br", "dr", "gr", "kr", "tr", "st", "th", "sh", "", "",
 )
 VOWELS = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei", "ou", "y")
-CODAS = ("", "", "", "", "n", "r", "l", "s", "m", "th", "nd", "rk", "st", "v")
+CODAS = ("", "", "", "", "", "n", "r", "l", "s", "m", "th")
 NAME_ENDINGS = ("", "", "", "a", "o", "in", "en", "an", "is", "or", "el", "ar")
 
 
@@ -65,8 +65,8 @@ def person_name(rng: KeyedRng) -> tuple[str, str | None, str]:
 
 def place_name(rng: KeyedRng) -> str:
     """A city name: one invented word, sometimes with a place-like suffix."""
-    base = word(rng, rng.integer(1, 3))
-    suffix = rng.choice(("", "", "", "", "vik", "heim", "ford", "ora", "grad", "mouth", "port"))
+    base = word(rng, rng.integer(1, 2))
+    suffix = rng.choice(("", "", "", "", "", "", "vik", "heim", "ford", "grad", "mouth", "port"))
     return base + suffix
 
 

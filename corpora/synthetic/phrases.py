@@ -86,6 +86,10 @@ FILLER: dict[str, tuple[str, ...]] = {
         "Several archives hold letters and documents that describe this period.",
         "The name of {s} appears in a number of older sources with varying spellings.",
         "Scholars have described the period as {adj} but formative.",
+        "Accounts from travellers of the time describe {s} in some detail.",
+        "Disputes over land and water rights shaped much of this period.",
+        "A later chronicle attributes several innovations to this era, though without firm evidence.",
+        "Surviving maps show how much the surroundings changed over a few generations.",
     ),
     "culture": (
         "{s} has a {adj} tradition of music, theatre and public festivals.",
@@ -94,6 +98,10 @@ FILLER: dict[str, tuple[str, ...]] = {
         "The cuisine draws on regional produce, with bread, fish and preserved fruit.",
         "Writers from {other} have described {s} in essays and travel accounts.",
         "Several annual events attract visitors from neighbouring regions.",
+        "Public squares and small theatres play a central role in local life.",
+        "A number of writers and painters have lived or worked here.",
+        "Traditional crafts, including weaving and woodwork, are still practised.",
+        "Local newspapers and a radio station cover cultural events in detail.",
     ),
     "economy": (
         "The economy of {s} rests on trade, services and small manufacturing.",
@@ -101,6 +109,11 @@ FILLER: dict[str, tuple[str, ...]] = {
         "Links with {other} have shaped its trade for several decades.",
         "Agriculture remains important in the surrounding districts.",
         "Tourism has grown steadily, helped by improved transport connections.",
+        "Small family firms remain a large part of the local economy.",
+        "Economists have described the recent decades as {adj} for investment.",
+        "A modest port and a rail connection support the movement of goods.",
+        "Several cooperatives manage the processing of local produce.",
+        "Public spending focuses on schools, roads and health care.",
     ),
     "career": (
         "Contemporaries described the work of {s} as {adj}.",
@@ -110,12 +123,20 @@ FILLER: dict[str, tuple[str, ...]] = {
         "{s} kept detailed notebooks, some of which were later published.",
         "The projects of this time were {adj} in scope and drew wide attention.",
         "{s} was known for a disciplined working routine.",
+        "In interviews, {s} described the early years of work as difficult but rewarding.",
+        "A retrospective of the work of {s} was later held in {other}.",
+        "{s} served on several committees and juries.",
+        "Some of the most {adj} projects were never completed.",
     ),
     "personal": (
         "{s} rarely gave interviews and kept private life out of the public eye.",
         "Friends remembered {s} as generous and {adj} in manner.",
         "{s} was an enthusiastic walker and a keen reader of history.",
         "Correspondence with {other} reveals a long friendship.",
+        "{s} divided time between the city and a house in the countryside.",
+        "{s} was a lifelong supporter of local libraries.",
+        "Letters preserved in an archive in {other} shed light on family life.",
+        "{s} spoke several languages and translated a few short texts.",
     ),
     "legacy": (
         "The influence of {s} has been the subject of several studies.",
@@ -123,6 +144,10 @@ FILLER: dict[str, tuple[str, ...]] = {
         "An exhibition about {s} was organised in {other}.",
         "Opinions on the lasting importance of {s} remain divided.",
         "Several streets and a small park have been named in honour of {s}.",
+        "A biography of {s} appeared some years later and was widely reviewed.",
+        "Students of {s} carried some of these ideas into their own work.",
+        "Assessments of {s} have ranged from admiring to {adj}.",
+        "Collections in {other} hold material related to {s}.",
     ),
     "reception": (
         "Critical reception of {s} was {adj}.",
@@ -132,6 +157,10 @@ FILLER: dict[str, tuple[str, ...]] = {
         "Audiences responded warmly, and word of mouth helped its reputation grow.",
         "In later years {s} came to be regarded as {adj} but important.",
         "A number of retrospective essays have discussed its themes of memory and loss.",
+        "A few reviewers called it {adj}, but most were favourable.",
+        "Its reputation grew steadily through revivals and reissues.",
+        "Later commentators highlighted its {adj} structure.",
+        "Several scholars have written about its place in the tradition of {other}.",
     ),
     "production": (
         "Work on {s} began after a long period of preparation.",
@@ -139,6 +168,10 @@ FILLER: dict[str, tuple[str, ...]] = {
         "The team drew inspiration from {other} and from older folk traditions.",
         "The final version of {s} differs in several places from early drafts.",
         "Much of the work was done in a small studio, with a {adj} budget.",
+        "Early versions were shown to a small circle of colleagues for comment.",
+        "The working title was changed shortly before completion.",
+        "Contributors later described the atmosphere as {adj} and focused.",
+        "Technical problems forced several parts to be redone.",
     ),
     "organisation": (
         "{s} is run by a board and a small permanent staff.",
@@ -146,11 +179,15 @@ FILLER: dict[str, tuple[str, ...]] = {
         "Partnerships with {other} were established over the years.",
         "Funding comes from a mix of fees, donations and public grants.",
         "A reform of its structure was discussed but never fully carried out.",
+        "An advisory council meets several times a year.",
+        "Its statutes have been revised a number of times.",
+        "Observers have called its governance {adj}.",
+        "Volunteers play an important part in its day-to-day work.",
     ),
 }
 
-# (heading, relations told in that section, filler topic) per kind; the article
-# ends with one extra filler-only section chosen from the last element.
+# (heading, relations told in that section, filler topic) per kind; a section
+# without relations is filler only.
 SECTION_PLANS: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
     "person": (
         ("Early life and education", ("birth_date", "birth_place", "nationality", "alma_mater"), "history"),
@@ -172,8 +209,8 @@ SECTION_PLANS: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
     ),
     "company": (
         ("History", ("founded", "founded_by"), "history"),
-        ("Operations", ("industry", "headquarters", "employees", "ceo"), "economy"),
-        ("Reception", (), "reception"),
+        ("Operations", ("industry", "headquarters", "employees", "ceo"), "organisation"),
+        ("Public image", (), "legacy"),
     ),
     "university": (
         ("History", ("founded", "founded_by"), "history"),

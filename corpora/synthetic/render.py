@@ -15,7 +15,7 @@ from urllib.parse import quote
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic import names as nm
-from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number
+from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number, work_date
 from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATION_PHRASES, SECTION_PLANS
 from stillweb.corpora.synthetic.world import World, decode_date
 
@@ -33,6 +33,9 @@ ITALIC_KINDS = frozenset({"book", "film", "album"})
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December")
 MAX_LISTED_WORKS = 12
+PARAGRAPH_VARIANTS = 48  # pre-composed filler paragraphs per (topic, sentence count)
+FACT_SECTION_FILLER = (3, 4, 5)  # filler sentences after the facts of a section
+FILLER_SECTION_LENGTHS = (6, 7, 8)  # sentences of a filler-only section
 
 
 def page_url(title: str) -> str:
@@ -74,11 +77,9 @@ def short_description(world: World, gid: int) -> str:
     if kind == "city":
         return f"city in {world.link(world.gid('country', world.city_country[i]))}"
     if kind in ITALIC_KINDS:
-        facts = entity_facts(world, gid)
-        creator = facts[0].value
-        year = next(f.value for f in facts if f.value_type == "date") // 10000
+        creator = world.gid("person", world.creator[kind][i])
         role = {"book": "book by", "film": "film directed by", "album": "album by"}[kind]
-        return f"{year} {role} {world.link(creator)}"
+        return f"{work_date(world, kind, i) // 10000} {role} {world.link(creator)}"
     return kind
 
 
@@ -100,6 +101,61 @@ def _list_text(world: World, intro: str, items: tuple[int, ...]) -> str:
     return "\n".join(lines)
 
 
+def _compose_paragraphs(topic: str, count: int) -> list[tuple[str, int, int]]:
+    """Filler paragraphs of ``count`` distinct sentences, as positional format
+    strings: ``{0}`` the subject, then one slot per other-entity link, then one
+    per adjective. Returns (format string, links needed, adjectives needed)."""
+    paragraphs = []
+    for variant in range(PARAGRAPH_VARIANTS):
+        sentences = KeyedRng(0, "filler", topic, count, variant).sample(FILLER[topic], min(count, len(FILLER[topic])))
+        text = " ".join(sentences)
+        links, adjectives = text.count("{other}"), text.count("{adj}")
+        for slot in range(1, links + 1):
+            text = text.replace("{other}", f"{{{slot}}}", 1)
+        for slot in range(links + 1, links + adjectives + 1):
+            text = text.replace("{adj}", f"{{{slot}}}", 1)
+        paragraphs.append((text.replace("{s}", "{0}"), links, adjectives))
+    return paragraphs
+
+
+_PARAGRAPHS = {
+    (topic, count): _compose_paragraphs(topic, count)
+    for topic in FILLER
+    for count in sorted(set(FACT_SECTION_FILLER + FILLER_SECTION_LENGTHS))
+}
+
+
+class _Choices:
+    """Many small keyed choices from few draws of a :class:`KeyedRng`.
+
+    Prose needs dozens of small choices per article (which phrasing, which filler
+    sentence); taking each from a fresh 64-bit draw would make blake2b the cost of
+    rendering. This splits each 62-bit draw into mixed-radix digits instead
+    (bias below 2**-20, harmless for wording choices; facts never use this).
+    """
+
+    _REFILL_BELOW = 1 << 20
+
+    def __init__(self, rng: KeyedRng) -> None:
+        self._rng = rng
+        self._pool = 0
+        self._capacity = 1
+
+    def below(self, n: int) -> int:
+        """An integer in [0, n)."""
+        if self._capacity < self._REFILL_BELOW * n:
+            self._pool = self._rng.integer(0, (1 << 62) - 1)
+            self._capacity = 1 << 62
+        self._pool, digit = divmod(self._pool, n)
+        self._capacity //= n
+        return digit
+
+    def pick(self, items):
+        """One element of a non-empty sequence."""
+        return items[self.below(len(items))]
+
+
+
 class _ArticleWriter:
     """Writes the article of one entity; one instance per article."""
 
@@ -112,8 +168,8 @@ class _ArticleWriter:
         self.values: dict[str, list[Fact]] = {}
         for fact in self.facts:
             self.values.setdefault(fact.relation, []).append(fact)
-        self.rng = world.rng(self.kind, self.index, "prose")
-        self.day_first = self.rng.chance(0.5)
+        self.choices = _Choices(world.rng(self.kind, self.index, "prose"))
+        self.day_first = self.choices.below(2) == 1
         if self.kind == "person":
             self.subject = self.name.rsplit(" ", 1)[-1]
         elif self.kind in ITALIC_KINDS:
@@ -126,9 +182,8 @@ class _ArticleWriter:
         parts = [self.infobox(), self.lead()]
         for heading, relations, topic in SECTION_PLANS[self.kind]:
             sentences = [self.sentence(r) for r in relations if r in self.values]
-            sentences += self.filler(topic, self.rng.integer(1, 3) if sentences else self.rng.integer(3, 5))
-            order = sentences if relations else self.rng.shuffled(sentences)
-            parts.append(f"== {heading} ==\n{' '.join(order)}")
+            sentences.append(self.filler(topic, self.choices.pick(FACT_SECTION_FILLER if sentences else FILLER_SECTION_LENGTHS)))
+            parts.append(f"== {heading} ==\n{' '.join(sentences)}")
         works = self.world.works_by_creator.get(self.index) if self.kind == "person" else None
         if works:
             parts.append(self.works_section(works))
@@ -181,16 +236,15 @@ class _ArticleWriter:
 
     def sentence(self, relation: str) -> str:
         templates = RELATION_PHRASES.get((self.kind, relation)) or RELATION_PHRASES[relation]
-        text = self.rng.choice(templates).format(s=self.subject, v=self.joined(relation))
+        text = self.choices.pick(templates).format(s=self.subject, v=self.joined(relation))
         return text[:1].upper() + text[1:]
 
-    def filler(self, topic: str, count: int) -> list[str]:
-        sentences = []
-        for template in self.rng.sample(FILLER[topic], min(count, len(FILLER[topic]))):
-            other = self.world.link(self.rng.integer(0, self.world.entity_count - 1))
-            text = template.format(s=self.subject, other=other, adj=self.rng.choice(FILLER_ADJECTIVES))
-            sentences.append(text[:1].upper() + text[1:])
-        return sentences
+    def filler(self, topic: str, count: int) -> str:
+        """A paragraph of ``count`` filler sentences, naming unrelated entities."""
+        template, links, adjectives = self.choices.pick(_PARAGRAPHS[topic, count])
+        slots = [self.world.link(self.choices.below(self.world.entity_count)) for _ in range(links)]
+        slots += [self.choices.pick(FILLER_ADJECTIVES) for _ in range(adjectives)]
+        return template.format(self.subject, *slots)
 
     def first(self, relation: str) -> str:
         return self.prose_value(self.values[relation][0])
@@ -238,7 +292,8 @@ class _ArticleWriter:
     def works_section(self, works: list[int]) -> str:
         lines = ["== Works =="]
         for gid in works[:MAX_LISTED_WORKS]:
-            lines.append(f"* ''{self.world.link(gid)}'', {short_description(self.world, gid).split(' ', 1)[0]}")
+            kind, i = self.world.locate(gid)
+            lines.append(f"* ''{self.world.link(gid)}'' ({work_date(self.world, kind, i) // 10000})")
         return "\n".join(lines)
 
     def categories(self) -> list[str]:

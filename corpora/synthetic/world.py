@@ -139,6 +139,7 @@ class World:
         self.titles: list[str] = []  # page title per gid
         self.full_names: dict[int, str] = {}  # persons with a middle name
         self.aliases: dict[int, str] = {}  # gid -> redirect title
+        self.award_first_year: list[int] | None = None  # memo of facts.award_first_years
         self._build_core_arrays()
         self._build_pools()
         self._name_entities()
