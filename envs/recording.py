@@ -4,7 +4,9 @@
 one JSON object per line: a ``header`` (env id, constructor kwargs, package
 version), then per episode a ``reset`` (seed, options, observation, info) and a
 ``step`` per action (action, observation, reward, terminated, truncated, info;
-``info["messages"]`` is left out, it is implied by the observations).
+``info["messages"]`` is left out, it is implied by the observations). Actions
+are recorded as the environments read them: characters outside the text
+charset (lone surrogates, which JSON cannot round-trip) become U+FFFD.
 :func:`replay` re-creates the environment, re-runs every reset and action, and
 reports the first line whose outcome differs.
 
@@ -20,12 +22,13 @@ import dataclasses
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import IO, Any
 
 import gymnasium as gym
 
 from stillweb.corpora.version import PACKAGE_VERSION
+from stillweb.envs.spaces import to_charset
 
 __all__ = ["RecordEpisodes", "ReplayResult", "replay", "canonical_json"]
 
@@ -33,12 +36,15 @@ UNRECORDED_INFO_KEYS = ("messages",)
 
 
 def canonical_json(value: Any) -> str:
-    """The one JSON text of a value: sorted keys, no ASCII escaping of Unicode, no NaN.
+    """The one JSON text of a value: sorted keys, ASCII with escapes, no NaN.
 
-    >>> canonical_json({"b": 1, "a": [1.5, "é"]})
-    '{"a":[1.5,"é"],"b":1}'
+    ASCII escaping keeps lone surrogates (which policies can send) exact and
+    the file valid UTF-8.
+
+    >>> print(canonical_json({"b": 1, "a": [1.5, "é"]}))
+    {"a":[1.5,"\\u00e9"],"b":1}
     """
-    return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 class RecordEpisodes(gym.Wrapper):
@@ -70,7 +76,7 @@ class RecordEpisodes(gym.Wrapper):
         self._write(
             {
                 "type": "step",
-                "action": action,
+                "action": to_charset(action) if isinstance(action, str) else action,
                 "observation": observation,
                 "reward": reward,
                 "terminated": terminated,
@@ -173,7 +179,9 @@ def _recorded(info: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """JSON-ready copy: dataclasses to dicts, tuples to lists, numpy scalars to Python."""
+    """JSON-ready copy: dataclasses to dicts, tuples to lists, paths to str, numpy scalars to Python."""
+    if isinstance(value, PurePath):
+        return str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _plain(dataclasses.asdict(value))
     if isinstance(value, Mapping):
