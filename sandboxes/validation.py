@@ -94,8 +94,8 @@ def _describe(error: ValidationError) -> str:
         return f"missing required argument '{missing[0] if missing else value[0]}'"
     if kind == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
-        extra = sorted(k for k in error.instance if k not in allowed) if isinstance(error.instance, dict) else []
-        extras = ", ".join(f"'{preview(key, 40)[1:-1]}'" for key in extra[:5])
+        extra = sorted((str(k) for k in error.instance if k not in allowed)) if isinstance(error.instance, dict) else []
+        extras = ", ".join(f"'{str(key)[:40]}'" for key in extra[:5])
         return f"unexpected argument(s) {extras}; allowed: {', '.join(allowed)}"
     if kind in ("type", "anyOf", "oneOf"):
         if not name and not isinstance(error.instance, dict):
