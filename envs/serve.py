@@ -16,9 +16,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import httpx
 from fastapi import FastAPI
 
 import stillweb.envs  # noqa: F401 - registers the environments the sessions serve
@@ -28,7 +33,7 @@ from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.sandboxes.server import SnapshotCatalog, add_tool_routes
 from stillweb.sandboxes.server_http import ServerSettings, create_base_app
 
-__all__ = ["make_app", "app_from_environment", "serve_config", "CONFIG_VARIABLE"]
+__all__ = ["make_app", "app_from_environment", "serve_config", "start_server_process", "CONFIG_VARIABLE"]
 
 CONFIG_VARIABLE = "STILLWEB_SERVE_CONFIG"
 
@@ -75,3 +80,36 @@ def app_from_environment() -> FastAPI:
         raise RuntimeError(f"{CONFIG_VARIABLE} is not set: start the server with `stillweb serve DIR`")
     config = json.loads(raw)
     return make_app(config["snapshots"], ServerSettings(**config["settings"]))
+
+
+def start_server_process(
+    snapshots: Sequence[str | Path],
+    port: int,
+    settings: ServerSettings | None = None,
+    host: str = "127.0.0.1",
+    startup_timeout_s: float = 60.0,
+) -> subprocess.Popen:
+    """Start a one-worker server in a child process and return once ``/health`` answers.
+
+    For tests, benchmarks and local rollouts; stop it with ``process.kill()``.
+    Raises ``RuntimeError`` (with the child's output) if it exits or never answers.
+    """
+    environment = {**os.environ, CONFIG_VARIABLE: serve_config(snapshots, settings or ServerSettings())}
+    command = [sys.executable, "-m", "uvicorn", "--factory", "stillweb.envs.serve:app_from_environment",
+               "--host", host, "--port", str(port), "--log-level", "warning", "--no-access-log"]
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + startup_timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log.seek(0)
+            output = log.read().decode(errors="replace")
+            raise RuntimeError(f"the server exited with status {process.returncode}: {output[-2000:]}")
+        try:
+            if httpx.get(f"http://{host}:{port}/health", timeout=1.0).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"the server did not answer on {host}:{port} within {startup_timeout_s} s")
