@@ -361,3 +361,22 @@ def test_registry_never_raises_and_results_serialise(registry, name, arguments):
     result = registry.call(ToolCall(name, arguments))
     assert isinstance(result, ToolResult) and result.flag in FLAGS
     json.dumps(result.to_dict())
+
+
+# -- on the shared synthetic snapshot ---------------------------------------------------
+
+
+def test_tools_on_synthetic_snapshot(small_snapshot):
+    snapshot = Snapshot.open(small_snapshot)
+    registry = ToolRegistry(snapshot, tools=["search", "open", "find"])
+    for doc_id in range(0, len(snapshot), max(1, len(snapshot) // 10)):
+        document = snapshot.get(doc_id)
+        pages = call(registry, "open", doc=document.title).data["pages"]
+        contents = [call(registry, "open", doc=doc_id, page=n).data["content"] for n in range(1, pages + 1)]
+        assert "".join(contents) == document.text
+        word = document.title.split()[0]
+        for match in call(registry, "find", doc=doc_id, pattern=word).data["matches"]:
+            start = match["offset"]
+            assert contents[match["page"] - 1][start : start + len(word)].lower() == word.lower()
+        hits = call(registry, "search", query=document.title, k=10).data["queries"][0]["results"]
+        assert [hit["doc_id"] for hit in hits] == [r.doc_id for r in snapshot.search(document.title, 10)]
