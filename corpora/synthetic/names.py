@@ -45,8 +45,13 @@ CODAS = ("", "", "", "", "", "n", "r", "l", "s", "m", "th")
 NAME_ENDINGS = ("", "", "", "a", "o", "in", "en", "an", "is", "or", "el", "ar")
 
 
+# Every (onset, vowel, coda) combination, repeats included, so one draw picks a
+# syllable with the same odds as three separate draws would.
+SYLLABLES = tuple(onset + vowel + coda for onset in ONSETS for vowel in VOWELS for coda in CODAS)
+
+
 def _syllable(rng: KeyedRng) -> str:
-    return rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS)
+    return rng.choice(SYLLABLES)
 
 
 def word(rng: KeyedRng, syllables: int) -> str:

@@ -230,23 +230,17 @@ class World:
         )
 
     def _add_person_core(self, i: int) -> None:
-        if i < len(nm.OCCUPATIONS):
-            occupation = i
-        else:
-            occupation = self.rng("person", i, "occupation").weighted_choice(
-                range(len(nm.OCCUPATIONS)), nm.OCCUPATION_WEIGHTS
-            )
-        self.occupation.append(occupation)
         rng = self.rng("person", i, "life")
-        if i % 2 == 1 and self.is_married(i):
+        drawn_occupation = rng.weighted_choice(range(len(nm.OCCUPATIONS)), nm.OCCUPATION_WEIGHTS)
+        self.occupation.append(i if i < len(nm.OCCUPATIONS) else drawn_occupation)
+        birth_year = rng.integer(1860, 2002)
+        if i % 2 == 1 and self.is_married(i):  # spouses are of about the same age
             birth_year = min(2002, max(1860, self.birth[i - 1] // 10000 + rng.integer(-8, 8)))
-        else:
-            birth_year = rng.integer(1860, 2002)
         self.birth.append(encode_date(birth_year, rng.integer(1, 12), rng.integer(1, 28)))
         death_year = min(birth_year + rng.integer(30, 95), PRESENT_YEAR - 1)
         dies = birth_year < 1930 or rng.chance(0.15)
         self.death.append(keyed_date(rng, death_year, death_year) if dies and death_year - birth_year >= 30 else 0)
-        self.birth_city.append(self.rng("person", i, "birth_place").integer(0, self.counts["city"] - 1))
+        self.birth_city.append(rng.integer(0, self.counts["city"] - 1))
 
     def is_married(self, person: int) -> bool:
         """Persons 2k and 2k+1 are married to each other when this keyed draw says so."""
