@@ -75,7 +75,8 @@ class FormatProblem(ValueError):
 
 
 def find_blocks(text: str, tag: str) -> list[Block]:
-    """Every ``<tag>...</tag>`` block in order; :class:`FormatProblem` if one is unclosed or nested."""
+    """Every ``<tag>...</tag>`` block in order (a block ends at the first closing tag);
+    :class:`FormatProblem` if one is unclosed or a closing tag has no opening."""
     opening, closing = f"<{tag}>", f"</{tag}>"
     blocks, position = [], 0
     while True:
@@ -86,10 +87,7 @@ def find_blocks(text: str, tag: str) -> list[Block]:
         end = text.find(closing, inner_start)
         if end == -1:
             raise FormatProblem(f"{opening} is never closed with {closing}")
-        inner = text[inner_start:end]
-        if opening in inner:
-            raise FormatProblem(f"{opening} blocks cannot be nested")
-        blocks.append(Block(start, end + len(closing), inner))
+        blocks.append(Block(start, end + len(closing), text[inner_start:end]))
         position = end + len(closing)
     stray = text.find(closing, position)
     if stray != -1 or (not blocks and closing in text):

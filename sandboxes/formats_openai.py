@@ -43,10 +43,10 @@ class OpenAIFormat(ToolCallFormat):
 
     def _parse(self, text: str) -> ParsedAction:
         thought, action = split_thought(text)
-        if "<tool_call>" in action or "</tool_call>" in action:
-            return self._action_from_calls(tagged_calls(find_blocks(action, "tool_call")), thought)
         body = action.strip()
         if not body.startswith(("{", "[")):
+            if "<tool_call>" in body or "</tool_call>" in body:
+                return self._action_from_calls(tagged_calls(find_blocks(body, "tool_call")), thought)
             raise FormatProblem("no JSON tool call found (plain text is not an answer; call the answer tool)")
         value = load_json(body)
         if isinstance(value, dict) and ("tool_calls" in value or "role" in value):

@@ -17,11 +17,16 @@ The citation convention: an optional ``<citations>`` block right after
 may contain commas), or a JSON list such as ``[12, "Paris, Texas"]``. A call of
 the ``answer`` tool inside ``<tool_call>`` is accepted as the answer too.
 Results come back as ``<tool_response>...</tool_response>``, one block per call.
+
+Tags inside a ``<tool_call>`` block (e.g. a query containing ``<answer>``) are
+data, not markup; ``<think>`` is split off first (as vLLM's reasoning parsers
+do), so a call argument cannot contain ``</think>``.
 """
 
 from __future__ import annotations
 
 from .formats_base import (
+    Block,
     FormatProblem,
     ParsedAction,
     ToolCallFormat,
@@ -36,6 +41,7 @@ from .tool_types import ToolResult
 
 __all__ = ["TongyiFormat", "parse_citations"]
 
+CALL_MARKER = "<tool_call/>"
 EXAMPLE_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "Marie Curie birthplace"}}\n</tool_call>'
 EXAMPLE_ANSWER = "<answer>Warsaw</answer>\n<citations>12; Marie Curie</citations>"
 
@@ -52,6 +58,16 @@ def parse_citations(text: str) -> list[int | str]:
     return [int(part) if part.isascii() and part.isdigit() else part for part in parts if part]
 
 
+def _mask_blocks(text: str, blocks: list[Block]) -> str:
+    """``text`` with each block replaced by :data:`CALL_MARKER`."""
+    pieces, position = [], 0
+    for block in blocks:
+        pieces.extend((text[position : block.start], CALL_MARKER))
+        position = block.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
 class TongyiFormat(ToolCallFormat):
     """``<think>``, ``<tool_call>{json}</tool_call>``, ``<answer>``; results in ``<tool_response>``."""
 
@@ -59,18 +75,20 @@ class TongyiFormat(ToolCallFormat):
 
     def _parse(self, text: str) -> ParsedAction:
         thought, action = split_thought(text)
-        if "<tool_response>" in action:
+        calls = find_blocks(action, "tool_call")
+        outside = _mask_blocks(action, calls)  # tags inside call arguments are data, not markup
+        if "<tool_response>" in outside:
             raise FormatProblem("do not write <tool_response>; the environment adds tool results")
-        answers, calls = find_blocks(action, "answer"), find_blocks(action, "tool_call")
+        answers = find_blocks(outside, "answer")
         if answers:
             if len(answers) > 1:
                 raise FormatProblem("more than one <answer>")
             answer = answers[0]
-            if "<tool_call>" in answer.inner:
+            if CALL_MARKER in answer.inner:
                 raise FormatProblem("a tool call inside the answer; call tools before answering")
             if calls:
                 raise FormatProblem("either call tools or answer in one turn, not both")
-            citations = self._trailing_citations(action[answer.end :])
+            citations = self._trailing_citations(outside[answer.end :])
             return ParsedAction(answer=answer.inner.strip(), citations=citations, thought=thought)
         return self._action_from_calls(tagged_calls(calls), thought)
 

@@ -45,8 +45,10 @@ class PythonTool(Tool):
 
     def run(self, arguments: dict) -> ToolResult:
         """stdout, stderr and the exit reason of the program."""
-        from .pysandbox import PythonSandboxConfig, run_python
-
+        try:
+            from .pysandbox import PythonSandboxConfig, run_python
+        except ImportError:
+            raise ToolInputError("tool_error", "The python tool is not available in this environment; use calculator.") from None
         if self.config is None:
             self.config = PythonSandboxConfig()
         execution = run_python(arguments["code"], self.config)
