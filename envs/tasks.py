@@ -16,6 +16,7 @@ store them) enable citation rewards and the reference agent.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -119,6 +120,8 @@ def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split
 
     A string that is neither an existing file nor a ``.jsonl``/``.parquet`` path is
     read as a task-set name: ``<snapshot_path>/tasks/<name>/<split>.parquet``.
+    Files are read once per process (keyed by resolved path, size and mtime), so
+    many environments on one task set share it.
 
     >>> load_tasks([{"question": "q", "answer": "a", "task_id": "t1"}]).by_id("t1").answer
     'a'
@@ -132,6 +135,13 @@ def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split
         path = Path(snapshot_path) / "tasks" / str(tasks) / f"{split}.parquet"
     if not path.is_file():
         raise FileNotFoundError(f"task file not found: {path} (tasks={str(tasks)!r}, split={split!r})")
+    stat = path.stat()
+    return _load_file(path.resolve(), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _load_file(path: Path, size: int, mtime_ns: int) -> TaskSet:
+    """The task set of a file; the size and mtime in the cache key reload a changed file."""
     return TaskSet((Task.from_record(record) for record in _read_records(path)), source=str(path))
 
 

@@ -21,7 +21,7 @@ The reward is 0 until the end, then the configured combination of the parts in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -298,7 +298,7 @@ class WikiQAEnv(gym.Env[str, str]):
             "turn": len(episode.turns),
             "tool_calls": episode.tool_calls,
             "context_tokens": episode.context_tokens,
-            "hallucination_counts": asdict(episode.counts),
+            "hallucination_counts": dict(vars(episode.counts)),
             "messages": list(episode.messages),
         }
         if self.context_manager is not None:
@@ -325,19 +325,16 @@ def _context_manager(context: ContextConfig | Mapping[str, Any] | bool | None, c
     raise TypeError(f"context must be None, a bool, a ContextConfig or a dict, got {type(context).__name__}")
 
 
-def _doc_ids(data: Any, depth: int = 0) -> list[int]:
-    """Every int under a ``doc_id`` key in a result's JSON data, in order."""
-    if depth > 6:
+def _doc_ids(data: Any) -> list[int]:
+    """The doc ids a result shows: ``data["doc_id"]`` (open, find) and every
+    ``data["queries"][i]["results"][j]["doc_id"]`` (search), in order."""
+    if not isinstance(data, dict):
         return []
-    if isinstance(data, dict):
-        found = [data["doc_id"]] if isinstance(data.get("doc_id"), int) and not isinstance(data.get("doc_id"), bool) else []
-        for key, value in data.items():
-            if key != "doc_id":
-                found.extend(_doc_ids(value, depth + 1))
-        return found
-    if isinstance(data, list):
-        return [doc for item in data for doc in _doc_ids(item, depth + 1)]
-    return []
+    found = [data["doc_id"]] if type(data.get("doc_id")) is int else []
+    for query in data.get("queries") or ():
+        if isinstance(query, dict):
+            found.extend(hit["doc_id"] for hit in query.get("results") or () if isinstance(hit, dict) and type(hit.get("doc_id")) is int)
+    return found
 
 
 def _clip(text: str) -> str:
