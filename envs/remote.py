@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import secrets
 import time
 from typing import Any
@@ -40,6 +41,7 @@ LOST_SESSION = frozenset({"session_not_found", "session_expired"})
 # Most ops per replay request (the server accepts 10,000; smaller requests stay under body limits).
 REPLAY_CHUNK = 256
 RETRYABLE_STATUS = frozenset({502, 503, 504})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class RemoteEnvError(RuntimeError):
@@ -111,11 +113,11 @@ class RemoteEnv(gym.Env[str, str]):
         """Step the server-side environment; see the served environment's ``step``."""
         if not isinstance(action, str):
             raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
-        body = self._session_call("step", {"action": action})
+        body = self._session_call("step", action_fields(action))
         if body["step"] != self._episode_steps + 1:
             raise RemoteEnvError(f"server answered step {body['step']} where step {self._episode_steps + 1} was due")
         self._episode_steps += 1
-        self._log.append({"op": "step", "action": action})
+        self._log.append({"op": "step", **action_fields(action)})
         return body["observation"], body["reward"], body["terminated"], body["truncated"], body["info"]
 
     def close(self) -> None:
@@ -189,8 +191,16 @@ class RemoteEnv(gym.Env[str, str]):
         raise RemoteEnvError(f"POST {path} failed after {self.retries} attempts: {failure}")
 
 
+def action_fields(action: str) -> dict[str, Any]:
+    """``{"action": text}``, or ``{"action_codepoints": [...]}`` when the text holds
+    surrogates (JSON would merge an escaped high/low pair into one character)."""
+    if _SURROGATE.search(action):
+        return {"action_codepoints": [ord(char) for char in action]}
+    return {"action": action}
+
+
 def _encode(payload: dict[str, Any]) -> bytes:
-    """JSON bytes; text UTF-8 cannot hold (lone surrogates) is sent escaped, so it arrives intact."""
+    """JSON bytes (UTF-8); surrogates in kwargs or options are sent escaped."""
     try:
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:

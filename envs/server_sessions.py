@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 import gymnasium as gym
 from fastapi import APIRouter, FastAPI, Path, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stillweb.envs.remote import REMOTE_ENV_ID
 from stillweb.envs.server_session_store import EnvSession, SessionStore, request_digest
@@ -91,12 +91,33 @@ class ResetResponse(BaseModel):
     episode: int = Field(description="resets done in this session", examples=[1])
 
 
-class StepRequest(BaseModel):
+class ActionText(BaseModel):
+    """An action as ``action`` (a string) or, when it holds lone surrogates (which JSON
+    cannot carry faithfully: escaped pairs merge into one character), as ``action_codepoints``."""
+
+    action: str | None = Field(default=None, description="the policy's text", examples=["<answer>Ostra</answer>"])
+    action_codepoints: list[Annotated[int, Field(ge=0, le=0x10FFFF)]] | None = Field(
+        default=None, description="the text as Unicode code points (instead of 'action')", examples=[None]
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ActionText:
+        if self.action is not None and self.action_codepoints is not None:
+            raise ValueError("give 'action' or 'action_codepoints', not both")
+        return self
+
+    def text(self) -> str | None:
+        """The action text (``None`` if neither form was given)."""
+        if self.action_codepoints is not None:
+            return "".join(map(chr, self.action_codepoints))
+        return self.action
+
+
+class StepRequest(ActionText):
     """``env.step(action)``."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [{"action": '<tool_call>{"name": "search", "arguments": {"query": "Velland"}}</tool_call>', "request_id": "w1-1"}]})
 
-    action: str = Field(description="the policy's text", examples=["<answer>Ostra</answer>"])
     request_id: RequestId
 
 
@@ -112,13 +133,12 @@ class StepResponse(BaseModel):
     step: int = Field(description="steps taken in this episode, this one included", examples=[1])
 
 
-class ReplayOp(BaseModel):
+class ReplayOp(ActionText):
     """One logged call: ``{"op": "reset", "seed": .., "options": ..}`` or ``{"op": "step", "action": ..}``."""
 
     op: Literal["reset", "step"] = Field(examples=["step"])
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1, examples=[None])
     options: dict[str, Any] | None = Field(default=None, examples=[None])
-    action: str | None = Field(default=None, examples=["<answer>Ostra</answer>"])
 
 
 class ReplayRequest(BaseModel):
@@ -199,12 +219,15 @@ def add_session_routes(app: FastAPI, catalog: SnapshotCatalog, env_ids: Iterable
     @router.post("/{session_id}/step", response_model=StepResponse, summary="Step (act in the episode)")
     async def step_session(session_id: SessionId, body: StepRequest, request: Request) -> Response:
         """``env.step(action)``; a retried ``request_id`` returns the stored result and does not step twice."""
+        action = body.text()
+        if action is None:
+            raise ApiError(422, "missing_action", "a step needs 'action' (a string) or 'action_codepoints'")
         session = store.get(session_id)
-        digest = request_digest("step", body.action)
+        digest = request_digest("step", action)
         async with session.lock:
             stored = session.stored_result(body.request_id, digest)
             if stored is None:
-                stored = _json_body(await run_blocking(request, _step, session, body.action, body.request_id))
+                stored = _json_body(await run_blocking(request, _step, session, action, body.request_id))
                 session.remember(body.request_id, digest, stored)
                 request.app.state.counter.add("steps")
         return _raw_json(stored)
@@ -285,10 +308,10 @@ def _replay(session: EnvSession, ops: list[ReplayOp]) -> None:
     for index, op in enumerate(ops):
         if op.op == "reset":
             _reset(session, op.seed, op.options, None)
-        elif op.action is None:
+        elif op.text() is None:
             raise ApiError(422, "bad_replay", f"replay op {index} is a step without an action")
         else:
-            _step(session, op.action, None)
+            _step(session, str(op.text()), None)
 
 
 # -- helpers -------------------------------------------------------------------------------
