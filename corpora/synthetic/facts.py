@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.world import PRESENT_YEAR, World, decode_date, keyed_date
 
-__all__ = ["Fact", "entity_facts", "work_date", "fact_value_string", "format_number", "canonical_number"]
+__all__ = ["Fact", "entity_facts", "fact_value_string", "format_number", "canonical_number"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +91,6 @@ def _year_of(date: int) -> int:
     return date // 10000
 
 
-def _active_years(world: World, person: int, start_age: int) -> tuple[int, int]:
-    """The years a person could have produced work or founded something."""
-    birth_year = _year_of(world.birth[person])
-    last = _year_of(world.death[person]) if world.death[person] else PRESENT_YEAR - 1
-    return birth_year + start_age, max(birth_year + start_age, last)
-
-
 def _person(world: World, i: int) -> list[Fact]:
     facts = [Fact("birth_date", "date", world.birth[i]), _entity(world, "birth_place", "city", world.birth_city[i])]
     rng = world.rng("person", i, "attributes")
@@ -120,7 +113,7 @@ def _person(world: World, i: int) -> list[Fact]:
         facts.append(_entity(world, "spouse", "person", i ^ 1))
     if rng.chance(0.3):
         pool = next(world.award_pool[f] for f, (_, occs) in enumerate(nm.AWARD_FIELDS) if occupation in occs)
-        last_active = _active_years(world, i, 20)[1]
+        last_active = world.active_years(i, 20)[1]
         first_awarded = award_first_years(world)
         for award in _distinct(rng, pool, rng.integer(1, 2)):
             if first_awarded[award] <= last_active:
@@ -174,10 +167,10 @@ def company_founding(world: World, i: int) -> tuple[list[int], int]:
     second = rng.choice(pool)
     if rng.chance(0.3) and second != founders[0]:
         founders.append(second)
-    earliest = max(_active_years(world, p, 22)[0] for p in founders)
-    latest = min(_active_years(world, p, 22)[1] for p in founders)
+    earliest = max(world.active_years(p, 22)[0] for p in founders)
+    latest = min(world.active_years(p, 22)[1] for p in founders)
     if latest < earliest:
-        founders, (earliest, latest) = founders[:1], _active_years(world, founders[0], 22)
+        founders, (earliest, latest) = founders[:1], world.active_years(founders[0], 22)
     return founders, rng.integer(earliest, min(latest, earliest + 30))
 
 
@@ -208,7 +201,7 @@ def university_founding(world: World, i: int) -> tuple[int | None, int]:
     rng = world.rng("university", i, "founding")
     if rng.chance(0.25):
         founder = rng.choice(world.occupation_pool[nm.OCCUPATIONS.index("politician")])
-        first, last = _active_years(world, founder, 30)
+        first, last = world.active_years(founder, 30)
         return founder, rng.integer(first, min(last, first + 30))
     return None, rng.integer(1450, 1995)
 
@@ -259,14 +252,6 @@ def _award(world: World, i: int) -> list[Fact]:
     ]
 
 
-def work_date(world: World, kind: str, i: int) -> int:
-    """The YYYYMMDD publication or release date of book, film or album ``i``:
-    while its creator was alive and at least 20."""
-    creator = world.creator[kind][i]
-    first, last = _active_years(world, creator, 20)
-    return keyed_date(world.rng(kind, i, "date"), first, last)
-
-
 def _company_from(world: World, rng, industry: str) -> int:
     return rng.choice(world.industry_pool[nm.INDUSTRIES.index(industry)])
 
@@ -278,7 +263,7 @@ def _book(world: World, i: int) -> list[Fact]:
     return [
         _entity(world, "author", "person", author),
         _entity(world, "publisher", "company", _company_from(world, rng, "Publishing")),
-        Fact("publication_date", "date", work_date(world, "book", i)),
+        Fact("publication_date", "date", world.work_date("book", i)),
         Fact("genre", "text", rng.choice(nm.BOOK_GENRES)),
         Fact("pages", "number", rng.integer(80, 900)),
         Fact("language", "text", world.demonyms[nationality]),
@@ -293,7 +278,7 @@ def _film(world: World, i: int) -> list[Fact]:
     facts += [_entity(world, "starring", "person", a) for a in _distinct(rng, actors, rng.integer(2, 3))]
     facts += [
         _entity(world, "production_company", "company", _company_from(world, rng, "Film production")),
-        Fact("release_date", "date", work_date(world, "film", i)),
+        Fact("release_date", "date", world.work_date("film", i)),
         Fact("runtime", "number", rng.integer(72, 195)),
         Fact("genre", "text", rng.choice(nm.FILM_GENRES)),
         _entity(world, "country", "country", world.city_country[world.birth_city[director]]),
@@ -306,7 +291,7 @@ def _album(world: World, i: int) -> list[Fact]:
     return [
         _entity(world, "performer", "person", world.creator["album"][i]),
         _entity(world, "record_label", "company", _company_from(world, rng, "Music")),
-        Fact("release_date", "date", work_date(world, "album", i)),
+        Fact("release_date", "date", world.work_date("album", i)),
         Fact("genre", "text", rng.choice(nm.MUSIC_GENRES)),
         Fact("tracks", "number", rng.integer(6, 22)),
     ]

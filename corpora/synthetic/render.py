@@ -10,12 +10,13 @@ that state nothing, a "See also" list where one applies, and categories.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic import names as nm
-from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number, work_date
+from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number
 from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATION_PHRASES, SECTION_PLANS
 from stillweb.corpora.synthetic.world import World, decode_date
 
@@ -79,7 +80,7 @@ def short_description(world: World, gid: int) -> str:
     if kind in ITALIC_KINDS:
         creator = world.gid("person", world.creator[kind][i])
         role = {"book": "book by", "film": "film directed by", "album": "album by"}[kind]
-        return f"{work_date(world, kind, i) // 10000} {role} {world.link(creator)}"
+        return f"{world.work_date(kind, i) // 10000} {role} {world.link(creator)}"
     return kind
 
 
@@ -93,31 +94,38 @@ def _disambiguation_text(world: World, name: str, members: tuple[int, ...]) -> s
 def _list_text(world: World, intro: str, items: tuple[int, ...]) -> str:
     lines = [intro, "", "== List ==", ""]
     for gid in items:
-        kind, _ = world.locate(gid)
+        kind, i = world.locate(gid)
         link = f"''{world.link(gid)}''" if kind in ITALIC_KINDS else world.link(gid)
-        lines.append(f"* {link}: {short_description(world, gid)}" if kind in ITALIC_KINDS else f"* {link}")
+        lines.append(f"* {link} ({world.work_date(kind, i) // 10000})" if kind in ITALIC_KINDS else f"* {link}")
     noun = world.locate(items[0])[0]
     lines += ["", f"[[Category:Lists of {noun}s]]" if noun != "city" else "[[Category:Lists of cities]]"]
     return "\n".join(lines)
 
 
-def _compose_paragraphs(topic: str, count: int) -> list[tuple[str, int, int]]:
+_SLOT = re.compile(r"\{(adj|place|person|work|org)\}")
+
+
+def _compose_paragraphs(topic: str, count: int) -> list[tuple[str, tuple[str, ...]]]:
     """Filler paragraphs of ``count`` distinct sentences, as positional format
-    strings: ``{0}`` the subject, then one slot per other-entity link, then one
-    per adjective. Returns (format string, links needed, adjectives needed)."""
+    strings: ``{0}`` the subject, then one numbered slot per ``{adj}``,
+    ``{place}``, ``{person}``, ``{work}`` or ``{org}``. Returns (format string,
+    slot kinds in order)."""
     paragraphs = []
     for variant in range(PARAGRAPH_VARIANTS):
         sentences = KeyedRng(0, "filler", topic, count, variant).sample(FILLER[topic], min(count, len(FILLER[topic])))
-        text = " ".join(sentences)
-        links, adjectives = text.count("{other}"), text.count("{adj}")
-        for slot in range(1, links + 1):
-            text = text.replace("{other}", f"{{{slot}}}", 1)
-        for slot in range(links + 1, links + adjectives + 1):
-            text = text.replace("{adj}", f"{{{slot}}}", 1)
-        paragraphs.append((text.replace("{s}", "{0}"), links, adjectives))
+        slots: list[str] = []
+
+        def number_slot(match: re.Match[str]) -> str:
+            slots.append(match.group(1))
+            return f"{{{len(slots)}}}"
+
+        text = _SLOT.sub(number_slot, " ".join(sentences)).replace("{s}", "{0}")
+        paragraphs.append((text, tuple(slots)))
     return paragraphs
 
 
+# Entity kinds each filler slot links to.
+_SLOT_KINDS = {"place": ("city",), "person": ("person",), "work": ("book", "film", "album"), "org": ("company", "university")}
 _PARAGRAPHS = {
     (topic, count): _compose_paragraphs(topic, count)
     for topic in FILLER
@@ -241,10 +249,15 @@ class _ArticleWriter:
 
     def filler(self, topic: str, count: int) -> str:
         """A paragraph of ``count`` filler sentences, naming unrelated entities."""
-        template, links, adjectives = self.choices.pick(_PARAGRAPHS[topic, count])
-        slots = [self.world.link(self.choices.below(self.world.entity_count)) for _ in range(links)]
-        slots += [self.choices.pick(FILLER_ADJECTIVES) for _ in range(adjectives)]
-        return template.format(self.subject, *slots)
+        template, slots = self.choices.pick(_PARAGRAPHS[topic, count])
+        return template.format(self.subject, *(self.slot_value(slot) for slot in slots))
+
+    def slot_value(self, slot: str) -> str:
+        if slot == "adj":
+            return self.choices.pick(FILLER_ADJECTIVES)
+        kind = self.choices.pick(_SLOT_KINDS[slot])
+        link = self.world.link(self.world.gid(kind, self.choices.below(self.world.counts[kind])))
+        return f"''{link}''" if kind in ITALIC_KINDS else link
 
     def first(self, relation: str) -> str:
         return self.prose_value(self.values[relation][0])
@@ -291,9 +304,9 @@ class _ArticleWriter:
 
     def works_section(self, works: list[int]) -> str:
         lines = ["== Works =="]
-        for gid in works[:MAX_LISTED_WORKS]:
-            kind, i = self.world.locate(gid)
-            lines.append(f"* ''{self.world.link(gid)}'' ({work_date(self.world, kind, i) // 10000})")
+        dated = sorted((self.world.work_date(*self.world.locate(gid)) // 10000, gid) for gid in works)
+        for year, gid in dated[:MAX_LISTED_WORKS]:
+            lines.append(f"* ''{self.world.link(gid)}'' ({year})")
         return "\n".join(lines)
 
     def categories(self) -> list[str]:
@@ -320,4 +333,5 @@ class _ArticleWriter:
             return [f"{self.year_of('date')} events", f"Events in {name_of('country')}"]
         date_relation = "publication_date" if kind == "book" else "release_date"
         genre = self.values["genre"][0].value
-        return [f"{self.year_of(date_relation)} {kind}s", f"{genre} {kind}s"]
+        by_genre = f"{genre}s" if genre.endswith(("novel", "film")) else f"{genre} {kind}s"
+        return [f"{self.year_of(date_relation)} {kind}s", by_genre]

@@ -395,11 +395,12 @@ class World:
         for person in self.creator_pool["film"]:
             films = self.works_by_creator.get(person, [])
             if len(films) >= FILMS_FOR_LIST_PAGE:
+                films = sorted(films, key=lambda gid: (self.work_date("film", gid - self.offsets["film"]), gid))
                 gid = self.gid("person", person)
                 self._add_list_page(
                     gid,
                     f"List of films directed by {self.names[gid]}",
-                    f"This is a list of feature films directed by {self.link(gid)}.",
+                    f"This is a list of feature films directed by {self.link(gid)}, in order of release.",
                     films,
                 )
 
@@ -411,6 +412,18 @@ class World:
     def university_city(self, i: int) -> int:
         """The city (index) a university is located in."""
         return self.rng("university", i, "city").integer(0, self.counts["city"] - 1)
+
+    def active_years(self, person: int, start_age: int) -> tuple[int, int]:
+        """(first, last) year a person could have produced work or founded something."""
+        birth_year = self.birth[person] // 10000
+        last = self.death[person] // 10000 if self.death[person] else PRESENT_YEAR - 1
+        return birth_year + start_age, max(birth_year + start_age, last)
+
+    def work_date(self, kind: str, i: int) -> int:
+        """The YYYYMMDD publication or release date of book, film or album ``i``:
+        while its creator was alive and at least 20."""
+        first, last = self.active_years(self.creator[kind][i], 20)
+        return keyed_date(self.rng(kind, i, "date"), first, last)
 
     def event_place_and_date(self, i: int) -> tuple[int, int]:
         """(city index, YYYYMMDD date) of an event."""
