@@ -252,6 +252,28 @@ def test_graph_is_consistent(world, facts):
             assert by_subject[fs["record_label"][0]]["industry"] == ["Music"]
 
 
+def test_graph_supports_long_chains_and_intersections(world, facts):
+    """Six-hop chains exist (film -> director -> birth place -> country -> capital
+    -> mayor -> alma mater), and attribute values are shared, so intersections matter."""
+    graph = defaultdict(lambda: defaultdict(list))
+    for f in facts:
+        graph[f.subject_title][f.relation].append(f.value)
+
+    def follow(subject: str, path: tuple[str, ...]) -> list[str]:
+        frontier = [subject]
+        for relation in path:
+            frontier = [value for node in frontier for value in graph[node][relation]]
+        return frontier
+
+    chain = ("director", "birth_place", "country", "capital", "mayor", "alma_mater")
+    films = [world.titles[world.gid("film", i)] for i in range(world.counts["film"])]
+    assert sum(1 for film in films if follow(film, chain)) >= 5
+    birth_places = Counter(v for f in facts if f.relation == "birth_place" for v in [f.value])
+    assert birth_places.most_common(1)[0][1] >= 5
+    genre_years = Counter((tuple(graph[film]["genre"]), graph[film]["release_date"][0][:3]) for film in films)
+    assert genre_years.most_common(1)[0][1] >= 3
+
+
 def test_shards_render_the_same_pages(world, pages):
     fresh = generate_world(ARTICLES, SEED)  # no memo filled, units rendered out of order
     units = list(range(len(fresh)))

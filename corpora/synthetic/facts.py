@@ -79,16 +79,21 @@ def _distinct(rng, items, count: int) -> list:
 
 
 def _log_uniform(rng, low: int, high: int) -> int:
-    """An integer spread evenly over orders of magnitude between low and high."""
-    return int(round(low * (high / low) ** rng.random()))
+    """An integer spread evenly over the decades between low and high: a decade
+    first, then a uniform integer within it. Integer arithmetic only, so the
+    value is the same on every platform (no libm ``pow``)."""
+    decades = []
+    start = low
+    while start < high:
+        decades.append((start, min(high, start * 10)))
+        start *= 10
+    first, last = rng.choice(decades)
+    return rng.integer(first, last)
 
 
-def _area(rng, low: float, high: float) -> float:
-    return round(_log_uniform(rng, int(low * 10), int(high * 10)) / 10, 1)
-
-
-def _year_of(date: int) -> int:
-    return date // 10000
+def _area(rng, low_tenths: int, high_tenths: int) -> float:
+    """An area in km² with one decimal, from a range given in tenths of km²."""
+    return _log_uniform(rng, low_tenths, high_tenths) / 10
 
 
 def _person(world: World, i: int) -> list[Fact]:
@@ -129,7 +134,7 @@ def _city(world: World, i: int) -> list[Fact]:
     facts = [
         _entity(world, "country", "country", country),
         Fact("population", "number", population),
-        Fact("area_km2", "number", _area(rng, 5.0, 900.0)),
+        Fact("area_km2", "number", _area(rng, 50, 9_000)),
         Fact("elevation_m", "number", rng.integer(0, 2500)),
     ]
     if rng.chance(0.7):
@@ -146,7 +151,7 @@ def _country(world: World, i: int) -> list[Fact]:
     facts = [
         _entity(world, "capital", "city", i),
         Fact("population", "number", _log_uniform(rng, 300_000, 90_000_000)),
-        Fact("area_km2", "number", _area(rng, 800.0, 900_000.0)),
+        Fact("area_km2", "number", _area(rng, 8_000, 9_000_000)),
         Fact("currency", "text", f"{demonym} {rng.choice(nm.CURRENCY_UNITS)}"),
         Fact("official_language", "text", demonym),
     ]
