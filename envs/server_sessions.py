@@ -181,7 +181,7 @@ def add_session_routes(app: FastAPI, catalog: SnapshotCatalog, env_ids: Iterable
     router = APIRouter(prefix="/sessions", tags=["sessions"], responses={**ERROR_RESPONSES, **SESSION_ERRORS})
 
     @router.post("", response_model=SessionInfo, status_code=201, summary="Create an environment session",
-                 responses={422: {"model": ErrorBody, "description": "unknown env_id or bad kwargs"}, 429: {"model": ErrorBody, "description": "session limit reached"}})
+                 responses={429: {"model": ErrorBody, "description": "session limit reached"}})
     async def create_session(body: CreateSessionRequest, request: Request) -> SessionInfo:
         """Build the environment (``gym.make(env_id, **kwargs)``) and return the new session's id."""
         if body.env_id not in allowed:

@@ -92,8 +92,13 @@ class ErrorBody(BaseModel):
 
 # OpenAPI documentation of the error responses routes may give.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "the body is not parseable (e.g. malformed JSON or form data)"},
     401: {"model": ErrorBody, "description": "missing or wrong bearer token"},
     413: {"model": ErrorBody, "description": "request body larger than the server's limit"},
+    422: {
+        "model": ErrorBody,
+        "description": "invalid input: 'detail' is a list of {loc, msg, type} for schema errors, a message otherwise",
+    },
 }
 
 
@@ -271,7 +276,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
         detail = error.detail
         if error.status_code == 404 and detail == "Not Found":
             detail = f"no route {request.url.path!r}; see /docs or /openapi.json for the routes"
