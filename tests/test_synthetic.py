@@ -15,6 +15,8 @@ from collections import Counter, defaultdict
 import mwparserfromhell
 import mwxml
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stillweb.corpora.records import VALUE_TYPES, RawPage
 from stillweb.corpora.synthetic import KINDS, generate_world, write_xml_dump
@@ -115,6 +117,21 @@ def test_collisions_have_qualified_titles_and_disambiguation_pages(world, by_tit
     assert kinds_with_collisions & {"film", "album"}
     assert any(f"[[{world.titles[gid]}|{name}]]" in p.text for name, members in world.disambiguations
                for gid in members for p in list(by_title.values())[:400])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(articles=st.integers(min_value=1, max_value=400), seed=st.integers(min_value=-(2**63), max_value=2**63))
+def test_any_size_and_seed_gives_a_closed_world(articles, seed):
+    """For any size and seed: unique titles, redirects to articles, no red links."""
+    small = generate_world(articles, seed)
+    pages = list(small.pages())
+    titles = {p.title: p for p in pages}
+    assert len(titles) == len(pages)
+    for page in pages:
+        if page.redirect is not None:
+            assert titles[page.redirect].redirect is None
+        for target in LINK.findall(page.text):
+            assert target.startswith("Category:") or target in titles, (page.title, target)
 
 
 def test_redirects_point_to_articles(pages, by_title):
@@ -316,8 +333,8 @@ def test_xml_dump_escapes_markup(tmp_path):
 
 
 def test_developer_errors_name_the_bad_value(world, tmp_path):
-    with pytest.raises(ValueError, match="10"):
-        generate_world(10, 0)
+    with pytest.raises(ValueError, match="0"):
+        generate_world(0, 0)
     with pytest.raises(TypeError, match="'many'"):
         generate_world("many", 0)
     with pytest.raises(TypeError, match="1.5"):

@@ -18,7 +18,8 @@ Page units: ``World.render(unit)`` for ``unit in range(len(world))`` renders, in
 order, one unit per entity (its article plus its alias redirects), then one per
 disambiguation page, then one per list page. Disambiguation and list pages count
 within ``articles``: the number of entities is chosen so that entities +
-disambiguation + list pages is close to ``articles`` (within a few percent).
+disambiguation + list pages is close to ``articles`` (within a few percent, for
+``articles`` of a few hundred and more).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ _MINIMUMS = {
 }
 # Disambiguation and list pages come to about this fraction of the entities.
 _EXTRA_PAGE_RATIO = 0.05
-MIN_ARTICLES = 100
+MIN_ARTICLES = 1  # below ~100 the world is the smallest one that fills every pool (~80 pages)
 PRESENT_YEAR = 2025  # the world's "now": a constant, never the wall clock
 WORK_KINDS = ("book", "film", "album")
 WORK_QUALIFIERS = {"book": "book", "film": "film", "album": "album"}
@@ -84,8 +85,9 @@ def generate_world(articles: int, seed: int) -> "World":
     """Build the fictional world with about ``articles`` article pages.
 
     ``articles`` counts entity articles plus disambiguation and list pages
-    (redirects are extra). Raises ``ValueError`` for a count below
-    ``MIN_ARTICLES`` and ``TypeError`` for non-integer arguments.
+    (redirects are extra); below about 100 the result is the smallest world in
+    which every role has candidates (about 80 pages). Raises ``ValueError`` for
+    ``articles < 1`` and ``TypeError`` for non-integer arguments.
     """
     if isinstance(articles, bool) or not isinstance(articles, int):
         raise TypeError(f"articles must be an int, got {articles!r}")
