@@ -281,7 +281,7 @@ def _reset(session: EnvSession, seed: int | None, options: dict[str, Any] | None
     session.resets += 1
     session.episode_steps = 0
     session.episode_over = False
-    return {"observation": observation, "info": to_jsonable(info), "request_id": request_id, "episode": session.resets}
+    return {"observation": observation, "info": info, "request_id": request_id, "episode": session.resets}
 
 
 def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str, Any]:
@@ -298,7 +298,7 @@ def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str,
         "reward": float(reward),
         "terminated": bool(terminated),
         "truncated": bool(truncated),
-        "info": to_jsonable(info),
+        "info": info,
         "request_id": request_id,
         "step": session.episode_steps,
     }
@@ -343,12 +343,16 @@ def _session_info(session: EnvSession) -> SessionInfo:
 
 
 def _json_body(payload: dict[str, Any]) -> bytes:
-    """Serialise once (stored for retries). Non-finite floats use JSON's NaN/Infinity
-    extension; text that UTF-8 cannot hold (lone surrogates) is written escaped."""
+    """Serialise once (stored for retries), as :func:`to_jsonable` would. Non-finite floats
+    use JSON's NaN/Infinity extension; text UTF-8 cannot hold (lone surrogates) is escaped."""
     try:
-        return json.dumps(payload, ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode("utf-8")
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=True, separators=(",", ":"), default=to_jsonable)
+    except TypeError:  # keys json cannot write: convert the whole payload
+        text = json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=True, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(payload, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode("ascii")
+        return json.dumps(json.loads(text), ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode("ascii")
 
 
 def _raw_json(body: bytes) -> Response:
