@@ -4,9 +4,10 @@ random-text agent for robustness tests; plus :func:`run_episode` to drive either
 :class:`ReferenceAgent` reads only its observations (it never touches the
 snapshot): with the task's evidence, for each fact in solving order it
 searches the fact's document title, opens the document, and finds the fact's
-value in it; then it answers, citing the evidence documents. Without evidence
-it searches the question, opens the top results and looks for the answer. It
-is the quick-start demo, the benchmark baseline, and the solvability proof of
+value in it (for a document it already read, only the find); then it
+answers, citing the evidence documents. Without evidence it searches the
+question, opens the top results and looks for the answer. It is the
+quick-start demo, the benchmark baseline, and the solvability proof of
 generated tasks.
 
 >>> agent = ReferenceAgent({"question": "Who?", "answer": "Ann"})
@@ -112,14 +113,16 @@ class ReferenceAgent:
     def _follow_evidence(self) -> Script:
         cited: list[int] = []
         for item in self.task.evidence:
-            results = yield self._call("search", {"query": item.doc_title or item.subject})
-            doc = item.doc_id if item.doc_id >= 0 else _doc_titled(results, item.doc_title)
-            if doc is None:
-                continue
-            yield self._call("open", {"doc": doc})
+            doc = item.doc_id if item.doc_id in cited else None
+            if doc is None:  # a document not read yet: search for it and open it
+                results = yield self._call("search", {"query": item.doc_title or item.subject})
+                doc = item.doc_id if item.doc_id >= 0 else _doc_titled(results, item.doc_title)
+                if doc is None:
+                    continue
+                yield self._call("open", {"doc": doc})
+                cited.append(doc)
             yield self._call("find", {"doc": doc, "pattern": item.value[:200] or item.relation})
-            cited.append(doc)
-        yield self._answer(list(dict.fromkeys(cited)))
+        yield self._answer(cited)
 
     def _search_question(self) -> Script:
         results = yield self._call("search", {"query": self.task.question[:500]})

@@ -82,6 +82,17 @@ class _Episode:
     done: bool = False
 
 
+@dataclass
+class _TurnOutcome:
+    """What one action did: its answer (and resolved citations) or its results, one per call."""
+
+    answer: str | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    calls: list[ToolCall | None] = field(default_factory=list)
+    thought: str = ""
+
+
 class WikiQAEnv(gym.Env[str, str]):
     """Multi-turn question answering with search/open/find tools over a snapshot.
 
@@ -177,23 +188,24 @@ class WikiQAEnv(gym.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
         action = to_charset(action)
-        answer, citations, results, parsed_calls, thought = self._act(action, episode)
-        events = tuple(self._record_result(call, result, episode) for call, result in zip(parsed_calls, results))
+        turn = self._act(action, episode)
+        results = turn.results
+        events = tuple(self._record_result(call, result, episode) for call, result in zip(turn.calls, results))
         observation = self.format.render_results(results) if results else ""
         observation = _clip(to_charset(observation))
         episode.observations.append(observation)
         episode.turns.append(Turn(action=action, events=events, observation=observation))
         self._extend_context(action, observation, episode)
-        ending, reason = self._ending(answer, episode)
+        ending, reason = self._ending(turn.answer, episode)
         info = self._info()
-        info.update(thought=thought, tool_flags=[result.flag for result in results])
+        info.update(thought=turn.thought, tool_flags=[result.flag for result in results])
         reward = 0.0
         if ending:
             episode.done = True
-            parts = self._score(answer, citations, episode)
+            parts = self._score(turn.answer, turn.citations, episode)
             reward = parts.total
             info.update(
-                answer=answer,
+                answer=turn.answer,
                 reward_parts=parts.as_dict(),
                 outcome=parts.outcome,
                 termination_reason=reason if ending == "terminated" else None,
@@ -214,16 +226,17 @@ class WikiQAEnv(gym.Env[str, str]):
 
     # -- one step ------------------------------------------------------------------------
 
-    def _act(self, action: str, episode: _Episode):
-        """Parse and run ``action``: (answer, resolved citations, results, calls, thought)."""
+    def _act(self, action: str, episode: _Episode) -> _TurnOutcome:
+        """Parse ``action`` and run its calls (or take its answer)."""
         parsed = self.format.parse(action)
         if parsed.error is not None:
             episode.counts.format_error += 1
-            return None, [], [parsed.error_result()], [None], parsed.thought
+            return _TurnOutcome(results=[parsed.error_result()], calls=[None], thought=parsed.thought)
         if parsed.answer is not None:
-            return parsed.answer, resolve_citations(self.snapshot, parsed.citations), [], [], parsed.thought
+            citations = resolve_citations(self.snapshot, parsed.citations)
+            return _TurnOutcome(answer=parsed.answer, citations=citations, thought=parsed.thought)
         results = [self._run_call(call, episode) for call in parsed.calls]
-        return None, [], results, list(parsed.calls), parsed.thought
+        return _TurnOutcome(results=results, calls=list(parsed.calls), thought=parsed.thought)
 
     def _run_call(self, call: ToolCall, episode: _Episode) -> ToolResult:
         if episode.tool_calls >= self.limits.max_tool_calls:
