@@ -213,3 +213,16 @@ def test_skyrl_gym_search_tool_against_live_server(live_server, small_snapshot):
     for number, hit in enumerate(hits, start=1):
         assert f"Doc {number}: {snapshot.get(hit.doc_id).title}\n" in text
     assert "Search error" not in text
+
+
+def test_serve_command_binds_loopback_by_default():
+    import argparse
+
+    from stillweb.cli import serve
+
+    parser = argparse.ArgumentParser()
+    serve.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["serve", "snap/a", "snap/b", "--token", "t", "--workers", "2"])
+    assert (args.host, args.port, args.snapshots, args.token, args.workers) == ("127.0.0.1", 8000, ["snap/a", "snap/b"], "t", 2)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", "snap/a", "--workers", "0"])
