@@ -115,7 +115,9 @@ class ContextConfig:
 
     ``keep_recent_turns`` turns at the end stay verbatim; older page reads keep
     ``passages_per_page`` passages of at most ``passage_chars`` characters;
-    actions longer than ``max_action_chars`` are clipped.
+    older searches none of whose results was opened later are dropped when
+    ``drop_unfollowed_searches`` (formats that cannot open documents, such as
+    search_r1, turn it off); actions longer than ``max_action_chars`` are clipped.
     """
 
     budget_tokens: int = 16384
@@ -123,6 +125,7 @@ class ContextConfig:
     passages_per_page: int = 3
     passage_chars: int = 400
     max_action_chars: int = 4000
+    drop_unfollowed_searches: bool = True
     search_tools: tuple[str, ...] = ("search",)
     page_tools: tuple[str, ...] = ("open",)
 
@@ -211,14 +214,15 @@ class ContextManager:
     def _condense(self, event: ToolEvent, opened_later: frozenset[int], terms: frozenset[str]) -> tuple[ToolResult, str]:
         config = self.config
         result = event.result
-        if event.name in config.search_tools and result.ok and not opened_later.intersection(event.listed_docs):
+        unfollowed = result.ok and not opened_later.intersection(event.listed_docs)
+        if event.name in config.search_tools and config.drop_unfollowed_searches and unfollowed:
             query = str(event.arguments.get("query", ""))[:80]
             text = f"[search {query!r}: {len(event.listed_docs)} results, none opened; dropped]"
-            return replace(result, text=text), "search_not_followed"
+            return replace(result, text=text, data=None), "search_not_followed"
         if event.name in config.page_tools and event.opened_doc is not None and result.ok:
             passages = _matching_passages(result.text, terms, config.passages_per_page, config.passage_chars)
             text = f"[page doc {event.opened_doc} condensed to the passages that matched]\n" + "\n...\n".join(passages)
-            return replace(result, text=text), "page_condensed"
+            return replace(result, text=text, data=None), "page_condensed"
         return result, ""
 
 

@@ -21,7 +21,7 @@ The reward is 0 until the end, then the configured combination of the parts in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +139,7 @@ class WikiQAEnv(gym.Env[str, str]):
         self.tasks: TaskSet = load_tasks(_default_task_set(self.snapshot.path) if tasks is None else tasks, self.snapshot.path, split)
         self.limits = EpisodeLimits(max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors)
         self.reward_config = RewardConfig.from_value(reward)
-        self.context_manager = _context_manager(context, token_counter or approx_token_count)
+        self.context_manager = _context_manager(context, token_counter or approx_token_count, tool_format)
         self.count_tokens = token_counter or approx_token_count
         self.mask_truncated = mask_truncated
         self.format = get_format(tool_format, max_calls_per_turn=max_calls_per_turn)
@@ -326,16 +326,23 @@ def _default_task_set(snapshot_path: Path) -> str:
     return names[0]
 
 
-def _context_manager(context: ContextConfig | Mapping[str, Any] | bool | None, counter: TokenCounter) -> ContextManager | None:
+def _context_manager(
+    context: ContextConfig | Mapping[str, Any] | bool | None, counter: TokenCounter, tool_format: str
+) -> ContextManager | None:
+    """The context manager the ``context`` argument asks for (search_r1 cannot open, so keeps its searches)."""
     if context is None or context is False:
         return None
     if context is True:
-        return ContextManager(ContextConfig(), counter)
-    if isinstance(context, ContextConfig):
-        return ContextManager(context, counter)
-    if isinstance(context, Mapping):
-        return ContextManager(ContextConfig(**dict(context)), counter)
-    raise TypeError(f"context must be None, a bool, a ContextConfig or a dict, got {type(context).__name__}")
+        config = ContextConfig()
+    elif isinstance(context, ContextConfig):
+        config = context
+    elif isinstance(context, Mapping):
+        config = ContextConfig(**dict(context))
+    else:
+        raise TypeError(f"context must be None, a bool, a ContextConfig or a dict, got {type(context).__name__}")
+    if tool_format == "search_r1":
+        config = replace(config, drop_unfollowed_searches=False)
+    return ContextManager(config, counter)
 
 
 def _doc_ids(data: Any) -> list[int]:

@@ -199,3 +199,12 @@ def test_vector_envs_return_uncorrupted_text(tiny_world, world_tasks, mode, vect
     finally:
         envs.close()
         envs.close()
+
+
+def test_search_r1_context_keeps_searches_it_cannot_open(tiny_world, world_tasks):
+    env = WikiQAEnv(snapshot=tiny_world, tasks=world_tasks, tool_format="search_r1", context=True)
+    env.reset(options={"task_id": "chain"})
+    for query in ("Glass Orchard author", "Ada Quill", "Marrow Bay"):
+        _, _, _, _, info = env.step(f"<search>{query}</search>")
+    assert info["context_dropped"] == []
+    assert "Glass Orchard" in info["messages"][3]["content"]
