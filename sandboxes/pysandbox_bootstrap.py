@@ -1,0 +1,195 @@
+"""The program the sandboxed interpreter runs before the policy's code.
+
+It is not imported by the host: :mod:`stillweb.sandboxes.pysandbox_runner` reads this
+file's text and passes it to ``python -S -s -P -B -c``, with the limits as
+arguments and the policy's code on stdin. It then, in order:
+
+1. reads the code (UTF-8 bytes) from stdin and points stdin at ``/dev/null``;
+2. applies the resource limits (CPU seconds, address space, processes, file size,
+   no core files);
+3. if asked (bubblewrap as root), hands the private home to the unprivileged uid and
+   drops to it: the kernel enforces ``RLIMIT_NPROC`` only for non-root users;
+4. makes the run deterministic: freezes the wall clock at :data:`FROZEN_EPOCH_S`
+   (``time.time``/``time_ns``/``localtime``/``gmtime``/``ctime``/``asctime``/
+   ``strftime``, ``datetime.datetime.now/utcnow/today``, ``datetime.date.today``),
+   seeds :mod:`random` with 0, and replaces ``os.urandom`` (hence ``uuid4``,
+   ``secrets``, ``random.SystemRandom``) and unseeded ``random.Random()`` with a
+   seeded stream;
+5. writes ``started`` on the status fd and closes it, so the host can tell a sandbox
+   that never started from a program that failed;
+6. runs the code as ``__main__`` in a fresh module, compiled with the file name
+   ``<code>``: tracebacks show the policy's own line numbers and lines, never these.
+
+Monotonic clocks, CPU clocks, object addresses and C-level entropy (``ssl``,
+``hashlib`` salts) are not frozen.
+"""
+
+import os
+import sys
+
+FROZEN_EPOCH_S = 1704067200  # 2024-01-01T00:00:00Z
+RANDOM_SEED = 0
+URANDOM_SEED = 0x5EED
+CODE_FILENAME = "<code>"
+
+
+def main() -> None:
+    """Apply the limits, drop privileges, freeze time and run the code from stdin."""
+    cpu_s, memory_bytes, max_processes, max_file_bytes, drop_to_uid, status_fd = (int(a) for a in sys.argv[1:7])
+    source = sys.stdin.buffer.read()
+    null_fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null_fd, 0)
+    os.close(null_fd)
+    apply_limits(cpu_s, memory_bytes, max_processes, max_file_bytes)
+    if drop_to_uid >= 0:
+        drop_privileges(drop_to_uid, os.environ["HOME"])
+    freeze_clock()
+    seed_randomness()
+    sys.stdout.reconfigure(line_buffering=True)
+    os.write(status_fd, b"started")
+    os.close(status_fd)
+    run_code(source)
+
+
+def apply_limits(cpu_s: int, memory_bytes: int, max_processes: int, max_file_bytes: int) -> None:
+    """Set soft and hard limits: the code cannot raise them again."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def drop_privileges(uid: int, home: str) -> None:
+    """Give ``home`` to ``uid`` and become ``uid`` for good (all capabilities are lost)."""
+    os.chown(home, uid, uid)
+    os.chmod(home, 0o700)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def freeze_clock() -> None:
+    """Make every wall-clock reading return :data:`FROZEN_EPOCH_S` (UTC)."""
+    import datetime
+    import time
+
+    real_gmtime, real_localtime = time.gmtime, time.localtime
+    real_ctime, real_asctime, real_strftime = time.ctime, time.asctime, time.strftime
+
+    def frozen_time() -> float:
+        return float(FROZEN_EPOCH_S)
+
+    def frozen_time_ns() -> int:
+        return FROZEN_EPOCH_S * 1_000_000_000
+
+    def gmtime(seconds=None):
+        return real_gmtime(FROZEN_EPOCH_S if seconds is None else seconds)
+
+    def localtime(seconds=None):
+        return real_localtime(FROZEN_EPOCH_S if seconds is None else seconds)
+
+    def ctime(seconds=None):
+        return real_ctime(FROZEN_EPOCH_S if seconds is None else seconds)
+
+    def asctime(moment=None):
+        return real_asctime(real_localtime(FROZEN_EPOCH_S) if moment is None else moment)
+
+    def strftime(pattern, moment=None):
+        return real_strftime(pattern, real_localtime(FROZEN_EPOCH_S) if moment is None else moment)
+
+    time.time, time.time_ns = frozen_time, frozen_time_ns
+    time.gmtime, time.localtime, time.ctime, time.asctime, time.strftime = gmtime, localtime, ctime, asctime, strftime
+
+    real_date, real_datetime = datetime.date, datetime.datetime
+
+    class date(real_date):  # noqa: N801 - stands in for datetime.date
+        @classmethod
+        def today(cls):
+            return real_date.fromtimestamp(FROZEN_EPOCH_S)
+
+    class datetime_(real_datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return real_datetime.fromtimestamp(FROZEN_EPOCH_S, tz)
+
+        @classmethod
+        def utcnow(cls):
+            return real_datetime.fromtimestamp(FROZEN_EPOCH_S, datetime.timezone.utc).replace(tzinfo=None)
+
+        @classmethod
+        def today(cls):
+            return real_datetime.fromtimestamp(FROZEN_EPOCH_S)
+
+    for frozen, name in ((date, "date"), (datetime_, "datetime")):
+        frozen.__name__ = f"datetime.{name}"  # the C repr prints the type name: keep it as usual
+        frozen.__qualname__ = name
+        frozen.__module__ = "datetime"
+        setattr(datetime, name, frozen)
+
+
+def seed_randomness() -> None:
+    """Seed :mod:`random`, and make ``os.urandom`` and unseeded ``Random()`` reproducible."""
+    import random
+
+    entropy = random.Random(URANDOM_SEED)
+
+    def urandom(size: int) -> bytes:
+        if size < 0:
+            raise ValueError("negative argument not allowed")
+        return entropy.randbytes(size)
+
+    real_seed = random.Random.seed
+
+    def seed(self, a=None, version=2):
+        real_seed(self, int.from_bytes(urandom(32), "big") if a is None else a, version)
+
+    os.urandom = urandom
+    random._urandom = urandom
+    random.Random.seed = seed
+    random.seed(RANDOM_SEED)
+
+
+def run_code(source: bytes) -> None:
+    """Compile and run ``source`` as ``__main__``; print an uncaught exception like Python does."""
+    import linecache
+    import types
+
+    try:
+        text = source.decode("utf-8", "surrogatepass")
+        linecache.cache[CODE_FILENAME] = (len(text), None, text.splitlines(True), CODE_FILENAME)
+        code = compile(text, CODE_FILENAME, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        report_exception(error, skip_frames=True)
+        sys.exit(1)
+    module = types.ModuleType("__main__")
+    module.__builtins__ = __builtins__
+    sys.modules["__main__"] = module
+    sys.argv = [CODE_FILENAME]
+    try:
+        exec(code, module.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as error:  # noqa: BLE001 - report it, as the interpreter would
+        report_exception(error, skip_frames=False)
+        sys.exit(1)
+
+
+def report_exception(error: BaseException, skip_frames: bool) -> None:
+    """Print ``error``'s traceback without this bootstrap's own frames."""
+    import traceback
+
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != CODE_FILENAME:
+        tb = tb.tb_next
+    if skip_frames:
+        tb = None
+    sys.stdout.flush()
+    traceback.print_exception(type(error), error, tb)
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    main()
