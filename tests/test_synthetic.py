@@ -228,8 +228,13 @@ def _title_text(by_title, title: str) -> tuple[str, str]:
     return title, by_title[title].text
 
 
-def test_prose_restates_facts(world, by_title):
+def test_prose_restates_facts(world, by_title, facts):
     """Entity facts appear in the article body too, not only in the infobox."""
+    from stillweb.corpora.synthetic.phrases import SECTION_PLANS
+
+    told = {kind: {r for _, relations, _ in plan for r in relations} for kind, plan in SECTION_PLANS.items()}
+    kind_of = {world.titles[gid]: world.locate(gid)[0] for gid in range(world.entity_count)}
+    assert all(f.relation in told[kind_of[f.subject_title]] for f in facts)
     for gid in range(0, world.entity_count, 97):
         text = by_title[world.titles[gid]].text
         body = text[text.index("\n}}\n") :]

@@ -35,7 +35,7 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "September", "October", "November", "December")
 MAX_LISTED_WORKS = 12
 PARAGRAPH_VARIANTS = 48  # pre-composed filler paragraphs per (topic, sentence count)
-FACT_SECTION_FILLER = (3, 4, 5)  # filler sentences after the facts of a section
+FACT_SECTION_FILLER = (4, 5, 6)  # filler sentences after the facts of a section
 FILLER_SECTION_LENGTHS = (6, 7, 8)  # sentences of a filler-only section
 
 
@@ -130,6 +130,17 @@ _PARAGRAPHS = {
     (topic, count): _compose_paragraphs(topic, count)
     for topic in FILLER
     for count in sorted(set(FACT_SECTION_FILLER + FILLER_SECTION_LENGTHS))
+}
+
+
+# Phrasings per kind and relation, kind-specific wording first.
+_PHRASES_BY_KIND = {
+    kind: {
+        relation: RELATION_PHRASES.get((kind, relation)) or RELATION_PHRASES[relation]
+        for _, relations, _ in plan
+        for relation in relations
+    }
+    for kind, plan in SECTION_PLANS.items()
 }
 
 
@@ -243,9 +254,9 @@ class _ArticleWriter:
         return "\n".join(lines)
 
     def sentence(self, relation: str) -> str:
-        templates = RELATION_PHRASES.get((self.kind, relation)) or RELATION_PHRASES[relation]
-        text = self.choices.pick(templates).format(s=self.subject, v=self.joined(relation))
-        return text[:1].upper() + text[1:]
+        """One sentence stating ``relation`` (templates start with the subject or a capital)."""
+        templates = _PHRASES_BY_KIND[self.kind][relation]
+        return templates[self.choices.below(len(templates))].format(s=self.subject, v=self.joined(relation))
 
     def filler(self, topic: str, count: int) -> str:
         """A paragraph of ``count`` filler sentences, naming unrelated entities."""
