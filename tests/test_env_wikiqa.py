@@ -208,3 +208,12 @@ def test_search_r1_context_keeps_searches_it_cannot_open(tiny_world, world_tasks
         _, _, _, _, info = env.step(f"<search>{query}</search>")
     assert info["context_dropped"] == []
     assert "Glass Orchard" in info["messages"][3]["content"]
+
+
+def test_envs_share_one_snapshot_and_task_set(tiny_world, tmp_path):
+    tasks_file = tmp_path / "tasks.jsonl"
+    tasks_file.write_text('{"question": "Capital of Velland?", "answer": "Ostra"}\n', encoding="utf-8")
+    first = WikiQAEnv(snapshot=tiny_world, tasks=tasks_file)
+    second = WikiQAEnv(snapshot=str(tiny_world) + "/", tasks=str(tasks_file))
+    assert first.snapshot is second.snapshot and first.tasks is second.tasks
+    assert first.action_space is not second.action_space  # own RNG, shared charset tables
