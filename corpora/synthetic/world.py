@@ -28,6 +28,7 @@ import bisect
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import RawPage
@@ -56,7 +57,7 @@ CREATOR_OCCUPATIONS = {"book": ("writer",), "film": ("film director",), "album":
 FILMS_FOR_LIST_PAGE = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TrueFact:
     """One ground-truth fact, as the ingestion path should extract it from the infobox.
 
@@ -191,7 +192,8 @@ class World:
         """The ground truth: every fact an infobox states, sorted by
         (subject, relation, value type, value, object)."""
         facts = list(self.iter_true_facts())
-        facts.sort(key=lambda f: (f.subject_title, f.relation, f.value_type, f.value, f.object_title or ""))
+        # A total order: facts equal in these four fields are equal (an entity value is its object title).
+        facts.sort(key=attrgetter("subject_title", "relation", "value_type", "value"))
         return facts
 
     def iter_true_facts(self) -> Iterator[TrueFact]:
