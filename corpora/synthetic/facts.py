@@ -11,10 +11,15 @@ founders were born; a mayor is a living politician of the city's country...
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.world import PRESENT_YEAR, World, decode_date, keyed_date
+
+T = TypeVar("T")
 
 __all__ = ["Fact", "entity_facts", "fact_value_string", "format_number", "canonical_number"]
 
@@ -68,7 +73,7 @@ def _entity(world: World, relation: str, kind: str, index: int) -> Fact:
     return Fact(relation, "entity", world.gid(kind, index))
 
 
-def _distinct(rng, items, count: int) -> list:
+def _distinct(rng: KeyedRng, items: Sequence[T], count: int) -> list[T]:
     """Up to ``count`` distinct items drawn from a sequence, in sequence order
     (rejection sampling: cheap for a large sequence and a small count)."""
     count = min(count, len(items))
@@ -78,7 +83,7 @@ def _distinct(rng, items, count: int) -> list:
     return [items[position] for position in sorted(chosen)]
 
 
-def _log_uniform(rng, low: int, high: int) -> int:
+def _log_uniform(rng: KeyedRng, low: int, high: int) -> int:
     """An integer spread evenly over the decades between low and high: a decade
     first, then a uniform integer within it. Integer arithmetic only, so the
     value is the same on every platform (no libm ``pow``)."""
@@ -91,7 +96,7 @@ def _log_uniform(rng, low: int, high: int) -> int:
     return rng.integer(first, last)
 
 
-def _area(rng, low_tenths: int, high_tenths: int) -> float:
+def _area(rng: KeyedRng, low_tenths: int, high_tenths: int) -> float:
     """An area in km² with one decimal, from a range given in tenths of km²."""
     return _log_uniform(rng, low_tenths, high_tenths) / 10
 
@@ -257,7 +262,7 @@ def _award(world: World, i: int) -> list[Fact]:
     ]
 
 
-def _company_from(world: World, rng, industry: str) -> int:
+def _company_from(world: World, rng: KeyedRng, industry: str) -> int:
     return rng.choice(world.industry_pool[nm.INDUSTRIES.index(industry)])
 
 

@@ -11,6 +11,8 @@ that state nothing, a "See also" list where one applies, and categories.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TypeVar
 from urllib.parse import quote
 
 from stillweb.corpora.keyed import KeyedRng
@@ -19,6 +21,8 @@ from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number
 from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATION_PHRASES, SECTION_PLANS
 from stillweb.corpora.synthetic.world import World, decode_date
+
+T = TypeVar("T")
 
 __all__ = ["render_unit", "page_url", "short_description"]
 
@@ -169,7 +173,7 @@ class _Choices:
         self._capacity //= n
         return digit
 
-    def pick(self, items):
+    def pick(self, items: Sequence[T]) -> T:
         """One element of a non-empty sequence."""
         return items[self.below(len(items))]
 
