@@ -169,7 +169,10 @@ def _run_in_bwrap(code: bytes, config: PythonSandboxConfig) -> ProcessOutcome:
     bwrap = shutil.which("bwrap") or "bwrap"
 
     def build_argv(fds: SandboxFds) -> list[str]:
-        prefix = bwrap_argv(bwrap, files, config.tmpfs_mb << 20, _sandbox_env(SANDBOX_HOME), as_root, fds.info, fds.userns_block)
+        if fds.info is None:
+            raise RuntimeError("bubblewrap runs need the info fd (run_process with bwrap_info=True)")
+        env = _sandbox_env(SANDBOX_HOME)
+        prefix = bwrap_argv(bwrap, files, config.tmpfs_mb << 20, env, as_root, fds.info, fds.userns_block)
         return prefix + _interpreter_command(files.executable, config, SANDBOX_UID if as_root else -1, fds.status)
 
     return run_process(
@@ -178,6 +181,7 @@ def _run_in_bwrap(code: bytes, config: PythonSandboxConfig) -> ProcessOutcome:
         config.timeout_s,
         config.max_output_bytes,
         env={"PATH": SANDBOX_PATH},
+        bwrap_info=True,
         id_map=ID_MAP if as_root else None,
     )
 

@@ -80,20 +80,21 @@ def bwrap_argv(
     tmpfs_bytes: int,
     env: dict[str, str],
     as_root: bool,
-    info_fd: int | None,
+    info_fd: int,
     userns_block_fd: int | None,
 ) -> list[str]:
     """The ``bwrap`` arguments up to and including ``--`` (the command follows).
 
-    ``as_root`` selects the id-map handshake (``info_fd`` and ``userns_block_fd``
-    must then be given); otherwise bubblewrap maps uid 65534 itself.
+    bubblewrap reports the sandbox's pid on ``info_fd``. ``as_root`` selects the
+    id-map handshake (``userns_block_fd`` must then be given); otherwise bubblewrap
+    maps uid 65534 itself.
     """
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
-    argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", str(info_fd)]
     if as_root:
-        if info_fd is None or userns_block_fd is None:
-            raise ValueError("as_root needs info_fd and userns_block_fd for the id-map handshake")
-        argv += ["--info-fd", str(info_fd), "--userns-block-fd", str(userns_block_fd)]
+        if userns_block_fd is None:
+            raise ValueError("as_root needs userns_block_fd for the id-map handshake")
+        argv += ["--userns-block-fd", str(userns_block_fd)]
     else:
         argv += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns"]
     for directory in SYSTEM_DIRS:

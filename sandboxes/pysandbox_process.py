@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -23,6 +24,7 @@ __all__ = ["SandboxFds", "ProcessOutcome", "run_process"]
 
 READ_CHUNK_BYTES = 65536
 DRAIN_GRACE_S = 1.0
+SANDBOX_EXIT_WAIT_S = 5.0
 STARTED_MARKER = b"started"
 
 
@@ -78,16 +80,21 @@ def run_process(
     max_output_bytes: int,
     env: dict[str, str],
     cwd: str | None = None,
+    bwrap_info: bool = False,
     id_map: str | None = None,
 ) -> ProcessOutcome:
     """Run ``build_argv(fds)`` with ``code`` on stdin until it ends or a limit stops it.
 
-    With ``id_map``, the command is bubblewrap waiting on ``--userns-block-fd``: the
-    map is written to the sandbox's ``uid_map`` and ``gid_map`` and then it is let go.
+    With ``bwrap_info``, the command is bubblewrap reporting its sandbox's pid on
+    ``--info-fd``: before returning we wait until that pid namespace is empty. With
+    ``id_map`` too, bubblewrap waits on ``--userns-block-fd``: the map is written to
+    the sandbox's ``uid_map`` and ``gid_map`` and then it is let go.
     """
+    if id_map and not bwrap_info:
+        raise ValueError("id_map needs bwrap_info: the map is written for the pid bubblewrap reports")
     deadline = time.monotonic() + timeout_s
     status_r, status_w = os.pipe()
-    info_r, info_w = os.pipe() if id_map else (None, None)
+    info_r, info_w = os.pipe() if bwrap_info else (None, None)
     block_r, block_w = os.pipe() if id_map else (None, None)
     fds = SandboxFds(status=status_w, info=info_w, userns_block=block_r)
     child_fds = tuple(fd for fd in (status_w, info_w, block_r) if fd is not None)
@@ -124,6 +131,7 @@ class _Session:
         self.status = bytearray()
         self.info = bytearray()
         self.setup_error: str | None = None
+        self.sandbox_pidfd: int | None = None
         self.selector = selectors.DefaultSelector()
         self.pidfd = os.pidfd_open(process.pid)
         self.owned_fds = [status_r, self.pidfd] + [fd for fd in (info_r, block_w) if fd is not None]
@@ -160,6 +168,8 @@ class _Session:
         if stopped:
             self._kill_group()
         returncode = self.process.wait()
+        if self.sandbox_pidfd is not None:  # its pid namespace is empty once its init is gone
+            select.select([self.sandbox_pidfd], [], [], SANDBOX_EXIT_WAIT_S)
         stdout, stderr = (self.streams[pipe.fileno()] for pipe in (self.process.stdout, self.process.stderr))
         return ProcessOutcome(
             stdout=bytes(stdout.data),
@@ -194,16 +204,16 @@ class _Session:
         chunk = _read(key.fd)
         if not chunk:
             self.selector.unregister(key.fd)
-            if key.data == "info" and self.block_w is not None:
-                self._answer_handshake()
+            if key.data == "info" and self.sandbox_pidfd is None:
+                self._on_sandbox_info()
         elif key.data == "stream":
             self.streams[key.fd].add(chunk)
         elif key.data == "status":
             self.status += chunk[: len(STARTED_MARKER) + 1]
         elif key.data == "info":
             self.info += chunk
-            if self.info.rstrip().endswith(b"}"):
-                self._answer_handshake()
+            if self.info.rstrip().endswith(b"}") and self.sandbox_pidfd is None:
+                self._on_sandbox_info()
 
     def _write_stdin(self, fd: int) -> None:
         try:
@@ -217,22 +227,24 @@ class _Session:
             self.selector.unregister(fd)
             self.process.stdin.close()
 
-    def _answer_handshake(self) -> None:
-        """Write the id maps of the sandbox's user namespace, then release bubblewrap."""
+    def _on_sandbox_info(self) -> None:
+        """Hold the sandbox's init as a pidfd; answer the id-map handshake if there is one."""
         block_w, self.block_w = self.block_w, None
-        if block_w is None:
-            return
         try:
             child_pid = int(json.loads(bytes(self.info))["child-pid"])
-            for name in ("uid_map", "gid_map"):
-                with open(f"/proc/{child_pid}/{name}", "w", encoding="ascii") as map_file:
-                    map_file.write(self.id_map or "")
-            os.write(block_w, b"1")
+            self.sandbox_pidfd = os.pidfd_open(child_pid)  # alive: bwrap has not reaped it
+            self.owned_fds.append(self.sandbox_pidfd)
+            if block_w is not None:
+                for name in ("uid_map", "gid_map"):
+                    with open(f"/proc/{child_pid}/{name}", "w", encoding="ascii") as map_file:
+                        map_file.write(self.id_map or "")
+                os.write(block_w, b"1")
         except (ValueError, KeyError, TypeError, OSError) as error:
-            self.setup_error = f"could not set up the sandbox's user namespace: {error}"
+            self.setup_error = f"could not set up the sandbox: {error}"
         finally:
-            self.owned_fds.remove(block_w)
-            _close_quietly(block_w)
+            if block_w is not None:
+                self.owned_fds.remove(block_w)
+                _close_quietly(block_w)
 
     def _kill_group(self) -> None:
         """SIGKILL the process group; bubblewrap's sandbox dies with it (--die-with-parent)."""

@@ -1,0 +1,419 @@
+"""The python sandbox: isolation, limits, determinism and clear results for hostile code.
+
+Every test that runs code in bubblewrap skips, saying why, where bubblewrap cannot
+run. Markers (unique strings on a process's command line) let a test look for
+sandbox processes left on the host by scanning ``/proc``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stillweb.sandboxes import pysandbox
+from stillweb.sandboxes.pysandbox import (
+    MAX_CODE_BYTES,
+    REASONS,
+    ExecutionResult,
+    PythonSandboxConfig,
+    isolation_available,
+    run_python,
+)
+
+BWRAP_OK, BWRAP_WHY = isolation_available()
+needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+FAST = PythonSandboxConfig(timeout_s=20.0)
+SHORT = PythonSandboxConfig(timeout_s=2.0)
+
+
+def run(code: str, config: PythonSandboxConfig = FAST) -> ExecutionResult:
+    """Run dedented ``code`` and check the result is well-formed."""
+    result = run_python(textwrap.dedent(code), config)
+    assert result.reason in REASONS
+    return result
+
+
+def processes_with(marker: str) -> list[int]:
+    """Host pids whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline and entry != str(os.getpid()):
+                found.append(int(entry))
+    return found
+
+
+# -- plain runs ------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_prints_unicode_and_exits_ok():
+    result = run("print('héllo, 世界 🌍'); import sys; print('warn', file=sys.stderr)")
+    assert result == ExecutionResult("héllo, 世界 🌍\n", "warn\n", 0, "ok", False, False)
+
+
+@needs_bwrap
+def test_syntax_error_is_a_clear_error():
+    result = run("x = 1\ndef f(:\n    pass\n")
+    assert (result.reason, result.exit_code, result.stdout) == ("error", 1, "")
+    assert 'File "<code>", line 2' in result.stderr and "SyntaxError" in result.stderr
+
+
+@needs_bwrap
+def test_traceback_shows_the_users_lines_only():
+    result = run("a = 1\n\nb = a / 0\n")
+    assert result.reason == "error" and result.exit_code == 1
+    assert 'File "<code>", line 3, in <module>\n    b = a / 0' in result.stderr
+    assert "ZeroDivisionError" in result.stderr and "<string>" not in result.stderr
+
+
+@needs_bwrap
+def test_exit_codes_and_signals():
+    assert (run("import sys; sys.exit(3)").reason, run("import sys; sys.exit(3)").exit_code) == ("error", 3)
+    killed = run("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert (killed.reason, killed.exit_code) == ("killed", -9)
+
+
+@needs_bwrap
+def test_runs_as_main_with_closed_stdin():
+    result = run(
+        """
+        import sys
+        print(__name__, sys.argv)
+        try:
+            input()
+        except EOFError:
+            print("no stdin")
+        """
+    )
+    assert result.stdout == "__main__ ['<code>']\nno stdin\n"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("code", ["x = '\ud800'", "x = 1\x00", "\ufeffprint(1)\n"])
+def test_odd_code_strings_never_raise(code):
+    assert run_python(code, FAST).reason in ("ok", "error")
+
+
+def test_code_over_the_size_limit_is_refused_without_running():
+    result = run_python("#" * (MAX_CODE_BYTES + 1))
+    assert result.reason == "input_too_large" and str(MAX_CODE_BYTES) in result.stderr
+
+
+# -- what the sandbox can see ----------------------------------------------------------
+
+
+@needs_bwrap
+def test_project_checkout_host_tmp_and_homes_are_invisible(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the answer is 42")
+    result = run(
+        f"""
+        import os
+        for path in [{str(PROJECT_ROOT)!r}, "/work", {str(secret)!r}, {str(tmp_path)!r}, "/home", "/root/.ssh"]:
+            print(path, os.path.exists(path))
+        try:
+            open({str(secret)!r}).read()
+        except OSError as error:
+            print("read", type(error).__name__)
+        print(sorted(os.listdir("/")))
+        print(os.listdir("/tmp"), os.getcwd(), os.path.expanduser("~"))
+        print(os.listdir("/root"))
+        """
+    )
+    lines = result.stdout.splitlines()
+    assert lines[:6] == [f"{p} False" for p in (PROJECT_ROOT, "/work", secret, tmp_path, "/home", "/root/.ssh")]
+    assert lines[6] == "read FileNotFoundError"
+    assert "work" not in lines[7] and "home" not in lines[7]
+    assert lines[8] == "[] /tmp /tmp"
+    assert lines[9] in ("[]", "['.pyenv']")  # only the interpreter's own directories, if it lives there
+
+
+@needs_bwrap
+def test_site_packages_hidden_but_stdlib_importable():
+    result = run(
+        """
+        import json, sqlite3, decimal, sysconfig, os
+        site = sysconfig.get_paths()["purelib"]
+        print(os.listdir(site) if os.path.isdir(site) else "absent")
+        try:
+            import pytest
+        except ImportError:
+            print("no pytest")
+        """
+    )
+    assert result.stdout.splitlines() in (["[]", "no pytest"], ["absent", "no pytest"])
+
+
+@needs_bwrap
+def test_cannot_write_outside_its_tmp():
+    result = run(
+        """
+        for path in ["/usr/x", "/etc/x", "/x", "/root/x", "/proc/x", "/dev/x", "/bin/x"]:
+            try:
+                open(path, "w").write("x")
+                print("WROTE", path)
+            except OSError:
+                pass
+        open("/tmp/mine.txt", "w").write("ok")
+        print(open("/tmp/mine.txt").read())
+        """
+    )
+    assert result.stdout == "ok\n"
+    assert not Path("/x").exists() and not Path("/etc/x").exists()
+
+
+@needs_bwrap
+def test_environment_is_cleared(monkeypatch):
+    monkeypatch.setenv("STILLWEB_SECRET_TOKEN", "hunter2")
+    result = run("import os; print(sorted(os.environ))")
+    assert "STILLWEB_SECRET_TOKEN" not in result.stdout and "hunter2" not in result.stdout
+    expected = ["HOME", "LANG", "PATH", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONIOENCODING"]
+    assert result.stdout == repr(sorted(expected + ["TMPDIR", "TZ"])) + "\n"
+
+
+@needs_bwrap
+def test_no_network_to_host_loopback_or_internet():
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        result = run(
+            f"""
+            import socket
+            for address in [("127.0.0.1", {port}), ("1.1.1.1", 53)]:
+                s = socket.socket()
+                s.settimeout(5)
+                try:
+                    s.connect(address)
+                    print("CONNECTED", address)
+                except OSError as error:
+                    print(type(error).__name__)
+            try:
+                socket.getaddrinfo("example.com", 80)
+                print("RESOLVED")
+            except OSError as error:
+                print("no dns")
+            """,
+            SHORT,
+        )
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert result.reason == "ok"
+    assert result.stdout == "ConnectionRefusedError\nOSError\nno dns\n"
+
+
+# -- limits ------------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_process_limit_is_enforced():
+    result = run(
+        """
+        import os, time
+        children = 0
+        for _ in range(100):
+            try:
+                pid = os.fork()
+            except OSError as error:
+                print("fork refused", type(error).__name__)
+                break
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children += 1
+        print(children)
+        """,
+        PythonSandboxConfig(timeout_s=20.0, max_processes=16),
+    )
+    first, count = result.stdout.splitlines()
+    assert first == "fork refused BlockingIOError" and int(count) < 16
+
+
+@needs_bwrap
+def test_fork_bomb_is_contained_and_leaves_nothing(tmp_path):
+    marker = f"stillweb-forkbomb-{tmp_path.name}"
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    result = run(f"import os, sys\nos.execv(sys.executable, [sys.executable, '-c', {bomb!r}, {marker!r}])", SHORT)
+    assert result.reason == "timeout" and result.exit_code is None
+    assert processes_with(marker) == []
+
+
+@needs_bwrap
+def test_memory_bomb_is_a_memory_result():
+    result = run("x = bytearray(10 ** 10)", PythonSandboxConfig(timeout_s=20.0, memory_mb=256))
+    assert (result.reason, result.exit_code) == ("memory", 1)
+    assert result.stderr.rstrip().endswith("MemoryError")
+
+
+@needs_bwrap
+def test_infinite_loop_times_out_and_kills_the_whole_tree(tmp_path):
+    marker = f"stillweb-loop-{tmp_path.name}"
+    result = run(
+        f"""
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", {marker!r}])
+        print("started child")
+        while True:
+            pass
+        """,
+        SHORT,
+    )
+    assert (result.reason, result.exit_code) == ("timeout", None)
+    assert result.stdout == "started child\n"  # printed before the limit: stdout is line-buffered
+    assert "wall-clock limit" in result.stderr
+    assert processes_with(marker) == []
+
+
+@needs_bwrap
+def test_cpu_time_limit():
+    result = run("while True:\n    pass", PythonSandboxConfig(timeout_s=60.0, cpu_time_s=1))
+    assert (result.reason, result.exit_code) == ("cpu_time", -24)
+
+
+@needs_bwrap
+def test_file_size_limit():
+    result = run("open('/tmp/big', 'wb').write(b'x' * (3 << 20))", PythonSandboxConfig(timeout_s=20.0, max_file_mb=1))
+    assert result.reason == "error" and "File too large" in result.stderr
+
+
+@needs_bwrap
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_100_mb_of_output_is_cut_quickly(stream):
+    config = PythonSandboxConfig(timeout_s=20.0, max_output_bytes=1000)
+    result = run(f"import sys\nsys.{stream}.write('é' * 50_000_000)", config)
+    assert (result.reason, result.exit_code) == ("output_limit", None)
+    text = getattr(result, stream)
+    assert getattr(result, f"{stream}_truncated") and "output truncated at 1000 bytes" in text
+    assert text.startswith("é" * 500) and len(text.encode()) < 1200
+
+
+@needs_bwrap
+def test_killing_the_parent_and_pid_1_changes_nothing_outside():
+    result = run(
+        """
+        import os, signal
+        for pid in (os.getppid(), 1, -1):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError as error:
+                print(pid, type(error).__name__)
+        print("still here")
+        """
+    )
+    assert result.reason == "ok" and result.stdout.endswith("still here\n")
+
+
+@needs_bwrap
+def test_no_background_process_outlives_the_call(tmp_path):
+    marker = f"stillweb-daemon-{tmp_path.name}"
+    result = run(
+        f"""
+        import os, subprocess, sys
+        sleeper = [sys.executable, "-c", "import time; time.sleep(1000)", {marker!r}]
+        subprocess.Popen(sleeper, start_new_session=True)
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, sleeper)
+            os._exit(0)
+        print("spawned")
+        """
+    )
+    assert (result.reason, result.stdout) == ("ok", "spawned\n")
+    assert processes_with(marker) == []
+
+
+# -- determinism -------------------------------------------------------------------------
+
+DETERMINISM_PROBE = """
+import datetime, os, random, tempfile, time, uuid
+print(time.time(), time.time_ns(), random.random(), hash("a"), hash(("a", 1)))
+print(datetime.datetime.now(), datetime.datetime.utcnow(), repr(datetime.date.today()), time.ctime())
+print(uuid.uuid4(), os.urandom(4).hex(), random.Random().random(), random.SystemRandom().random())
+print(os.path.basename(tempfile.mkdtemp()), sorted({"b", "a", "c"}), os.getpid())
+"""
+
+
+@needs_bwrap
+def test_same_code_same_output_with_a_frozen_clock():
+    first, second = run(DETERMINISM_PROBE), run(DETERMINISM_PROBE)
+    assert first.reason == "ok" and first == second
+    assert first.stdout.startswith("1704067200.0 1704067200000000000 0.8444218515250481 ")
+    assert "2024-01-01 00:00:00 2024-01-01 00:00:00 datetime.date(2024, 1, 1) Mon Jan  1 00:00:00 2024" in first.stdout
+
+
+@needs_bwrap
+def test_same_output_in_two_host_processes():
+    script = (
+        "import sys; from stillweb.sandboxes.pysandbox import run_python\n"
+        "sys.stdout.write(repr(run_python(sys.stdin.read())))\n"
+    )
+    outputs = [
+        subprocess.run([sys.executable, "-c", script], input=DETERMINISM_PROBE, capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
+    assert outputs[0] == outputs[1] == repr(run(DETERMINISM_PROBE))
+
+
+@needs_bwrap
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(code=st.text(max_size=60))
+def test_any_text_gets_a_result(code):
+    result = run_python(code, FAST)
+    assert result.reason in ("ok", "error") and isinstance(result.stdout, str)
+
+
+# -- without isolation -------------------------------------------------------------------
+
+
+def test_refuses_without_bubblewrap(monkeypatch):
+    monkeypatch.setattr(pysandbox, "isolation_available", lambda: (False, "bubblewrap (bwrap) is not installed"))
+    for isolation in ("auto", "bwrap"):
+        result = run_python("print(1)", PythonSandboxConfig(isolation=isolation))
+        assert (result.reason, result.exit_code, result.stdout) == ("refused", None, "")
+        assert "apt-get install bubblewrap" in result.stderr and 'isolation="none-unsafe"' in result.stderr
+
+
+def test_isolation_available_says_why_not(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    available, why = isolation_available.__wrapped__()
+    assert not available and "not installed" in why
+
+
+def test_none_unsafe_runs_with_limits_and_determinism():
+    config = PythonSandboxConfig(timeout_s=20.0, isolation="none-unsafe", memory_mb=256)
+    assert run_python("import time; print(time.time())", config).stdout == "1704067200.0\n"
+    assert run_python("x = bytearray(10 ** 10)", config).reason == "memory"
+    assert run_python("while True: pass", PythonSandboxConfig(timeout_s=1.0, isolation="none-unsafe")).reason == "timeout"
+
+
+# -- developer input ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("timeout_s", 0), ("timeout_s", "10"), ("cpu_time_s", -1), ("memory_mb", 1.5), ("max_processes", True), ("isolation", "docker")],
+)
+def test_bad_config_names_the_value(field, value):
+    with pytest.raises(ValueError, match=field):
+        PythonSandboxConfig(**{field: value})
+
+
+def test_non_string_code_is_a_developer_error():
+    with pytest.raises(TypeError, match="bytes"):
+        run_python(b"print(1)")  # type: ignore[arg-type]
