@@ -203,6 +203,8 @@ class _ArticleWriter:
     def text(self) -> str:
         """The whole article."""
         parts = [self.infobox(), self.lead()]
+        if self.world.titles[self.gid] != self.name:  # a namesake exists: hatnote to the disambiguation page
+            parts.insert(0, f":''For other uses, see [[{self.name}]].''")
         for heading, relations, topic in SECTION_PLANS[self.kind]:
             sentences = [self.sentence(r) for r in relations if r in self.values]
             sentences.append(self.filler(topic, self.choices.pick(FACT_SECTION_FILLER if sentences else FILLER_SECTION_LENGTHS)))
