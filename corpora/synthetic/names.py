@@ -2,14 +2,14 @@
 
 Names are built from syllables (onset + vowel + optional coda), so they look like
 names but belong to no real entity: an agent cannot answer from a language model's
-memory. Every function takes a :class:`~stillweb.corpora.keyed.KeyedRng` and is a
-pure function of its draws. Vocabularies (occupations, genres, industries...) are
+memory. Every function takes a :class:`~stillweb.corpora.synthetic.choices.Chooser`
+(a ``KeyedRng`` or ``SmallChoices``) and is a pure function of its draws. Vocabularies (occupations, genres, industries...) are
 tuples whose order is part of the world's definition: append, never reorder.
 """
 
 from __future__ import annotations
 
-from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.synthetic.choices import Chooser
 
 __all__ = [
     "ONSETS",
@@ -50,17 +50,17 @@ NAME_ENDINGS = ("", "", "", "a", "o", "in", "en", "an", "is", "or", "el", "ar")
 SYLLABLES = tuple(onset + vowel + coda for onset in ONSETS for vowel in VOWELS for coda in CODAS)
 
 
-def _syllable(rng: KeyedRng) -> str:
+def _syllable(rng: Chooser) -> str:
     return rng.choice(SYLLABLES)
 
 
-def word(rng: KeyedRng, syllables: int) -> str:
+def word(rng: Chooser, syllables: int) -> str:
     """A capitalised invented word of ``syllables`` syllables plus a name ending."""
     text = "".join(_syllable(rng) for _ in range(syllables)) + rng.choice(NAME_ENDINGS)
     return text[:1].upper() + text[1:]
 
 
-def person_name(rng: KeyedRng) -> tuple[str, str | None, str]:
+def person_name(rng: Chooser) -> tuple[str, str | None, str]:
     """(given name, middle name or None, family name)."""
     given = word(rng, rng.integer(1, 2))
     middle = word(rng, 2) if rng.chance(0.35) else None
@@ -68,7 +68,7 @@ def person_name(rng: KeyedRng) -> tuple[str, str | None, str]:
     return given, middle, family
 
 
-def place_name(rng: KeyedRng) -> str:
+def place_name(rng: Chooser) -> str:
     """A city name: one invented word, sometimes with a place-like suffix."""
     base = word(rng, rng.integer(1, 2))
     suffix = rng.choice(("", "", "", "", "", "", "vik", "heim", "ford", "grad", "mouth", "port"))
@@ -88,7 +88,7 @@ _DEMONYM_ENDINGS = {
 }
 
 
-def country_root(rng: KeyedRng) -> tuple[str, str]:
+def country_root(rng: Chooser) -> tuple[str, str]:
     """(root, suffix) of a country name; the name is ``root + suffix``."""
     root = "".join(_syllable(rng) for _ in range(rng.integer(1, 2)))
     return root[:1].upper() + root[1:], rng.choice(COUNTRY_SUFFIXES)
@@ -116,7 +116,7 @@ NOUNS = (
 )
 
 
-def work_title(rng: KeyedRng) -> str:
+def work_title(rng: Chooser) -> str:
     """A title of a book, film or album, mixing English words and invented names."""
     pattern = rng.integer(0, 5)
     if pattern == 0:

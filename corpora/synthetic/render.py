@@ -11,18 +11,15 @@ that state nothing, a "See also" list where one applies, and categories.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TypeVar
 from urllib.parse import quote
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic import names as nm
+from stillweb.corpora.synthetic.choices import SmallChoices
 from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number
 from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATION_PHRASES, SECTION_PLANS
 from stillweb.corpora.synthetic.world import World, decode_date
-
-T = TypeVar("T")
 
 __all__ = ["render_unit", "page_url", "short_description"]
 
@@ -148,37 +145,6 @@ _PHRASES_BY_KIND = {
 }
 
 
-class _Choices:
-    """Many small keyed choices from few draws of a :class:`KeyedRng`.
-
-    Prose needs dozens of small choices per article (which phrasing, which filler
-    sentence); taking each from a fresh 64-bit draw would make blake2b the cost of
-    rendering. This splits each 62-bit draw into mixed-radix digits instead
-    (bias below 2**-20, harmless for wording choices; facts never use this).
-    """
-
-    _REFILL_BELOW = 1 << 20
-
-    def __init__(self, rng: KeyedRng) -> None:
-        self._rng = rng
-        self._pool = 0
-        self._capacity = 1
-
-    def below(self, n: int) -> int:
-        """An integer in [0, n)."""
-        if self._capacity < self._REFILL_BELOW * n:
-            self._pool = self._rng.integer(0, (1 << 62) - 1)
-            self._capacity = 1 << 62
-        self._pool, digit = divmod(self._pool, n)
-        self._capacity //= n
-        return digit
-
-    def pick(self, items: Sequence[T]) -> T:
-        """One element of a non-empty sequence."""
-        return items[self.below(len(items))]
-
-
-
 class _ArticleWriter:
     """Writes the article of one entity; one instance per article."""
 
@@ -191,7 +157,7 @@ class _ArticleWriter:
         self.values: dict[str, list[Fact]] = {}
         for fact in self.facts:
             self.values.setdefault(fact.relation, []).append(fact)
-        self.choices = _Choices(world.rng(self.kind, self.index, "prose"))
+        self.choices = SmallChoices(world.rng(self.kind, self.index, "prose"))
         self.day_first = self.choices.below(2) == 1
         if self.kind == "person":
             self.subject = self.name.rsplit(" ", 1)[-1]
@@ -207,7 +173,7 @@ class _ArticleWriter:
             parts.insert(0, f":''For other uses, see [[{self.name}]].''")
         for heading, relations, topic in SECTION_PLANS[self.kind]:
             sentences = [self.sentence(r) for r in relations if r in self.values]
-            sentences.append(self.filler(topic, self.choices.pick(FACT_SECTION_FILLER if sentences else FILLER_SECTION_LENGTHS)))
+            sentences.append(self.filler(topic, self.choices.choice(FACT_SECTION_FILLER if sentences else FILLER_SECTION_LENGTHS)))
             parts.append(f"== {heading} ==\n{' '.join(sentences)}")
         works = self.world.works_by_creator.get(self.index) if self.kind == "person" else None
         if works:
@@ -266,13 +232,13 @@ class _ArticleWriter:
 
     def filler(self, topic: str, count: int) -> str:
         """A paragraph of ``count`` filler sentences, naming unrelated entities."""
-        template, slots = self.choices.pick(_PARAGRAPHS[topic, count])
+        template, slots = self.choices.choice(_PARAGRAPHS[topic, count])
         return template.format(self.subject, *(self.slot_value(slot) for slot in slots))
 
     def slot_value(self, slot: str) -> str:
         if slot == "adj":
-            return self.choices.pick(FILLER_ADJECTIVES)
-        kind = self.choices.pick(_SLOT_KINDS[slot])
+            return self.choices.choice(FILLER_ADJECTIVES)
+        kind = self.choices.choice(_SLOT_KINDS[slot])
         link = self.world.link(self.world.gid(kind, self.choices.below(self.world.counts[kind])))
         return f"''{link}''" if kind in ITALIC_KINDS else link
 

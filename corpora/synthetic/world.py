@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic import names as nm
+from stillweb.corpora.synthetic.choices import Chooser, SmallChoices
 
 __all__ = ["KINDS", "World", "ListPage", "TrueFact", "generate_world", "MIN_ARTICLES"]
 
@@ -303,8 +304,8 @@ class World:
                 self._groups.setdefault(name, []).append(gid)
         self.demonyms = [nm.demonym(self.names[self.gid("country", i)]) for i in range(self.counts["country"])]
 
-    def _fresh_name(self, namer, kind: str, i: int) -> str:
-        rng = self.rng(kind, i, "name")
+    def _fresh_name(self, namer: Callable[[Chooser, int, int], str], kind: str, i: int) -> str:
+        rng = SmallChoices(self.rng(kind, i, "name"))
         attempt = 0
         while True:
             name = namer(rng, i, attempt)
@@ -439,14 +440,14 @@ class World:
         return self.rng("event", i, "type").choice(nm.EVENT_TYPES)
 
     # ----- namers: (rng, index, attempt) -> name ------------------------------------------------
-    def _country_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _country_name(self, rng: Chooser, i: int, attempt: int) -> str:
         root, suffix = nm.country_root(rng)
         return root + suffix
 
-    def _city_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _city_name(self, rng: Chooser, i: int, attempt: int) -> str:
         return nm.place_name(rng)
 
-    def _person_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _person_name(self, rng: Chooser, i: int, attempt: int) -> str:
         given, middle, family = nm.person_name(rng)
         gid = self.gid("person", i)
         if middle:
@@ -455,7 +456,7 @@ class World:
             self.full_names.pop(gid, None)
         return f"{given} {family}"
 
-    def _university_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _university_name(self, rng: Chooser, i: int, attempt: int) -> str:
         city = self.names[self.gid("city", self.university_city(i))]
         pattern = rng.integer(0, 4) if attempt < 3 else 4
         if pattern == 0:
@@ -468,11 +469,11 @@ class World:
             return f"{city} College of {rng.choice(('Arts', 'Music', 'Medicine', 'Engineering', 'Law'))}"
         return f"{nm.word(rng, 2)} {rng.choice(('University', 'College', 'Academy'))}"
 
-    def _company_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _company_name(self, rng: Chooser, i: int, attempt: int) -> str:
         industry = nm.INDUSTRIES[self.industry[i]]
         return f"{nm.word(rng, rng.integer(2, 3))} {rng.choice(nm.COMPANY_SUFFIXES[industry])}"
 
-    def _award_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _award_name(self, rng: Chooser, i: int, attempt: int) -> str:
         field = nm.AWARD_FIELDS[self.award_field[i]][0]
         pattern = rng.integer(0, 2)
         if pattern == 0:
@@ -481,10 +482,10 @@ class World:
             return f"{rng.choice(nm.ADJECTIVES)} {rng.choice(nm.NOUNS)} Award for {field}"
         return f"{nm.word(rng, 3)} Medal"
 
-    def _event_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _event_name(self, rng: Chooser, i: int, attempt: int) -> str:
         city, date = self.event_place_and_date(i)
         base = f"{date // 10000} {self.names[self.gid('city', city)]} {self.event_type(i)}"
         return base if attempt == 0 else f"{date // 10000} {nm.word(rng, 2)} {self.event_type(i)}"
 
-    def _work_name(self, rng: KeyedRng, i: int, attempt: int) -> str:
+    def _work_name(self, rng: Chooser, i: int, attempt: int) -> str:
         return nm.work_title(rng)
