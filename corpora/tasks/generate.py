@@ -157,7 +157,20 @@ def generate_task_list(
                 break
     finally:
         bar.close()
+    if not result.tasks:
+        raise TaskGenerationError(_shortfall(result, params))
     return result
+
+
+def _shortfall(result: GenerationResult, params: GenerationParams) -> str:
+    """How many tasks could be made, and the rejection counts that explain why."""
+    reasons = ", ".join(f"{k}={v}" for k, v in sorted(result.rejections.items(), key=lambda kv: (-kv[1], kv[0])))
+    compose = params.compose
+    return (
+        f"made {len(result.tasks)} of {params.count} tasks in {result.attempts} attempts "
+        f"(min_hops={compose.min_hops}, max_hops={compose.max_hops}, level={compose.level}); "
+        f"rejections: {reasons or 'none'}"
+    )
 
 
 def generate_tasks(
@@ -173,6 +186,7 @@ def generate_tasks(
     verifier: Verifier | None = None,
     verify_limit: int | None = None,
     allow_partial: bool = False,
+    attempts_per_task: int = 50,
     progress: bool = False,
 ) -> GenerationSummary:
     """Generate ``count`` tasks from the snapshot and write ``tasks/<name>/`` (splits + card.md).
@@ -187,17 +201,13 @@ def generate_tasks(
         seed=seed,
         compose=ComposeParams(min_hops=min_hops, max_hops=max_hops, level=level),
         verify_limit=verify_limit,
+        attempts_per_task=attempts_per_task,
     )
     world = open_world(snapshot_path)
     result = generate_task_list(str(snapshot_path) if workers > 1 else world, params, workers, verifier, progress)
     made = len(result.tasks)
-    if made == 0 or (made < count and not allow_partial):
-        reasons = ", ".join(f"{k}={v}" for k, v in sorted(result.rejections.items(), key=lambda kv: (-kv[1], kv[0])))
-        raise TaskGenerationError(
-            f"made {made} of {count} tasks in {result.attempts} attempts "
-            f"(min_hops={min_hops}, max_hops={max_hops}, level={level}); rejections: {reasons or 'none'}"
-            + ("" if made == 0 else "; pass allow_partial / --allow-partial to keep them")
-        )
+    if made < count and not allow_partial:
+        raise TaskGenerationError(_shortfall(result, params) + "; pass allow_partial (--allow-partial) to keep them")
     generator = {"seed": seed, **asdict(params.compose), "count": count, "attempts_per_task": params.attempts_per_task,
                  "shortcut_filter": params.shortcut_filter, "verify_limit": verify_limit}
 
