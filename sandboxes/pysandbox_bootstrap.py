@@ -1,6 +1,6 @@
 """The program the sandboxed interpreter runs before the policy's code.
 
-It is not imported by the host: :mod:`stillweb.sandboxes.pysandbox_runner` reads this
+It is not imported by the host: :mod:`stillweb.sandboxes.pysandbox` reads this
 file's text and passes it to ``python -S -s -P -B -c``, with the limits as
 arguments and the policy's code on stdin. It then, in order:
 
@@ -14,7 +14,8 @@ arguments and the policy's code on stdin. It then, in order:
    ``strftime``, ``datetime.datetime.now/utcnow/today``, ``datetime.date.today``),
    seeds :mod:`random` with 0, and replaces ``os.urandom`` (hence ``uuid4``,
    ``secrets``, ``random.SystemRandom``) and unseeded ``random.Random()`` with a
-   seeded stream;
+   seeded stream (``datetime`` and ``random`` are patched when first imported, by
+   :class:`FixupOnImport`, so code that never imports them does not pay for it);
 5. writes ``started`` on the status fd and closes it, so the host can tell a sandbox
    that never started from a program that failed;
 6. runs the code as ``__main__`` in a fresh module, compiled with the file name
@@ -31,6 +32,7 @@ FROZEN_EPOCH_S = 1704067200  # 2024-01-01T00:00:00Z
 RANDOM_SEED = 0
 URANDOM_SEED = 0x5EED
 CODE_FILENAME = "<code>"
+_urandom_stream = None  # the C Random behind deterministic_urandom, made on first use
 
 
 def main() -> None:
@@ -43,12 +45,58 @@ def main() -> None:
     apply_limits(cpu_s, memory_bytes, max_processes, max_file_bytes)
     if drop_to_uid >= 0:
         drop_privileges(drop_to_uid, os.environ["HOME"])
-    freeze_clock()
-    seed_randomness()
+    freeze_time_module()
+    os.urandom = deterministic_urandom
+    text = source.decode("utf-8", "surrogatepass")
+    fixups = {"datetime": freeze_datetime, "random": seed_random, "linecache": lambda module: register_lines(module, text)}
+    sys.meta_path.insert(0, FixupOnImport(fixups))
     sys.stdout.reconfigure(line_buffering=True)
     os.write(status_fd, b"started")
     os.close(status_fd)
-    run_code(source)
+    run_code(text)
+
+
+class FixupOnImport:
+    """A meta-path finder that patches a module right after it is first imported.
+
+    Importing :mod:`datetime`, :mod:`random` and :mod:`linecache` costs ~9 ms; code
+    that never imports them should not pay for freezing or seeding them.
+    """
+
+    def __init__(self, fixups: dict) -> None:
+        self.fixups = fixups
+
+    def find_spec(self, name, path=None, target=None):
+        fixup = self.fixups.pop(name, None)
+        if fixup is None:
+            return None
+        if not self.fixups:
+            sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(name, path, target)
+                if spec is not None and spec.loader is not None:
+                    spec.loader = FixingLoader(spec.loader, fixup)
+                    return spec
+        return None
+
+
+class FixingLoader:
+    """Runs a loader, then the fixup on the fresh module; otherwise behaves as the loader."""
+
+    def __init__(self, loader, fixup) -> None:
+        self.loader = loader
+        self.fixup = fixup
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        self.fixup(module)
 
 
 def apply_limits(cpu_s: int, memory_bytes: int, max_processes: int, max_file_bytes: int) -> None:
@@ -71,9 +119,8 @@ def drop_privileges(uid: int, home: str) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def freeze_clock() -> None:
-    """Make every wall-clock reading return :data:`FROZEN_EPOCH_S` (UTC)."""
-    import datetime
+def freeze_time_module() -> None:
+    """Make :mod:`time`'s wall-clock readings return :data:`FROZEN_EPOCH_S` (UTC)."""
     import time
 
     real_gmtime, real_localtime = time.gmtime, time.localtime
@@ -103,14 +150,21 @@ def freeze_clock() -> None:
     time.time, time.time_ns = frozen_time, frozen_time_ns
     time.gmtime, time.localtime, time.ctime, time.asctime, time.strftime = gmtime, localtime, ctime, asctime, strftime
 
+
+def freeze_datetime(datetime) -> None:
+    """Make ``datetime.now/utcnow/today`` and ``date.today`` return the frozen instant."""
     real_date, real_datetime = datetime.date, datetime.datetime
 
-    class date(real_date):  # noqa: N801 - stands in for datetime.date
+    class date(real_date, metaclass=StandIn):  # noqa: N801 - stands in for datetime.date
+        real = real_date
+
         @classmethod
         def today(cls):
             return real_date.fromtimestamp(FROZEN_EPOCH_S)
 
-    class datetime_(real_datetime):
+    class datetime_(real_datetime, metaclass=StandIn):
+        real = real_datetime
+
         @classmethod
         def now(cls, tz=None):
             return real_datetime.fromtimestamp(FROZEN_EPOCH_S, tz)
@@ -130,36 +184,50 @@ def freeze_clock() -> None:
         setattr(datetime, name, frozen)
 
 
-def seed_randomness() -> None:
-    """Seed :mod:`random`, and make ``os.urandom`` and unseeded ``Random()`` reproducible."""
-    import random
+class StandIn(type):
+    """Metaclass of a patched subclass that ``isinstance``/``issubclass`` treat as its base ``real``."""
 
-    entropy = random.Random(URANDOM_SEED)
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, cls.real)
 
-    def urandom(size: int) -> bytes:
-        if size < 0:
-            raise ValueError("negative argument not allowed")
-        return entropy.randbytes(size)
+    def __subclasscheck__(cls, subclass) -> bool:
+        return issubclass(subclass, cls.real)
 
+
+def deterministic_urandom(size: int) -> bytes:
+    """``os.urandom`` replaced by a seeded stream (so ``uuid4``, ``secrets``... repeat)."""
+    global _urandom_stream
+    if size < 0:
+        raise ValueError("negative argument not allowed")
+    if _urandom_stream is None:
+        import _random
+
+        _urandom_stream = _random.Random(URANDOM_SEED)
+    return _urandom_stream.getrandbits(8 * size).to_bytes(size, "little") if size else b""
+
+
+def seed_random(random) -> None:
+    """Seed :mod:`random` with 0; unseeded ``Random()`` and ``SystemRandom`` draw from the seeded stream."""
     real_seed = random.Random.seed
 
     def seed(self, a=None, version=2):
-        real_seed(self, int.from_bytes(urandom(32), "big") if a is None else a, version)
+        real_seed(self, int.from_bytes(deterministic_urandom(32), "big") if a is None else a, version)
 
-    os.urandom = urandom
-    random._urandom = urandom
+    random._urandom = deterministic_urandom
     random.Random.seed = seed
     random.seed(RANDOM_SEED)
 
 
-def run_code(source: bytes) -> None:
-    """Compile and run ``source`` as ``__main__``; print an uncaught exception like Python does."""
-    import linecache
+def register_lines(linecache, text: str) -> None:
+    """Let tracebacks show the lines of ``<code>``."""
+    linecache.cache[CODE_FILENAME] = (len(text), None, text.splitlines(True), CODE_FILENAME)
+
+
+def run_code(text: str) -> None:
+    """Compile and run ``text`` as ``__main__``; print an uncaught exception like Python does."""
     import types
 
     try:
-        text = source.decode("utf-8", "surrogatepass")
-        linecache.cache[CODE_FILENAME] = (len(text), None, text.splitlines(True), CODE_FILENAME)
         code = compile(text, CODE_FILENAME, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         report_exception(error, skip_frames=True)

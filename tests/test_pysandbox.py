@@ -81,6 +81,25 @@ def test_traceback_shows_the_users_lines_only():
 
 
 @needs_bwrap
+def test_caught_tracebacks_and_datetime_types_behave_as_usual():
+    result = run(
+        """
+        import traceback, datetime, pickle
+        try:
+            {}["missing"]
+        except KeyError:
+            traceback.print_exc()
+        d = datetime.datetime(2020, 5, 17, 12, 30)
+        print(repr(d), isinstance(d, datetime.date), isinstance(datetime.datetime.now(), datetime.datetime))
+        print(pickle.loads(pickle.dumps(d)) == d, datetime.datetime.now() - d)
+        """
+    )
+    assert result.reason == "ok"
+    assert 'File "<code>", line 4, in <module>\n    {}["missing"]' in result.stderr
+    assert result.stdout == "datetime.datetime(2020, 5, 17, 12, 30) True True\nTrue 1323 days, 11:30:00\n"
+
+
+@needs_bwrap
 def test_exit_codes_and_signals():
     assert (run("import sys; sys.exit(3)").reason, run("import sys; sys.exit(3)").exit_code) == ("error", 3)
     killed = run("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
