@@ -23,6 +23,7 @@ user, bubblewrap maps the sandbox uid 65534 to the caller's own uid
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -53,6 +54,7 @@ class InterpreterFiles:
     hidden: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=1)
 def interpreter_files() -> InterpreterFiles:
     """The running interpreter's binary, shared library and standard library."""
     executable = os.path.realpath(sys.executable)

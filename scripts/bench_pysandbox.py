@@ -15,7 +15,6 @@ Usage: ``python scripts/bench_pysandbox.py --runs 50``
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import subprocess
 import sys
@@ -89,7 +88,7 @@ def main() -> None:
     timings = measure(args.runs, ways)
     medians = {name: statistics.median(values) for name, values in timings.items()}
     body = (
-        f"`uname -a`: {' '.join(platform.uname())}\n\n"
+        f"`uname -a`: {subprocess.run(['uname', '-a'], capture_output=True, text=True).stdout.strip()}\n\n"
         f"`{CODE}` start to result, {args.runs} calls per way, interleaved round-robin after one warm-up each; "
         "baseline: `subprocess.run([python, '-I', '-S', '-c', 'print(1)'])`.\n\n"
         f"{table(timings, 'bare subprocess (baseline)')}\n\n"
