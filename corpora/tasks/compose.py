@@ -46,7 +46,8 @@ class ComposeParams:
     fork_rate: float = 0.4
     obfuscate_rate: float = 0.75
     describe_rate: float = 0.5
-    intermediate_constant_rate: float = 0.35
+    intermediate_constant_rate: float = 0.5
+    second_constant_rate: float = 0.5
     union_rate: float = 0.15
     target_constants: bool = False  # WebShaper's layer-wise rule forbids them
 
@@ -137,6 +138,8 @@ class _Builder:
         deepest = chain[-1]
         if not self._add_constant(deepest, allow_describe=False):
             return "no_constant"
+        if self.rng.chance(self.params.second_constant_rate):  # intersection from the start
+            self._add_constant(deepest, allow_describe=False)
         for node in chain[:-1]:
             if node.name != TARGET and self.rng.chance(self.params.intermediate_constant_rate):
                 self._add_constant(node, allow_describe=True)
@@ -168,7 +171,11 @@ class _Builder:
         branch = self._walk(point, length)
         if branch is None:
             return False
-        return self._add_constant(branch[-1], allow_describe=False)
+        if not self._add_constant(branch[-1], allow_describe=False):
+            return False
+        if self.rng.chance(self.params.second_constant_rate):
+            self._add_constant(branch[-1], allow_describe=False)
+        return True
 
     def _extend(self, node: Node) -> Node | None:
         fact = self._pick(self.graph.edges_of(node.entity), lambda f: self._other(f, node.entity) not in self.used_entities)
