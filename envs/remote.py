@@ -33,7 +33,7 @@ import httpx
 
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
-__all__ = ["RemoteEnv", "RemoteEnvError", "register_remote_env", "REMOTE_ENV_ID"]
+__all__ = ["RemoteEnv", "RemoteEnvError", "REMOTE_ENV_ID"]
 
 REMOTE_ENV_ID = "stillweb/Remote-v0"
 # Session errors after which the client rebuilds its session from the log.
@@ -211,11 +211,3 @@ def _raise_for_error(status: int, answer: dict[str, Any]) -> None:
     if status >= 400:
         raise RemoteEnvError(f"server answered {status} {answer.get('error', '')}: {answer.get('detail', answer)}")
 
-
-def register_remote_env() -> None:
-    """Register ``stillweb/Remote-v0`` with Gymnasium (idempotent)."""
-    if REMOTE_ENV_ID not in gym.registry:
-        gym.register(id=REMOTE_ENV_ID, entry_point="stillweb.envs.remote:RemoteEnv", disable_env_checker=True)
-
-
-register_remote_env()
