@@ -44,6 +44,7 @@ from pathlib import Path
 
 from .pysandbox_bwrap import ID_MAP, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_UID, bwrap_argv, interpreter_files
 from .pysandbox_process import ProcessOutcome, SandboxFds, run_process
+from .pysandbox_seccomp import seccomp_program
 
 __all__ = ["PythonSandboxConfig", "ExecutionResult", "REASONS", "ISOLATIONS", "run_python", "isolation_available"]
 
@@ -172,7 +173,7 @@ def _run_in_bwrap(code: bytes, config: PythonSandboxConfig) -> ProcessOutcome:
         if fds.info is None:
             raise RuntimeError("bubblewrap runs need the info fd (run_process with bwrap_info=True)")
         env = _sandbox_env(SANDBOX_HOME)
-        prefix = bwrap_argv(bwrap, files, config.tmpfs_mb << 20, env, as_root, fds.info, fds.userns_block)
+        prefix = bwrap_argv(bwrap, files, config.tmpfs_mb << 20, env, as_root, fds.info, fds.userns_block, fds.seccomp)
         return prefix + _interpreter_command(files.executable, config, SANDBOX_UID if as_root else -1, fds.status)
 
     return run_process(
@@ -183,6 +184,7 @@ def _run_in_bwrap(code: bytes, config: PythonSandboxConfig) -> ProcessOutcome:
         env={"PATH": SANDBOX_PATH},
         bwrap_info=True,
         id_map=ID_MAP if as_root else None,
+        seccomp=seccomp_program(),
     )
 
 

@@ -84,12 +84,13 @@ def bwrap_argv(
     as_root: bool,
     info_fd: int,
     userns_block_fd: int | None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The ``bwrap`` arguments up to and including ``--`` (the command follows).
 
     bubblewrap reports the sandbox's pid on ``info_fd``. ``as_root`` selects the
     id-map handshake (``userns_block_fd`` must then be given); otherwise bubblewrap
-    maps uid 65534 itself.
+    maps uid 65534 itself. ``seccomp_fd`` holds a filter for ``--seccomp``.
     """
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", str(info_fd)]
@@ -114,6 +115,8 @@ def bwrap_argv(
         argv += ["--ro-bind", path, path]
     for path in files.hidden:
         argv += ["--tmpfs", path, "--remount-ro", path]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--size", str(tmpfs_bytes), "--tmpfs", SANDBOX_HOME, "--chdir", SANDBOX_HOME, "--clearenv"]
     for name, value in sorted(env.items()):

@@ -32,13 +32,15 @@ STARTED_MARKER = b"started"
 class SandboxFds:
     """The child's ends of the side channels, as numbers to put on its command line.
 
-    ``status`` receives ``started`` from the bootstrap; ``info`` and ``userns_block``
-    are bubblewrap's ``--info-fd`` and ``--userns-block-fd`` (None when unused).
+    ``status`` receives ``started`` from the bootstrap; ``info``, ``userns_block``
+    and ``seccomp`` are bubblewrap's ``--info-fd``, ``--userns-block-fd`` and
+    ``--seccomp`` (None when unused).
     """
 
     status: int
     info: int | None
     userns_block: int | None
+    seccomp: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,15 @@ def run_process(
     cwd: str | None = None,
     bwrap_info: bool = False,
     id_map: str | None = None,
+    seccomp: bytes | None = None,
 ) -> ProcessOutcome:
     """Run ``build_argv(fds)`` with ``code`` on stdin until it ends or a limit stops it.
 
     With ``bwrap_info``, the command is bubblewrap reporting its sandbox's pid on
     ``--info-fd``: before returning we wait until that pid namespace is empty. With
     ``id_map`` too, bubblewrap waits on ``--userns-block-fd``: the map is written to
-    the sandbox's ``uid_map`` and ``gid_map`` and then it is let go.
+    the sandbox's ``uid_map`` and ``gid_map`` and then it is let go. ``seccomp`` is
+    a filter program for bubblewrap's ``--seccomp`` (read from a pipe).
     """
     if id_map and not bwrap_info:
         raise ValueError("id_map needs bwrap_info: the map is written for the pid bubblewrap reports")
@@ -96,8 +100,9 @@ def run_process(
     status_r, status_w = os.pipe()
     info_r, info_w = os.pipe() if bwrap_info else (None, None)
     block_r, block_w = os.pipe() if id_map else (None, None)
-    fds = SandboxFds(status=status_w, info=info_w, userns_block=block_r)
-    child_fds = tuple(fd for fd in (status_w, info_w, block_r) if fd is not None)
+    seccomp_r = _pipe_holding(seccomp) if seccomp else None
+    fds = SandboxFds(status=status_w, info=info_w, userns_block=block_r, seccomp=seccomp_r)
+    child_fds = tuple(fd for fd in (status_w, info_w, block_r, seccomp_r) if fd is not None)
     try:
         process = subprocess.Popen(
             build_argv(fds),
@@ -252,6 +257,16 @@ class _Session:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def _pipe_holding(data: bytes) -> int:
+    """The read end of a pipe that holds ``data`` and then ends (``data`` fits its buffer)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 def _read(fd: int) -> bytes:

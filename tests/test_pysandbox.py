@@ -236,6 +236,21 @@ def test_no_network_to_host_loopback_or_internet():
     assert result.stdout == "ConnectionRefusedError\nOSError\nno dns\n"
 
 
+@needs_bwrap
+def test_no_new_user_namespaces_but_threads_and_subprocesses_work():
+    result = run(
+        """
+        import subprocess, threading
+        print(subprocess.run(["unshare", "--user", "--map-root-user", "id"], capture_output=True).returncode)
+        thread = threading.Thread(target=print, args=("thread",))
+        thread.start()
+        thread.join()
+        print(subprocess.run(["echo", "child"], capture_output=True, text=True).stdout.strip())
+        """
+    )
+    assert result.stdout == "1\nthread\nchild\n"
+
+
 # -- limits ------------------------------------------------------------------------------
 
 
