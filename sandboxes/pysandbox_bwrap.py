@@ -27,6 +27,7 @@ import functools
 import os
 import sys
 import sysconfig
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -138,7 +139,7 @@ def _is_within(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
-def _outermost(paths) -> tuple[str, ...]:
+def _outermost(paths: Iterable[str]) -> tuple[str, ...]:
     """``paths`` without duplicates or paths inside another one, sorted."""
     unique = sorted(set(paths))
     return tuple(path for path in unique if not any(other != path and _is_within(path, other) for other in unique))

@@ -127,7 +127,16 @@ def run_process(
 class _Session:
     """The selector loop over one process's pipes, side channels and pidfd."""
 
-    def __init__(self, process, status_r, info_r, block_w, id_map, code, max_output_bytes) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen,
+        status_r: int,
+        info_r: int | None,
+        block_w: int | None,
+        id_map: str | None,
+        code: bytes,
+        max_output_bytes: int,
+    ) -> None:
         self.process = process
         self.id_map = id_map
         self.block_w = block_w
@@ -153,7 +162,7 @@ class _Session:
         """Serve events until the pipes close; kill on deadline, overflow or failed setup."""
         exited_at: float | None = None
         stopped = timed_out = False
-        while self._open_reads():
+        while exited_at is None or self._open_reads():
             limit = deadline if exited_at is None else min(deadline, exited_at + DRAIN_GRACE_S)
             remaining = limit - time.monotonic()
             if remaining <= 0:

@@ -314,6 +314,12 @@ def test_infinite_loop_times_out_and_kills_the_whole_tree(tmp_path):
 
 
 @needs_bwrap
+def test_closing_its_streams_does_not_escape_the_timeout():
+    result = run("import os, time\nos.close(1)\nos.close(2)\ntime.sleep(1000)", SHORT)
+    assert (result.reason, result.exit_code) == ("timeout", None)
+
+
+@needs_bwrap
 def test_cpu_time_limit():
     result = run("while True:\n    pass", PythonSandboxConfig(timeout_s=60.0, cpu_time_s=1))
     assert (result.reason, result.exit_code) == ("cpu_time", -24)
