@@ -27,6 +27,7 @@ from stillweb.sandboxes.pysandbox import (
     isolation_available,
     run_python,
 )
+from stillweb.sandboxes.pysandbox_bwrap import InterpreterFiles
 
 BWRAP_OK, BWRAP_WHY = isolation_available()
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
@@ -323,6 +324,22 @@ def test_closing_its_streams_does_not_escape_the_timeout():
 def test_cpu_time_limit():
     result = run("while True:\n    pass", PythonSandboxConfig(timeout_s=60.0, cpu_time_s=1))
     assert (result.reason, result.exit_code) == ("cpu_time", -24)
+
+
+@needs_bwrap
+def test_private_tmp_is_size_capped():
+    code = "for i in range(8):\n    open(f'/tmp/part{i}', 'wb').write(b'x' * (1 << 20))"
+    result = run(code, PythonSandboxConfig(timeout_s=20.0, tmpfs_mb=2))
+    assert result.reason == "error" and "No space left on device" in result.stderr
+
+
+@needs_bwrap
+def test_a_sandbox_that_cannot_start_is_a_sandbox_error(monkeypatch):
+    missing = "/nonexistent/stillweb/python3"
+    monkeypatch.setattr(pysandbox, "interpreter_files", lambda: InterpreterFiles(missing, (missing,), ()))
+    result = run_python("print(1)", FAST)
+    assert (result.reason, result.exit_code, result.stdout) == ("sandbox_error", None, "")
+    assert "bwrap" in result.stderr and "failed to start" in result.stderr
 
 
 @needs_bwrap
