@@ -114,6 +114,11 @@ def run_process(
             cwd=cwd,
             start_new_session=True,
         )
+    except OSError as error:  # the command cannot be started at all (missing, no memory, ...)
+        for fd in (status_r, info_r, block_w):
+            if fd is not None:
+                os.close(fd)
+        return ProcessOutcome(b"", b"", False, False, None, False, False, f"could not start {error.filename}: {error}")
     finally:
         for fd in child_fds:
             os.close(fd)

@@ -342,6 +342,14 @@ def test_a_sandbox_that_cannot_start_is_a_sandbox_error(monkeypatch):
     assert "bwrap" in result.stderr and "failed to start" in result.stderr
 
 
+def test_a_command_that_cannot_be_spawned_is_a_sandbox_error(monkeypatch):
+    monkeypatch.setattr(pysandbox, "isolation_available", lambda: (True, "pretend"))
+    monkeypatch.setattr(pysandbox.shutil, "which", lambda name: "/nonexistent/stillweb/bwrap")
+    result = run_python("print(1)", FAST)
+    assert (result.reason, result.exit_code) == ("sandbox_error", None)
+    assert "/nonexistent/stillweb/bwrap" in result.stderr
+
+
 @needs_bwrap
 def test_file_size_limit():
     result = run("open('/tmp/big', 'wb').write(b'x' * (3 << 20))", PythonSandboxConfig(timeout_s=20.0, max_file_mb=1))
