@@ -11,7 +11,6 @@ a decompressed copy.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,10 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .columns import StringColumn
 from .index import MAX_K, SearchIndex, query_terms
 from .manifest import SnapshotError, read_manifest
 
-__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError"]
+__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "make_snippet"]
 
 SNIPPET_CHARS = 240
 
@@ -65,6 +65,37 @@ class Fact:
     evidence: int
 
 
+def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) -> str:
+    """A window of about ``width`` bytes of UTF-8 ``text`` showing as many ``needles`` as possible.
+
+    ``needles`` are the lowercased query terms, UTF-8 encoded.
+
+    Candidates are the first occurrence of each term; the window starting at
+    the candidate that covers the most distinct terms wins (the earliest on
+    ties), moved back to the start of its line when that is close. Matching
+    works on bytes, lowercased for ASCII only (length-preserving and fast), so
+    the cost stays small whatever the page length.
+    """
+    lower = text.lower()
+    firsts = [p for p in map(lower.find, needles) if p >= 0]
+    firsts.sort()
+    best_start = firsts[0] if firsts else 0
+    if firsts and firsts[-1] - firsts[0] >= width:  # the terms are spread out: pick the richest window
+        best_count = 0
+        for position in firsts:
+            end = position + width
+            count = sum(1 for needle in needles if lower.find(needle, position, end) >= 0)
+            if count > best_count:
+                best_start, best_count = position, count
+    line_start = text.rfind(b"\n", 0, best_start) + 1
+    if best_start - line_start < width // 3:
+        best_start = line_start
+    elif best_start:
+        best_start = text.rfind(b" ", 0, best_start - width // 6) + 1
+    snippet = text[best_start : best_start + width].decode("utf-8", errors="ignore").replace("\n", " ")
+    return snippet + ("..." if best_start + width < len(text) else "")
+
+
 class Snapshot:
     """An opened snapshot directory. Use :meth:`open`."""
 
@@ -77,8 +108,8 @@ class Snapshot:
             self._docs = pa.ipc.open_file(pa.memory_map(str(docs_path), "r")).read_all()
         except (OSError, pa.ArrowInvalid) as error:
             raise SnapshotError(f"cannot read documents {docs_path}: {error}") from None
-        self._titles = self._docs.column("title")
-        self._texts = self._docs.column("text")
+        self._titles = StringColumn(self._docs.column("title"))
+        self._texts = StringColumn(self._docs.column("text"))
         try:
             self._index = SearchIndex(path / "index")
         except (OSError, ValueError) as error:
@@ -119,9 +150,10 @@ class Snapshot:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ValueError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
         hits = self._index.search(query, k)
-        terms = query_terms(query)
+        needles = [term.encode("utf-8") for term in query_terms(query)]
+        texts = self._texts
         return [
-            SearchResult(h.doc_id, self.title_of(h.doc_id), h.score, self._snippet(h.doc_id, terms))
+            SearchResult(h.doc_id, self.title_of(h.doc_id), h.score, make_snippet(texts.bytes(h.doc_id), needles))
             for h in hits
         ]
 
@@ -131,32 +163,15 @@ class Snapshot:
             return []
         return [self.title_of(hit.doc_id) for hit in self._index.search(text, n, fields=("title",))]
 
-    def _snippet(self, doc_id: int, terms: list[str]) -> str:
-        text = self._texts[doc_id].as_py()
-        start = 0
-        if terms:
-            pattern = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in terms) + r")", re.IGNORECASE)
-            best_count = 0
-            for match in pattern.finditer(text, 0, 200_000):
-                window = text[match.start() : match.start() + SNIPPET_CHARS].lower()
-                count = sum(1 for term in terms if term in window)
-                if count > best_count:
-                    best_count, start = count, match.start()
-                    if count == len(terms):
-                        break
-            start = text.rfind("\n", 0, start) + 1 if start - text.rfind("\n", 0, start) < 80 else start
-        snippet = " ".join(text[start : start + SNIPPET_CHARS].split())
-        return snippet + ("..." if start + SNIPPET_CHARS < len(text) else "")
-
     # -- documents ------------------------------------------------------------------
 
     def title_of(self, doc_id: int) -> str:
         """The title of a document id (``IndexError`` when out of range)."""
-        return self._titles[doc_id].as_py()
+        return self._titles[doc_id]
 
     @cached_property
     def _title_ids(self) -> dict[str, int]:
-        return {title: i for i, title in enumerate(self._titles.to_pylist())}
+        return {title: i for i, title in enumerate(self._docs.column("title").to_pylist())}
 
     @cached_property
     def _folded_ids(self) -> dict[str, int]:

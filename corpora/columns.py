@@ -1,0 +1,51 @@
+"""Fast random access to the strings of a memory-mapped Arrow column.
+
+Indexing a ``pyarrow.ChunkedArray`` element by element costs microseconds per
+call (it locates the chunk and builds a scalar). Search results need a title
+and a snippet for each hit, so :class:`StringColumn` reads the UTF-8 bytes of
+row ``i`` straight from the column's buffers: a binary search over chunk
+starts and two offset reads, no copy of the column.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["StringColumn"]
+
+
+class StringColumn:
+    """Row access to a ``string`` or ``large_string`` chunked column by its buffers."""
+
+    def __init__(self, column: pa.ChunkedArray) -> None:
+        offset_type = np.int64 if pa.types.is_large_string(column.type) else np.int32
+        self._starts: list[int] = []
+        self._offsets: list[np.ndarray] = []
+        self._data: list[memoryview] = []
+        row = 0
+        for chunk in column.chunks:
+            _validity, offsets, data = chunk.buffers()
+            self._starts.append(row)
+            view = np.frombuffer(offsets, dtype=offset_type)[chunk.offset : chunk.offset + len(chunk) + 1]
+            self._offsets.append(view)
+            self._data.append(memoryview(data) if data is not None else memoryview(b""))
+            row += len(chunk)
+        self._length = row
+
+    def __len__(self) -> int:
+        return self._length
+
+    def bytes(self, row: int) -> bytes:
+        """The UTF-8 bytes of ``row`` (``IndexError`` when out of range)."""
+        if not 0 <= row < self._length:
+            raise IndexError(f"row {row} out of range 0..{self._length - 1}")
+        chunk = bisect.bisect_right(self._starts, row) - 1
+        local = row - self._starts[chunk]
+        offsets = self._offsets[chunk]
+        return self._data[chunk][int(offsets[local]) : int(offsets[local + 1])].tobytes()
+
+    def __getitem__(self, row: int) -> str:
+        return self.bytes(row).decode("utf-8")
