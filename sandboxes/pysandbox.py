@@ -14,9 +14,17 @@ network, runs as uid 65534 in its own user, pid, network, ipc and uts namespaces
 under CPU-time, address-space, process-count and file-size limits, with a cleared
 environment. The wall-clock timeout kills the whole process tree (the pid namespace
 dies with its init). See :mod:`.pysandbox_bwrap` for the mounts and uid mapping.
-Where bubblewrap cannot run, ``run_python`` refuses (reason ``"refused"``) unless the
-caller opts into ``isolation="none-unsafe"``: a bare subprocess with the limits only,
-which can read every file the host user can and may leave daemons behind.
+A seccomp filter (:mod:`.pysandbox_seccomp`) forbids nested user namespaces and a few
+kernel interfaces. Where bubblewrap cannot run, ``run_python`` refuses (reason
+``"refused"``) unless the caller opts into ``isolation="none-unsafe"``: a bare
+subprocess with the limits only, which can read every file the host user can and may
+leave daemons behind.
+
+Known limits: ``memory_mb`` bounds each process's address space, not the sandbox's
+total (up to ``max_processes`` x ``memory_mb`` plus ``tmpfs_mb``; use a cgroup around
+the trainer for a hard total); ``max_processes`` counts threads too; a program that
+exits with status 128+N is reported as killed by signal N (bubblewrap's convention);
+:func:`isolation_available` is decided once per process.
 
 Determinism: the same code prints the same bytes on every run. The bootstrap
 (:mod:`.pysandbox_bootstrap`) fixes the hash seed, seeds :mod:`random` with 0, makes
