@@ -16,8 +16,9 @@ arguments and the policy's code on stdin. It then, in order:
    ``secrets``, ``random.SystemRandom``) and unseeded ``random.Random()`` with a
    seeded stream (``datetime`` and ``random`` are patched when first imported, by
    :class:`FixupOnImport`, so code that never imports them does not pay for it);
-5. writes ``started`` on the status fd and closes it, so the host can tell a sandbox
-   that never started from a program that failed;
+5. writes ``started`` on the status fd, so the host can tell a sandbox that never
+   started from a program that failed, and closes every inherited descriptor but
+   stdin, stdout and stderr;
 6. runs the code as ``__main__`` in a fresh module, compiled with the file name
    ``<code>``: tracebacks show the policy's own line numbers and lines, never these.
 
@@ -52,7 +53,7 @@ def main() -> None:
     sys.meta_path.insert(0, FixupOnImport(fixups))
     sys.stdout.reconfigure(line_buffering=True)
     os.write(status_fd, b"started")
-    os.close(status_fd)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the status fd and any of bubblewrap's side channels
     run_code(text)
 
 

@@ -25,6 +25,7 @@ __all__ = ["SandboxFds", "ProcessOutcome", "run_process"]
 READ_CHUNK_BYTES = 65536
 DRAIN_GRACE_S = 1.0
 SANDBOX_EXIT_WAIT_S = 5.0
+MAX_INFO_BYTES = 4096
 STARTED_MARKER = b"started"
 
 
@@ -223,15 +224,16 @@ class _Session:
         chunk = _read(key.fd)
         if not chunk:
             self.selector.unregister(key.fd)
-            if key.data == "info" and self.sandbox_pidfd is None:
+            if key.data == "info":
                 self._on_sandbox_info()
         elif key.data == "stream":
             self.streams[key.fd].add(chunk)
         elif key.data == "status":
             self.status += chunk[: len(STARTED_MARKER) + 1]
         elif key.data == "info":
-            self.info += chunk
-            if self.info.rstrip().endswith(b"}") and self.sandbox_pidfd is None:
+            self.info += chunk[:MAX_INFO_BYTES]
+            if self.info.rstrip().endswith(b"}") or len(self.info) >= MAX_INFO_BYTES:
+                self.selector.unregister(key.fd)  # read once: later bytes could only be noise
                 self._on_sandbox_info()
 
     def _write_stdin(self, fd: int) -> None:

@@ -206,6 +206,12 @@ def test_environment_is_cleared(monkeypatch):
 
 
 @needs_bwrap
+def test_only_the_standard_streams_are_inherited():
+    result = run("import os\nprint(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))")
+    assert result.stdout == "[0, 1, 2, 3]\n"  # 3: the directory listdir is reading
+
+
+@needs_bwrap
 def test_no_network_to_host_loopback_or_internet():
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
