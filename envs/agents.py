@@ -113,13 +113,17 @@ class ReferenceAgent:
     def _follow_evidence(self) -> Script:
         cited: list[int] = []
         for item in self.task.evidence:
-            doc = item.doc_id if item.doc_id in cited else None
-            if doc is None:  # a document not read yet: search for it and open it
+            doc: int | str | None = item.doc_id if item.doc_id in cited else None
+            if doc is None:  # a document not read yet: search for it, open it as a reader would
                 results = yield self._call("search", {"query": item.doc_title or item.subject})
-                doc = item.doc_id if item.doc_id >= 0 else _doc_titled(results, item.doc_title)
+                listed = {int(found) for found, _ in _DOC_LINE.findall(results)}
+                doc = item.doc_id if item.doc_id in listed else _doc_titled(results, item.doc_title)
+                if doc is None:
+                    doc = item.doc_title  # not among the hits: open it by the title read earlier
+                opened = yield self._call("open", {"doc": doc})
+                doc = _opened_doc_id(opened)
                 if doc is None:
                     continue
-                yield self._call("open", {"doc": doc})
                 cited.append(doc)
             yield self._call("find", {"doc": doc, "pattern": item.value[:200] or item.relation})
         yield self._answer(cited)
@@ -146,7 +150,9 @@ class ReferenceAgent:
         return write_answer(self.tool_format, self._best_answer(), citations)
 
     def _best_answer(self) -> str:
-        """The gold answer (or an alias) if an observation showed it, else the best guess."""
+        """The gold answer (or an alias) if an observation showed it, else the last evidence
+        value if shown, else ``"unknown"``: the agent never answers what it has not seen, so
+        a solved episode proves the answer is reachable through the tools."""
         seen = normalize_answer("\n".join(self.observations[1:]))
         for gold in self.task.golds:
             normalized = normalize_answer(gold)
@@ -154,16 +160,21 @@ class ReferenceAgent:
                 return gold
         if self.task.evidence and normalize_answer(self.task.evidence[-1].value) in seen:
             return self.task.evidence[-1].value
-        return self.task.answer
+        return "unknown"
 
 
 def _doc_titled(observation: str, title: str) -> int | None:
-    """The doc id listed for ``title`` in search results, else the first listed."""
-    listed = _DOC_LINE.findall(observation)
-    for doc, listed_title in listed:
+    """The doc id that search results list under exactly ``title``, if any."""
+    for doc, listed_title in _DOC_LINE.findall(observation):
         if listed_title.strip().casefold() == title.strip().casefold():
             return int(doc)
-    return int(listed[0][0]) if listed else None
+    return None
+
+
+def _opened_doc_id(observation: str) -> int | None:
+    """The doc id of the page an ``open`` call showed (None when it failed)."""
+    match = _DOC_LINE.search(observation)
+    return int(match.group(1)) if match and "not_found" not in observation[: match.start()] else None
 
 
 class RandomTextAgent:

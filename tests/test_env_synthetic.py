@@ -22,7 +22,7 @@ def snapshot_with_tasks(small_snapshot, tmp_path_factory):
 
 
 def test_reference_agent_solves_generated_tasks_with_full_provenance(snapshot_with_tasks):
-    env = gym.make("stillweb/WikiQA-v0", snapshot=snapshot_with_tasks, tasks="hard", max_turns=32)
+    env = gym.make("stillweb/WikiQA-v0", snapshot=snapshot_with_tasks, tasks="hard", max_turns=64, max_tool_calls=64)
     tasks = env.unwrapped.tasks
     assert len(tasks) >= 3
     for task in tasks:
