@@ -229,7 +229,7 @@ class _Session:
         elif key.data == "stream":
             self.streams[key.fd].add(chunk)
         elif key.data == "status":
-            self.status += chunk[: len(STARTED_MARKER) + 1]
+            self.status = (self.status + chunk)[: len(STARTED_MARKER) + 1]
         elif key.data == "info":
             self.info += chunk[:MAX_INFO_BYTES]
             if self.info.rstrip().endswith(b"}") or len(self.info) >= MAX_INFO_BYTES:
