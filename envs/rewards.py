@@ -197,14 +197,15 @@ def _rubric(evidence: tuple[EvidenceItem, ...], golds: tuple[str, ...], supporte
     A fact is *supported* when its doc was both opened and cited. Facts are
     nodes linked when one's value is another's subject (or they share a
     subject); a supported fact counts only if a path of supported facts links
-    it to the answer (a fact whose value is a gold answer).
+    it to the answer (a fact whose value is a gold answer, or whose subject is:
+    entity answers are the subject of the facts that describe them).
     """
     if not evidence:
         return 0.0
     targets = {normalize_answer(gold) for gold in golds} - {""}
     supported = [item for item in evidence if item.doc_id in supported_docs]
     keys = [(normalize_answer(item.subject), normalize_answer(item.value)) for item in supported]
-    reached = {index for index, (_, value) in enumerate(keys) if value in targets}
+    reached = {index for index, (subject, value) in enumerate(keys) if value in targets or subject in targets}
     frontier = sorted(reached)
     while frontier:
         subject, _ = keys[frontier.pop()]

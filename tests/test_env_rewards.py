@@ -146,3 +146,17 @@ def test_context_manager_condenses_pages_drops_dead_searches_and_keeps_budget():
 def test_tiktoken_counter_is_optional():
     counter = tiktoken_counter()
     assert counter is None or counter("hello world") > 0
+
+
+def test_rubric_connects_facts_to_an_entity_answer_through_its_subject():
+    """Entity answers are the subject of the facts describing them (the synthetic generator's usual shape)."""
+    evidence = [
+        {"subject": "Mira", "relation": "birth_place", "value": "Town", "doc_id": 1, "doc_title": "Mira"},
+        {"subject": "Mira", "relation": "alma_mater", "value": "College", "doc_id": 1, "doc_title": "Mira"},
+        {"subject": "Other", "relation": "alma_mater", "value": "College", "doc_id": 3, "doc_title": "Other"},
+    ]
+    task = Task.from_record({"question": "q", "answer": "Mira", "evidence": evidence})
+    full = score_episode(task, EpisodeTrace(answer="Mira", cited=(1, 3), opened_docs=frozenset({1, 3})), RewardConfig())
+    assert full.rubric == 1.0
+    only_answer_doc = score_episode(task, EpisodeTrace(answer="Mira", cited=(1,), opened_docs=frozenset({1, 3})), RewardConfig())
+    assert only_answer_doc.rubric == pytest.approx(2 / 3)
