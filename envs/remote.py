@@ -6,7 +6,8 @@
 
 Observations, rewards, terminated/truncated and info are the server-side
 environment's, which are the in-process environment's (info after a JSON round
-trip: tuples arrive as lists).
+trip: tuples arrive as lists). The server sends only the messages a step added;
+the client rebuilds the whole ``info["messages"]`` from them.
 
 Faults are survived, not reported. Every reset and step carries a fresh request
 id, so a retried request (after a timeout or a dropped connection) returns the
@@ -17,23 +18,28 @@ last seeded reset; when the server no longer knows the session (restarted,
 expired, or the request landed on another worker) the client creates a new
 one, replays the log (episodes are deterministic) and continues: the caller
 sees the same observations it would have seen.
+
+The transport is one persistent ``http.client`` connection (keep-alive), which
+costs a third of ``httpx``'s client CPU per request; a connection the server
+closed while idle is reopened and the request retried.
 """
 
 from __future__ import annotations
 
+import http.client
 import itertools
 import json
 import re
 import secrets
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import gymnasium as gym
-import httpx
 
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
-__all__ = ["RemoteEnv", "RemoteEnvError", "REMOTE_ENV_ID"]
+__all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "REMOTE_ENV_ID"]
 
 REMOTE_ENV_ID = "stillweb/Remote-v0"
 # Session errors after which the client rebuilds its session from the log.
@@ -48,6 +54,60 @@ class RemoteEnvError(RuntimeError):
     """The server refused a request (bad kwargs, limits) or stayed unreachable after every retry."""
 
 
+class HttpConnection:
+    """One keep-alive HTTP/1.1 connection to a server: ``request`` returns (status, body bytes).
+
+    ``timeout`` bounds each socket operation (connect at most 5 s). A failure
+    (refused, reset, timed out, closed by the server while idle) raises
+    ``OSError`` or ``http.client.HTTPException`` and drops the connection, so the
+    next request opens a new one.
+    """
+
+    def __init__(self, url: str, timeout: float, headers: dict[str, str] | None = None) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"url must be http(s)://host[:port][/prefix], got {url!r}")
+        self._connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self._host, self._port = parts.hostname, parts.port
+        self._prefix = parts.path.rstrip("/")
+        self._timeout = timeout
+        self._headers = {"Content-Type": "application/json", **(headers or {})}
+        self._connection: http.client.HTTPConnection | None = None
+
+    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+        """Send one request and read the whole response. A kept-alive connection the
+        server closed while idle (the usual case after a long pause) is reopened once."""
+        reused = self._connection is not None
+        try:
+            return self._exchange(method, path, body)
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            if not reused:
+                raise
+            return self._exchange(method, path, body)
+
+    def _exchange(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
+        try:
+            if self._connection is None:
+                self._connection = self._connection_class(self._host, self._port, timeout=min(self._timeout, 5.0))
+                self._connection.connect()
+                self._connection.sock.settimeout(self._timeout)
+            self._connection.request(method, self._prefix + path, body=body, headers=self._headers)
+            response = self._connection.getresponse()
+            content = response.read()
+        except BaseException:
+            self.close()
+            raise
+        if response.will_close:
+            self.close()
+        return response.status, content
+
+    def close(self) -> None:
+        """Drop the connection (the next request reconnects); idempotent."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
 class RemoteEnv(gym.Env[str, str]):
     """A stillweb environment served over HTTP, with retries, timeouts and transparent resume.
 
@@ -58,7 +118,7 @@ class RemoteEnv(gym.Env[str, str]):
         timeout: seconds to wait for one response (a step's tool call included).
         retries: attempts per request before :class:`RemoteEnvError`.
         backoff: first wait between attempts in seconds (doubles, capped at 2 s).
-        transport: an ``httpx`` transport (tests pass an ASGI transport).
+        connection: the :class:`HttpConnection` to use (tests pass one that injects faults).
         **env_kwargs: the server-side environment's kwargs (JSON values; ``snapshot``
             names one of the served snapshots).
     """
@@ -73,13 +133,14 @@ class RemoteEnv(gym.Env[str, str]):
         timeout: float = 60.0,
         retries: int = 8,
         backoff: float = 0.1,
-        transport: httpx.BaseTransport | None = None,
+        connection: HttpConnection | None = None,
         **env_kwargs: Any,
     ) -> None:
         if retries < 1:
             raise ValueError(f"retries must be at least 1, got {retries!r}")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._client = httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), transport=transport)
+        self._connection = connection or HttpConnection(url, timeout, headers)
+        self._closed = False
         self.env_id = env_id
         self.env_kwargs = env_kwargs
         self.retries = retries
@@ -91,6 +152,7 @@ class RemoteEnv(gym.Env[str, str]):
         self._request_numbers = itertools.count()
         self._log: list[dict[str, Any]] = []  # ops since the last seeded reset (or creation)
         self._episode_steps = 0
+        self._messages: list[Any] = []  # the episode's message history as of the last response
         self._session_id: str | None = self._create_session()
 
     @property
@@ -107,7 +169,8 @@ class RemoteEnv(gym.Env[str, str]):
             self._log = []
         self._log.append(op)
         self._episode_steps = 0
-        return body["observation"], body["info"]
+        self._messages = []
+        return body["observation"], self._full_info(body)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the server-side environment; see the served environment's ``step``."""
@@ -118,18 +181,32 @@ class RemoteEnv(gym.Env[str, str]):
             raise RemoteEnvError(f"server answered step {body['step']} where step {self._episode_steps + 1} was due")
         self._episode_steps += 1
         self._log.append({"op": "step", **action_fields(action)})
-        return body["observation"], body["reward"], body["terminated"], body["truncated"], body["info"]
+        return body["observation"], body["reward"], body["terminated"], body["truncated"], self._full_info(body)
 
     def close(self) -> None:
-        """Close the server-side session (best effort) and the HTTP client; idempotent."""
-        if self._session_id is not None and not self._client.is_closed:
+        """Close the server-side session (best effort) and the connection; idempotent."""
+        if self._session_id is not None and not self._closed:
             try:
-                self._client.delete(f"/sessions/{self._session_id}")
-            except httpx.HTTPError:
+                self._connection.request("DELETE", f"/sessions/{self._session_id}")
+            except (OSError, http.client.HTTPException):
                 pass
         self._session_id = None
-        self._client.close()
+        self._closed = True
+        self._connection.close()
         super().close()
+
+    def _full_info(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The response's info with the whole message history: the kept part of the
+        previous history followed by the messages this response added."""
+        info = body["info"]
+        kept = body.get("messages_kept")
+        if kept is None:
+            return info
+        if not isinstance(kept, int) or not 0 <= kept <= len(self._messages):
+            raise RemoteEnvError(f"server kept {kept!r} messages of a history of {len(self._messages)}")
+        self._messages = self._messages[:kept] + info["messages"]
+        info["messages"] = list(self._messages)
+        return info
 
     # -- transport ------------------------------------------------------------------------
 
@@ -168,7 +245,6 @@ class RemoteEnv(gym.Env[str, str]):
     def _post(self, path: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """(status, JSON body), retrying connection failures, timeouts and 502/503/504 with backoff."""
         content = _encode(payload)
-        headers = {"Content-Type": "application/json"}
         wait = self.backoff
         failure = ""
         for attempt in range(self.retries):
@@ -176,18 +252,18 @@ class RemoteEnv(gym.Env[str, str]):
                 time.sleep(wait)
                 wait = min(wait * 2, 2.0)
             try:
-                response = self._client.post(path, content=content, headers=headers)
-            except httpx.TransportError as error:
+                status, raw = self._connection.request("POST", path, content)
+            except (OSError, http.client.HTTPException) as error:
                 failure = f"{type(error).__name__}: {error}"
                 continue
-            if response.status_code in RETRYABLE_STATUS:
-                failure = f"HTTP {response.status_code}"
+            if status in RETRYABLE_STATUS:
+                failure = f"HTTP {status}"
                 continue
             try:
-                answer = response.json()
+                answer = json.loads(raw)
             except ValueError:
-                answer = {"error": "bad_response", "detail": response.text[:500]}
-            return response.status_code, answer if isinstance(answer, dict) else {"error": "bad_response", "detail": str(answer)[:500]}
+                answer = {"error": "bad_response", "detail": raw[:500].decode("utf-8", "replace")}
+            return status, answer if isinstance(answer, dict) else {"error": "bad_response", "detail": str(answer)[:500]}
         raise RemoteEnvError(f"POST {path} failed after {self.retries} attempts: {failure}")
 
 

@@ -48,6 +48,7 @@ class EnvSession:
     resets: int = 0
     episode_over: bool = False
     results: OrderedDict[str, tuple[str, Any]] = field(default_factory=OrderedDict)
+    messages: list[Any] = field(default_factory=list)  # the history as of the last result (for message deltas)
 
     def stored_result(self, request_id: str | None, digest: str) -> Any | None:
         """The stored result of ``request_id``, ``None`` if not seen; 409 if the id was used for another request."""

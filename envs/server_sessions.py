@@ -10,8 +10,12 @@
 - ``GET /sessions/{id}``: inspect; ``DELETE /sessions/{id}``: close.
 
 Results are exactly the in-process environment's (info made JSON: tuples become
-lists, sets sorted lists). Environment work runs in the server's bounded thread
-pool, one request at a time per session.
+lists, sets sorted lists), with one saving: ``info["messages"]`` (the whole
+message history) carries only the messages the call added, and ``messages_kept``
+says how many messages of the previous response's history come before them
+(see :func:`message_delta`), so a step costs O(1) bytes, not O(turns).
+Environment work runs in the server's bounded thread pool, one request at a
+time per session.
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ from stillweb.envs.server_session_store import EnvSession, SessionStore, request
 from stillweb.sandboxes.server import SnapshotCatalog
 from stillweb.sandboxes.server_http import ERROR_RESPONSES, ApiError, ErrorBody, run_blocking
 
-__all__ = ["add_session_routes", "default_env_ids", "to_jsonable"]
+__all__ = ["add_session_routes", "default_env_ids", "message_delta", "to_jsonable"]
 
 MAX_REPLAY_OPS = 10_000
+MESSAGES_KEPT_DESCRIPTION = (
+    "info.messages holds only the messages this call added: the full history is the first messages_kept "
+    "messages of the previous response's history followed by them (0 on reset; null when info has no message list)"
+)
 # A task-set name (kwargs["tasks"] as a string): never a path on the server.
 _TASK_SET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 SessionId = Annotated[str, Path(max_length=100, description="the id POST /sessions returned", examples=["kq3Vb1x9rT0aLm2Z"])]
@@ -89,6 +97,7 @@ class ResetResponse(BaseModel):
     info: dict[str, Any] = Field(examples=[{"task_id": "t1"}])
     request_id: str | None = Field(examples=["w1-0"])
     episode: int = Field(description="resets done in this session", examples=[1])
+    messages_kept: int | None = Field(description=MESSAGES_KEPT_DESCRIPTION, examples=[0])
 
 
 class ActionText(BaseModel):
@@ -128,9 +137,10 @@ class StepResponse(BaseModel):
     reward: float = Field(examples=[0.0])
     terminated: bool = Field(examples=[False])
     truncated: bool = Field(examples=[False])
-    info: dict[str, Any] = Field(examples=[{"turn": 1}])
+    info: dict[str, Any] = Field(examples=[{"turn": 1, "messages": [{"role": "assistant", "content": "..."}, {"role": "user", "content": "..."}]}])
     request_id: str | None = Field(examples=["w1-1"])
     step: int = Field(description="steps taken in this episode, this one included", examples=[1])
+    messages_kept: int | None = Field(description=MESSAGES_KEPT_DESCRIPTION, examples=[2])
 
 
 class ReplayOp(ActionText):
@@ -281,7 +291,9 @@ def _reset(session: EnvSession, seed: int | None, options: dict[str, Any] | None
     session.resets += 1
     session.episode_steps = 0
     session.episode_over = False
-    return {"observation": observation, "info": info, "request_id": request_id, "episode": session.resets}
+    session.messages = []
+    info, kept = message_delta(session, info)
+    return {"observation": observation, "info": info, "request_id": request_id, "episode": session.resets, "messages_kept": kept}
 
 
 def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str, Any]:
@@ -293,6 +305,7 @@ def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str,
     session.episode_steps += 1
     session.total_steps += 1
     session.episode_over = bool(terminated or truncated)
+    info, kept = message_delta(session, info)
     return {
         "observation": observation,
         "reward": float(reward),
@@ -301,7 +314,35 @@ def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str,
         "info": info,
         "request_id": request_id,
         "step": session.episode_steps,
+        "messages_kept": kept,
     }
+
+
+def message_delta(session: EnvSession, info: Any) -> tuple[Any, int | None]:
+    """(``info`` with ``messages`` cut to what is new since the session's last result,
+    how many previous messages are kept before them); ``None`` when info has no message list.
+
+    The history usually only grows (all previous messages kept); with context
+    management earlier messages may be condensed, and the kept prefix is shorter.
+
+    >>> session = EnvSession("s", "e", {}, env=None, last_used=0.0)
+    >>> message_delta(session, {"messages": ["a", "b"]})
+    ({'messages': ['a', 'b']}, 0)
+    >>> message_delta(session, {"messages": ["a", "b", "c"]})
+    ({'messages': ['c']}, 2)
+    >>> message_delta(session, {"messages": ["a", "B", "c", "d"]})
+    ({'messages': ['B', 'c', 'd']}, 1)
+    """
+    messages = info.get("messages") if isinstance(info, dict) else None
+    if not isinstance(messages, list):
+        session.messages = []
+        return info, None
+    previous = session.messages
+    kept = min(len(previous), len(messages))
+    if previous[:kept] != messages[:kept]:
+        kept = next(index for index in range(kept) if previous[index] != messages[index])
+    session.messages = list(messages)
+    return {**info, "messages": messages[kept:]}, kept
 
 
 def _replay(session: EnvSession, ops: list[ReplayOp]) -> None:

@@ -14,7 +14,7 @@ import pytest
 import stillweb.envs.remote  # noqa: F401 - registers stillweb/Remote-v0
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs import RandomTextAgent, ReferenceAgent
-from stillweb.envs.remote import RemoteEnv, RemoteEnvError
+from stillweb.envs.remote import HttpConnection, RemoteEnv, RemoteEnvError
 from stillweb.envs.serve import start_server_process
 from stillweb.envs.server_sessions import to_jsonable
 
@@ -85,8 +85,10 @@ def play_in_parallel(local, remote, make_agent, seed: int) -> int:
     [
         (lambda task, seed: ReferenceAgent(task, TOOL_FORMAT), 40, {}),
         (lambda task, seed: RandomTextAgent(seed), 48, {"max_format_errors": None}),
+        # context management condenses earlier messages: the message deltas keep a shorter prefix
+        (lambda task, seed: ReferenceAgent(task, TOOL_FORMAT), 40, {"context": {"budget_tokens": 400, "keep_recent_turns": 1}}),
     ],
-    ids=["reference", "random"],
+    ids=["reference", "random", "reference-managed-context"],
 )
 def test_parity_with_in_process(server_url, small_snapshot, tasks, make_agent, episodes, limits):
     kwargs = {"tasks": tasks, "tool_format": TOOL_FORMAT, "max_turns": 8, **limits}
@@ -132,30 +134,36 @@ def test_resume_after_server_is_killed_and_restarted(small_snapshot, tasks):
         process.wait()
 
 
-class DropFirstStepResponse(httpx.BaseTransport):
+class DropFirstStepResponse(HttpConnection):
     """Forwards requests, but loses the response of the first step (as a timeout would)."""
 
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.dropped = False
+    dropped = False
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        response = self.inner.handle_request(request)
-        if request.url.path.endswith("/step") and not self.dropped:
+    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+        answer = super().request(method, path, body)
+        if path.endswith("/step") and not self.dropped:
             self.dropped = True
-            response.read()
-            raise httpx.ReadTimeout("response lost", request=request)
-        return response
+            raise TimeoutError("response lost")
+        return answer
 
 
 def test_lost_response_is_retried_without_stepping_twice(server_url, tasks):
-    transport = DropFirstStepResponse()
-    remote = RemoteEnv(server_url, env_id="stillweb/WikiQA-v0", transport=transport, backoff=0.01, tasks=tasks)
+    connection = DropFirstStepResponse(server_url, timeout=60)
+    remote = RemoteEnv(server_url, env_id="stillweb/WikiQA-v0", connection=connection, backoff=0.01, tasks=tasks)
     remote.reset(seed=0)
     observation, *_ = remote.step('<tool_call>{"name": "search", "arguments": {"query": "river"}}</tool_call>')
-    assert transport.dropped and "river" in observation.lower()
+    assert connection.dropped and "river" in observation.lower()
     state = httpx.get(f"{server_url}/sessions/{remote.session_id}").json()
     assert state["episode_steps"] == 1 and remote.resumes == 0
+    remote.close()
+
+
+def test_connection_closed_while_idle_is_reopened(server_url, tasks):
+    remote = RemoteEnv(server_url, env_id="stillweb/WikiQA-v0", retries=1, tasks=tasks)
+    remote.reset(seed=0)
+    remote._connection._connection.sock.shutdown(socket.SHUT_RDWR)  # as the server's keep-alive timeout would
+    observation, *_ = remote.step('<tool_call>{"name": "search", "arguments": {"query": "river"}}</tool_call>')
+    assert "river" in observation.lower() and remote.resumes == 0
     remote.close()
 
 
