@@ -194,23 +194,25 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
 def _rubric(evidence: tuple[EvidenceItem, ...], golds: tuple[str, ...], supported_docs: set[int]) -> float:
     """CaRR-like rubric of a correct answer: the fraction of evidence facts supported and connected to it.
 
-    A fact is *supported* when its doc was both opened and cited. Facts are
-    nodes linked when one's value is another's subject (or they share a
-    subject); a supported fact counts only if a path of supported facts links
-    it to the answer (a fact whose value is a gold answer, or whose subject is:
-    entity answers are the subject of the facts that describe them).
+    A fact is *supported* when its doc was both opened and cited. Each fact is
+    an edge between its subject and its value; a supported fact counts only if
+    a path of supported facts links it to the answer (a gold answer as a value,
+    or as the subject: entity answers are the subject of the facts describing
+    them).
     """
     if not evidence:
         return 0.0
     targets = {normalize_answer(gold) for gold in golds} - {""}
     supported = [item for item in evidence if item.doc_id in supported_docs]
-    keys = [(normalize_answer(item.subject), normalize_answer(item.value)) for item in supported]
-    reached = {index for index, (subject, value) in enumerate(keys) if value in targets or subject in targets}
-    frontier = sorted(reached)
-    while frontier:
-        subject, _ = keys[frontier.pop()]
-        for index, (other_subject, other_value) in enumerate(keys):
-            if index not in reached and subject in (other_value, other_subject):
+    edges = [{normalize_answer(item.subject), normalize_answer(item.value)} for item in supported]
+    reached_nodes = set(targets)
+    reached: set[int] = set()
+    grew = True
+    while grew:
+        grew = False
+        for index, nodes in enumerate(edges):
+            if index not in reached and nodes & reached_nodes:
                 reached.add(index)
-                frontier.append(index)
+                reached_nodes |= nodes
+                grew = True
     return len(reached) / len(evidence)
