@@ -1,8 +1,12 @@
 """``stillweb quickstart``: the main job on the embedded default corpus.
 
-Builds (or reuses) the default snapshot, a synthetic world of 20,000 articles
-with seed 0, in ``$STILLWEB_HOME/snapshots/`` (default ``~/.cache/stillweb``),
-prints its fingerprint and a few example searches.
+1. Builds (or reuses) the default snapshot, a synthetic world of 20,000
+   articles with seed 0, in ``$STILLWEB_HOME/snapshots/`` (default
+   ``~/.cache/stillweb``), and prints its fingerprint and example searches.
+2. Generates (or reuses) the default task set ``default``: multi-hop questions
+   with proven unique answers, a sample of them solved by the reference agent.
+3. Runs the reference agent through ``stillweb/WikiQA-v0`` on a handful of test
+   tasks and prints a table of turns, outcome and reward parts.
 """
 
 from __future__ import annotations
@@ -10,13 +14,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import gymnasium as gym
+
+import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.corpora.builders import build_synthetic
 from stillweb.corpora.manifest import SnapshotError, read_manifest
 from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.tasks.store import read_tasks, task_set_dir
+from stillweb.envs import ReferenceAgent, run_episode
+from stillweb.envs.solvability import generate_verified_tasks
 
 DEFAULT_ARTICLES = 20_000
 DEFAULT_SEED = 0
 EXAMPLE_QUERIES = ("university founded", "film directed by", "capital city population")
+TASK_SET = "default"
 
 
 def default_home() -> Path:
@@ -36,6 +47,9 @@ def register(subparsers) -> None:
     parser.add_argument("--articles", type=int, default=DEFAULT_ARTICLES, help="articles in the world (default 20000)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="world seed (default 0)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="build processes (default: all cores)")
+    parser.add_argument("--tasks", type=int, default=200, help="tasks in the default task set (default 200)")
+    parser.add_argument("--verify", type=int, default=20, help="tasks the reference agent must solve at generation (default 20)")
+    parser.add_argument("--episodes", type=int, default=5, help="reference-agent episodes to show (default 5)")
     parser.set_defaults(handler=run)
 
 
@@ -64,4 +78,37 @@ def run(args) -> int:
         print(f"\nsearch {query!r}:")
         for rank, result in enumerate(snapshot.search(query, k=3), 1):
             print(f"  {rank}. [doc {result.doc_id}] {result.title} ({result.score:.2f}): {result.snippet[:100]}")
+    ensure_tasks(snapshot, args.tasks, args.seed, args.verify)
+    run_reference_episodes(snapshot, args.episodes)
+    print(f"\nfingerprint: {snapshot.fingerprint}")
     return 0
+
+
+def ensure_tasks(snapshot: Snapshot, count: int, seed: int, verify: int) -> None:
+    """Generate the default task set unless it is already there; print its card's summary."""
+    card = task_set_dir(snapshot.path, TASK_SET) / "card.md"
+    if not card.exists():
+        print(f"\ngenerating {count} tasks (seed {seed}), the first {verify} solved by the reference agent ...")
+        generate_verified_tasks(snapshot.path, TASK_SET, count, seed, verify_limit=verify, progress=True)
+    print(f"\ntask set {TASK_SET!r}: {card}")
+    for line in card.read_text(encoding="utf-8").splitlines():
+        if line.startswith(("- tasks:", "- splits:", "- oracle", "- hops:", "- levels:")):
+            print(f"  {line[2:]}")
+
+
+def run_reference_episodes(snapshot: Snapshot, episodes: int) -> None:
+    """Run the reference agent on the first ``episodes`` test tasks and print a table."""
+    tasks = read_tasks(snapshot.path, TASK_SET, "test")[:episodes]
+    env = gym.make("stillweb/WikiQA-v0", snapshot=snapshot.path, tasks=TASK_SET, split="test",
+                   max_turns=64, max_tool_calls=64)
+    print(f"\nreference agent on {len(tasks)} test tasks of {TASK_SET!r} (stillweb/WikiQA-v0, tongyi format):")
+    print(f"  {'task':<28} {'hops':>4} {'level':>5} {'turns':>5} {'outcome':>7} {'cit.prec':>8} {'cit.rec':>7} {'rubric':>6} {'gamma':>6}")
+    for task in tasks:
+        summary = run_episode(env, lambda record: ReferenceAgent(record), options={"task_id": task["task_id"]})
+        parts = summary["reward_parts"] or {}
+        print(f"  {summary['task_id']:<28} {task['hops']:>4} {task['level']:>5} {summary['turns']:>5} "
+              f"{summary['outcome']:>7.1f} {parts.get('citation_precision', 0):>8.2f} {parts.get('citation_recall', 0):>7.2f} "
+              f"{parts.get('rubric', 0):>6.2f} {parts.get('gamma_decay', 0):>6.2f}")
+        print(f"      Q: {task['question'][:150]}{'...' if len(task['question']) > 150 else ''}")
+        print(f"      A: {summary['answer']}")
+    env.close()

@@ -60,7 +60,15 @@ def test_snapshot_has_graph_pages_and_kinds(small_snapshot):
 
 
 def test_quickstart_on_a_small_world(tmp_path, capsys):
-    assert cli_main(["quickstart", "--articles", "300", "--out", str(tmp_path / "q"), "--workers", "1"]) == 0
+    args = ["quickstart", "--articles", "300", "--out", str(tmp_path / "q"), "--workers", "1",
+            "--tasks", "20", "--verify", "3", "--episodes", "2"]
+    assert cli_main(args) == 0
     out = capsys.readouterr().out
     assert Snapshot.open(tmp_path / "q").fingerprint in out
     assert "search 'university founded'" in out
+    assert "oracle (reference agent) verified: 3 tasks" in out
+    table = out.split("reference agent on", 1)[1]
+    rows = [line.split() for line in table.splitlines() if line.strip().startswith("sw-")]
+    assert len(rows) >= 1 and all(row[4] == "1.0" for row in rows)  # the outcome column
+    assert cli_main(args) == 0  # a second run reuses the snapshot and the task set
+    assert "generating" not in capsys.readouterr().out
