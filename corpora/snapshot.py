@@ -23,7 +23,7 @@ from .columns import StringColumn
 from .index import MAX_K, SearchIndex, query_terms
 from .manifest import SnapshotError, read_manifest
 
-__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "make_snippet"]
+__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "make_snippet", "snippet_needles"]
 
 SNIPPET_CHARS = 240
 
@@ -65,16 +65,20 @@ class Fact:
     evidence: int
 
 
+def snippet_needles(query: str) -> list[bytes]:
+    """The byte strings a snippet looks for: the query's lowercased terms, UTF-8 encoded."""
+    return [term.encode("utf-8") for term in query_terms(query)]
+
+
 def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) -> str:
     """A window of about ``width`` bytes of UTF-8 ``text`` showing as many ``needles`` as possible.
 
-    ``needles`` are the lowercased query terms, UTF-8 encoded.
-
-    Candidates are the first occurrence of each term; the window starting at
-    the candidate that covers the most distinct terms wins (the earliest on
-    ties), moved back to the start of its line when that is close. Matching
-    works on bytes, lowercased for ASCII only (length-preserving and fast), so
-    the cost stays small whatever the page length.
+    ``needles`` come from :func:`snippet_needles`. Candidates are the first
+    occurrence of each needle; the window starting at the candidate that covers
+    the most needles wins (the earliest on ties), moved back to the start of
+    its line when that is close. Matching works on bytes lowercased for ASCII
+    only (length-preserving), with bounded ``bytes.find`` calls, so the cost
+    stays small whatever the page length.
     """
     lower = text.lower()
     firsts = [p for p in map(lower.find, needles) if p >= 0]
@@ -150,7 +154,7 @@ class Snapshot:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ValueError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
         hits = self._index.search(query, k)
-        needles = [term.encode("utf-8") for term in query_terms(query)]
+        needles = snippet_needles(query)
         texts = self._texts
         return [
             SearchResult(h.doc_id, self.title_of(h.doc_id), h.score, make_snippet(texts.bytes(h.doc_id), needles))
