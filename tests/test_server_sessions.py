@@ -3,12 +3,15 @@ that make retries safe, replay, limits and idle expiry with clear 404s."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from fastapi.testclient import TestClient
 
 from stillweb.envs.serve import make_app
 from stillweb.envs.server_session_store import SessionStore
-from stillweb.sandboxes.server_http import ServerSettings
+from stillweb.envs.server_sessions import StepFastPath, _step_target
+from stillweb.sandboxes.server_http import BUFFERED_BODY, ServerSettings
 
 TASKS = [
     {"task_id": "a", "question": "Which film is about a river?", "answer": "The Nopomel River"},
@@ -117,3 +120,42 @@ def test_idle_sessions_expire_with_a_clear_404():
     with pytest.raises(Exception) as caught:
         store.get(session.session_id)
     assert caught.value.status == 404 and caught.value.code == "session_expired" and env.closed
+
+
+def test_step_fast_path_answers_as_the_route(small_snapshot):
+    """The same requests against the app with and without the step fast path get the same bytes."""
+    fast = make_app([small_snapshot])
+    routed = make_app([small_snapshot])
+    routed.user_middleware[:] = [item for item in routed.user_middleware if item.cls is not StepFastPath]
+    json_type = {"Content-Type": "application/json"}
+    steps = [
+        (json.dumps({"action": SEARCH, "request_id": "s1"}), json_type),
+        (json.dumps({"action": SEARCH, "request_id": "s1"}), json_type),  # a retry: the stored result
+        (json.dumps({"action": ANSWER, "request_id": "s1"}), json_type),  # id reused: 409
+        (json.dumps({"request_id": "s2"}), json_type),  # no action: 422
+        (json.dumps({"action": 5}), json_type),  # schema error: FastAPI's 422
+        (json.dumps({"action_codepoints": [ord(c) for c in "x\ud800y"]}), json_type),
+        ("{not json", json_type),
+        (json.dumps({"action": SEARCH}), {"Content-Type": "text/plain"}),
+        (json.dumps({"action": ANSWER, "request_id": "s3"}), json_type),
+        (json.dumps({"action": SEARCH}), json_type),  # after the end: 409
+    ]
+    answers = []
+    for app in (fast, routed):
+        client = TestClient(app)
+        session = create(client)
+        client.post(f"/sessions/{session}/reset", json={"seed": 0})
+        got = [client.post(f"/sessions/{session}/step", content=body, headers=headers) for body, headers in steps]
+        got.append(client.post("/sessions/nope/step", json={"action": SEARCH}))
+        answers.append([(response.status_code, response.headers["content-type"], response.content) for response in got])
+    assert answers[0] == answers[1]
+    assert [status for status, _, _ in answers[0]] == [200, 200, 409, 422, 422, 200, 422, 422, 200, 409, 404]
+
+
+def test_step_fast_path_takes_json_steps_only():
+    scope = {"type": "http", "method": "POST", "path": "/sessions/abc/step", "headers": [(b"content-type", b"application/json")], BUFFERED_BODY: b"{}"}
+    assert _step_target(scope) == "abc"
+    assert _step_target({**scope, "headers": [(b"content-type", b"application/json; charset=utf-8")]}) == "abc"
+    assert _step_target({**scope, "path": "/sessions/abc/reset"}) is None
+    assert _step_target({**scope, "method": "GET"}) is None
+    assert _step_target({**scope, "headers": []}) is None
