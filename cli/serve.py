@@ -42,7 +42,7 @@ def register(subparsers) -> None:
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from stillweb.envs.serve import CONFIG_VARIABLE, make_app, serve_config
+    from stillweb.envs.serve import CONFIG_VARIABLE, UVICORN_OPTIONS, make_app, serve_config
     from stillweb.sandboxes.server_http import ServerSettings
 
     settings = ServerSettings(
@@ -53,9 +53,9 @@ def _run(args: argparse.Namespace) -> int:
         idle_timeout_s=args.idle_timeout,
     )
     if args.workers == 1:
-        uvicorn.run(make_app(args.snapshots, settings), host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(make_app(args.snapshots, settings), host=args.host, port=args.port, log_level="warning", **UVICORN_OPTIONS)
         return 0
     os.environ[CONFIG_VARIABLE] = serve_config(args.snapshots, settings)
     uvicorn.run("stillweb.envs.serve:app_from_environment", factory=True, host=args.host, port=args.port,
-                workers=args.workers, log_level="warning")
+                workers=args.workers, log_level="warning", **UVICORN_OPTIONS)
     return 0

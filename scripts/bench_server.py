@@ -1,15 +1,19 @@
 """Benchmark the stillweb server against in-process steps and a plain FastAPI search endpoint.
 
-This process is the load generator (asyncio + httpx on loopback); each server
-runs in its own process. For concurrency 1, 16 and 64 it measures search-step
-latency (p50/p99) and throughput, and from the server's own accounting
-(``os.times`` via a stats route) the server CPU time per request: on a small
+This process is the load generator; each server runs in its own process on
+loopback, both with the same uvicorn options (httptools, uvloop). The load
+generator is lean on purpose (asyncio streams, a few lines of HTTP/1.1 with
+keep-alive, uvloop), and its own CPU per request is reported, so the latency
+shows what part is the client. For concurrency 1, 16 and 64 it measures
+search-step latency (p50/p99), throughput and, from the server's own accounting
+(``os.times`` via a stats route), the server CPU time per request: on a small
 machine the load generator competes for the cores, so CPU per request is the
-reliable capacity figure. A soak run (64 sessions x N steps) counts errors and
-samples the server's resident memory after warm-up and at the end. The results
-are appended to ``BENCHMARKS.md``.
+reliable capacity figure. It also times :class:`~stillweb.envs.remote.RemoteEnv`
+(what a trainer uses) step by step. A soak run (64 sessions x N steps) counts
+errors and samples the server's resident memory every tenth of the run. The
+results are appended to ``BENCHMARKS.md``.
 
-    python scripts/bench_server.py --snapshot snapshots/syn --requests 2000 --soak-steps 1000
+    python scripts/bench_server.py --snapshot /tmp/stillweb-bench/search-syn-100000 --soak-steps 1000
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import functools
 import json
 import os
 import platform
+import re
 import socket
 import statistics
 import subprocess
@@ -29,11 +35,12 @@ import time
 from pathlib import Path
 
 import gymnasium as gym
-import httpx
+import uvloop
 
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.envs.serve import start_server_process
+from stillweb.envs.remote import RemoteEnv
+from stillweb.envs.serve import UVICORN_OPTIONS, start_server_process
 
 REPO = Path(__file__).resolve().parent.parent
 SEARCH_K = 5  # the search tool's default k
@@ -67,7 +74,7 @@ def health():
 
 if __name__ == "__main__":
     import uvicorn
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False, http=sys.argv[3], loop=sys.argv[4])
 '''
 
 
@@ -85,23 +92,27 @@ def main() -> int:
     snapshot_path = Path(args.snapshot) if args.snapshot else build_snapshot()
     queries = make_queries(Snapshot.open(snapshot_path))
     tasks = [{"task_id": f"q{index}", "question": query, "answer": "none"} for index, query in enumerate(queries[:50])]
+    load_before = os.getloadavg()
 
     results = {"in_process": in_process(snapshot_path, tasks, queries, args.requests)}
     plain_port, ours_port = free_port(), free_port()
     plain = start_plain_server(snapshot_path, plain_port)
     try:
-        results["plain"] = {c: run_load(plain_port, c, args.requests, queries, plain_worker) for c in levels}
+        results["plain"] = {c: run_load(plain_port, c, args.requests, queries, PlainClient.open) for c in levels}
     finally:
         plain.kill()
         plain.wait()
     ours = start_server_process([snapshot_path], ours_port)
     try:
-        results["stillweb"] = {c: run_load(ours_port, c, args.requests, queries, session_worker(tasks)) for c in levels}
+        open_session = functools.partial(SessionClient.open, tasks=tasks)
+        results["stillweb"] = {c: run_load(ours_port, c, args.requests, queries, open_session) for c in levels}
+        results["remote_env"] = remote_env_steps(ours_port, tasks, queries, args.requests)
         if args.soak_steps:
             results["soak"] = soak(ours_port, args.soak_sessions, args.soak_steps, queries, tasks)
     finally:
         ours.kill()
         ours.wait()
+    results["load"] = (load_before, os.getloadavg())
     section = report(results, snapshot_path, levels, " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]))
     with open(args.out, "a", encoding="utf-8") as out:
         out.write(section)
@@ -134,12 +145,13 @@ def free_port() -> int:
 def start_plain_server(snapshot_path: Path, port: int) -> subprocess.Popen:
     script = Path(tempfile.mkdtemp(prefix="bench-plain-")) / "plain_server.py"
     script.write_text(PLAIN_SERVER)
-    process = subprocess.Popen([sys.executable, str(script), str(snapshot_path), str(port)])
+    command = [sys.executable, str(script), str(snapshot_path), str(port), UVICORN_OPTIONS["http"], UVICORN_OPTIONS["loop"]]
+    process = subprocess.Popen(command)
     for _ in range(600):
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
                 return process
-        except httpx.TransportError:
+        except OSError:
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("the plain server did not start")
@@ -149,13 +161,149 @@ def search_action(query: str) -> str:
     return '<tool_call>{"name": "search", "arguments": {"query": %s}}</tool_call>' % json.dumps(query)
 
 
-# -- measurements ----------------------------------------------------------------------------
+# -- the lean load generator ---------------------------------------------------------------
+
+
+class LeanConnection:
+    """A minimal HTTP/1.1 keep-alive client on asyncio streams: the load generator's own
+    CPU stays small (the servers always answer with a Content-Length)."""
+
+    CONTENT_LENGTH = re.compile(rb"(?i)\r\ncontent-length: *(\d+)")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, port: int) -> LeanConnection:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(reader, writer)
+
+    async def request(self, method: str, path: str, payload: object = None) -> tuple[int, bytes]:
+        """(status, body) of one request with a JSON ``payload``."""
+        body = b"" if payload is None else json.dumps(payload).encode()
+        self.writer.write(
+            b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+            % (method.encode(), path.encode(), len(body), body)
+        )
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        length = self.CONTENT_LENGTH.search(head)
+        return int(head[9:12]), await self.reader.readexactly(int(length[1]) if length else 0)
+
+    async def json(self, method: str, path: str, payload: object = None) -> dict:
+        """The JSON body of a request that must succeed."""
+        status, body = await self.request(method, path, payload)
+        if status >= 300:
+            raise RuntimeError(f"{method} {path} answered {status}: {body[:300]!r}")
+        return json.loads(body)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class PlainClient:
+    """One connection posting searches to the plain server."""
+
+    def __init__(self, connection: LeanConnection, number: int) -> None:
+        self.connection, self.number = connection, number
+
+    @classmethod
+    async def open(cls, port: int, number: int) -> PlainClient:
+        return cls(await LeanConnection.open(port), number)
+
+    async def run(self, count: int, queries: list[str], latencies: list[float]) -> int:
+        """``count`` searches; returns the number of errors."""
+        errors = 0
+        for index in range(count):
+            start = time.perf_counter()
+            query = queries[(self.number * 7 + index) % len(queries)]
+            status, _ = await self.connection.request("POST", "/search", {"query": query, "k": SEARCH_K})
+            latencies.append(time.perf_counter() - start)
+            errors += status != 200
+        return errors
+
+    async def close(self) -> None:
+        self.connection.close()
+
+
+class SessionClient:
+    """One connection owning one environment session, stepping it with searches
+    (request ids on every step, so the server's retry store is exercised)."""
+
+    def __init__(self, connection: LeanConnection, number: int, session: str) -> None:
+        self.connection, self.number, self.session = connection, number, session
+        self.steps = 0
+
+    @classmethod
+    async def open(cls, port: int, number: int, tasks: list[dict]) -> SessionClient:
+        connection = await LeanConnection.open(port)
+        created = await connection.json("POST", "/sessions", {"env_id": "stillweb/WikiQA-v0", "kwargs": {"tasks": tasks, **ENV_KWARGS}})
+        await connection.json("POST", f"/sessions/{created['session_id']}/reset", {"seed": number})
+        return cls(connection, number, created["session_id"])
+
+    async def run(self, count: int, queries: list[str], latencies: list[float]) -> int:
+        """``count`` steps (resetting when an episode ends); returns the number of errors."""
+        errors = 0
+        for _ in range(count):
+            start = time.perf_counter()
+            query = queries[(self.number * 7 + self.steps) % len(queries)]
+            body = {"action": search_action(query), "request_id": f"{self.number}-{self.steps}"}
+            status, content = await self.connection.request("POST", f"/sessions/{self.session}/step", body)
+            latencies.append(time.perf_counter() - start)
+            self.steps += 1
+            if status != 200:
+                errors += 1
+                continue
+            step = json.loads(content)
+            if step["terminated"] or step["truncated"]:
+                await self.connection.json("POST", f"/sessions/{self.session}/reset", {})
+        return errors
+
+    async def close(self) -> None:
+        await self.connection.request("DELETE", f"/sessions/{self.session}")
+        self.connection.close()
+
+
+async def server_cpu_s(connection: LeanConnection) -> float:
+    stats = await connection.json("GET", "/stats")
+    return stats["cpu_user_s"] + stats["cpu_system_s"]
+
+
+def run_load(port: int, concurrency: int, total: int, queries: list[str], open_client) -> dict:
+    """``concurrency`` clients share ``total`` requests: latency, throughput, server and client CPU per request
+    (clients are opened and warmed up before the clocks start)."""
+    return uvloop.run(_run_load(port, concurrency, total, queries, open_client))
+
+
+async def _run_load(port: int, concurrency: int, total: int, queries: list[str], open_client) -> dict:
+    stats = await LeanConnection.open(port)
+    clients = [await open_client(port, number) for number in range(concurrency)]
+    per_client = max(1, total // concurrency)
+    await asyncio.gather(*(client.run(min(per_client, 20), queries, []) for client in clients))
+    before, client_before = await server_cpu_s(stats), time.process_time()
+    latencies: list[float] = []
+    start = time.perf_counter()
+    errors = await asyncio.gather(*(client.run(per_client, queries, latencies) for client in clients))
+    elapsed = time.perf_counter() - start
+    client_cpu = time.process_time() - client_before
+    cpu = await server_cpu_s(stats) - before
+    for client in clients:
+        await client.close()
+    stats.close()
+    return {**summary(latencies, elapsed), "server_cpu_ms": 1000 * cpu / len(latencies), "client_cpu_ms": 1000 * client_cpu / len(latencies),
+            "errors": sum(errors)}
+
+
+# -- in-process and RemoteEnv ----------------------------------------------------------------
 
 
 def in_process(snapshot_path: Path, tasks: list[dict], queries: list[str], count: int) -> dict:
     """In-process env steps and bare searches, timed in this process."""
     env = gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot_path), tasks=tasks, **ENV_KWARGS)
     snapshot = env.unwrapped.snapshot
+    for query in queries:  # warm the index and the page cache as the servers' warm-ups do
+        snapshot.search(query, SEARCH_K)
     latencies, cpu = [], 0.0
     env.reset(seed=0)
     for index in range(count):
@@ -173,79 +321,47 @@ def in_process(snapshot_path: Path, tasks: list[dict], queries: list[str], count
     return {**summary(latencies, sum(latencies)), "cpu_ms": 1000 * cpu / count, "search_cpu_ms": 1000 * search_cpu}
 
 
-async def plain_worker(client: httpx.AsyncClient, worker: int, count: int, queries: list[str], latencies: list[float]) -> int:
+def remote_env_steps(port: int, tasks: list[dict], queries: list[str], count: int) -> dict:
+    """Sequential steps through RemoteEnv (what a trainer uses): latency and client CPU per step."""
+    env = RemoteEnv(f"http://127.0.0.1:{port}", env_id="stillweb/WikiQA-v0", tasks=tasks, **ENV_KWARGS)
+    env.reset(seed=0)
+    latencies, cpu = [], 0.0
     for index in range(count):
-        start = time.perf_counter()
-        response = await client.post("/search", json={"query": queries[(worker * 7 + index) % len(queries)], "k": SEARCH_K})
-        response.raise_for_status()
+        cpu_start, start = time.process_time(), time.perf_counter()
+        _, _, terminated, truncated, _ = env.step(search_action(queries[index % len(queries)]))
         latencies.append(time.perf_counter() - start)
-    return 0
+        cpu += time.process_time() - cpu_start
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    return {**summary(latencies, sum(latencies)), "client_cpu_ms": 1000 * cpu / count}
 
 
-def session_worker(tasks: list[dict]):
-    """A load worker that owns one environment session and steps it with searches."""
-
-    async def worker(client: httpx.AsyncClient, number: int, count: int, queries: list[str], latencies: list[float]) -> int:
-        created = await client.post("/sessions", json={"env_id": "stillweb/WikiQA-v0", "kwargs": {"tasks": tasks, **ENV_KWARGS}})
-        created.raise_for_status()
-        session = created.json()["session_id"]
-        (await client.post(f"/sessions/{session}/reset", json={"seed": number})).raise_for_status()
-        errors = 0
-        for index in range(count):
-            start = time.perf_counter()
-            body = {"action": search_action(queries[(number * 7 + index) % len(queries)]), "request_id": f"{number}-{index}"}
-            response = await client.post(f"/sessions/{session}/step", json=body)
-            latencies.append(time.perf_counter() - start)
-            if response.status_code != 200:
-                errors += 1
-                continue
-            step = response.json()
-            if step["terminated"] or step["truncated"]:
-                (await client.post(f"/sessions/{session}/reset", json={})).raise_for_status()
-        await client.delete(f"/sessions/{session}")
-        return errors
-
-    return worker
-
-
-def run_load(port: int, concurrency: int, total: int, queries: list[str], worker) -> dict:
-    """``concurrency`` workers share ``total`` requests; returns latency, throughput and server CPU per request."""
-    return asyncio.run(_run_load(port, concurrency, total, queries, worker))
-
-
-async def _run_load(port: int, concurrency: int, total: int, queries: list[str], worker) -> dict:
-    limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120) as client:
-        before = (await client.get("/stats")).json()
-        latencies: list[float] = []
-        start = time.perf_counter()
-        per_worker = max(1, total // concurrency)
-        errors = await asyncio.gather(*(worker(client, number, per_worker, queries, latencies) for number in range(concurrency)))
-        elapsed = time.perf_counter() - start
-        after = (await client.get("/stats")).json()
-    cpu = (after["cpu_user_s"] + after["cpu_system_s"]) - (before["cpu_user_s"] + before["cpu_system_s"])
-    return {**summary(latencies, elapsed), "server_cpu_ms": 1000 * cpu / len(latencies), "errors": sum(errors)}
+# -- soak ------------------------------------------------------------------------------------
 
 
 def soak(port: int, sessions: int, steps: int, queries: list[str], tasks: list[dict]) -> dict:
-    """``sessions`` sessions x ``steps`` steps; errors and resident memory after warm-up and at the end."""
-    return asyncio.run(_soak(port, sessions, steps, queries, tasks))
+    """``sessions`` sessions x ``steps`` steps, in ten rounds of a tenth of the steps each, all sessions at
+    once; errors and the server's resident memory after each round."""
+    return uvloop.run(_soak(port, sessions, steps, queries, tasks))
 
 
 async def _soak(port: int, sessions: int, steps: int, queries: list[str], tasks: list[dict]) -> dict:
-    worker = session_worker(tasks)
-    limits = httpx.Limits(max_connections=sessions + 4, max_keepalive_connections=sessions + 4)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120) as client:
-        warmup = max(1, steps // 10)
-        latencies: list[float] = []
-        errors = list(await asyncio.gather(*(worker(client, n, warmup, queries, latencies) for n in range(sessions))))
-        rss_warm = (await client.get("/stats")).json()["rss_bytes"]
-        start = time.perf_counter()
-        errors += await asyncio.gather(*(worker(client, n, steps - warmup, queries, latencies) for n in range(sessions)))
-        elapsed = time.perf_counter() - start
-        rss_end = (await client.get("/stats")).json()["rss_bytes"]
-    return {"sessions": sessions, "steps": steps, "total_steps": len(latencies), "errors": sum(errors),
-            "rss_warm_mb": rss_warm / 2**20, "rss_end_mb": rss_end / 2**20, "steps_per_s": (sessions * (steps - warmup)) / elapsed}
+    stats = await LeanConnection.open(port)
+    rss_start = (await stats.json("GET", "/stats"))["rss_bytes"] / 2**20
+    clients = [await SessionClient.open(port, number, tasks) for number in range(sessions)]
+    rss_mb, errors = [], 0
+    start = time.perf_counter()
+    for _ in range(10):  # a tenth of every session's steps, then a memory sample
+        errors += sum(await asyncio.gather(*(client.run(steps // 10, queries, []) for client in clients)))
+        rss_mb.append((await stats.json("GET", "/stats"))["rss_bytes"] / 2**20)
+    elapsed = time.perf_counter() - start
+    for client in clients:
+        await client.close()
+    stats.close()
+    total = sum(client.steps for client in clients)
+    return {"sessions": sessions, "steps": steps, "total_steps": total, "errors": errors, "rss_start_mb": rss_start,
+            "rss_mb": rss_mb, "steps_per_s": total / elapsed}
 
 
 def summary(latencies: list[float], elapsed: float) -> dict:
@@ -262,39 +378,53 @@ def summary(latencies: list[float], elapsed: float) -> dict:
 
 def report(results: dict, snapshot_path: Path, levels: list[int], command: str) -> str:
     local = results["in_process"]
+    search = local["search_cpu_ms"]
+    (before, after) = results["load"]
     lines = [
         "",
-        f"## Server: remote steps vs in-process vs a plain FastAPI search ({datetime.date.today().isoformat()})",
+        f"## Server: remote steps vs in-process vs a plain FastAPI search ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "",
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}",
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}; "
+        f"load average {before[0]:.2f} at the start, {after[0]:.2f} at the end",
         f"- command: `python scripts/{command}` (snapshot `{snapshot_path.name}`, {len(Snapshot.open(snapshot_path))} docs; "
-        "load generator in its own process on loopback, asyncio + httpx)",
-        "- a stillweb step is a whole WikiQA-v0 step (parse the tool call, search k=5, render, bookkeeping, info with the "
-        "message history, JSON); the plain baseline is a `def` FastAPI route returning the same tantivy search",
+        f"both servers: uvicorn --http {UVICORN_OPTIONS['http']} --loop {UVICORN_OPTIONS['loop']}, one worker; the load generator in "
+        "its own process on loopback: asyncio streams + uvloop, one keep-alive connection per worker)",
+        "- a stillweb step is a whole WikiQA-v0 step (parse the tool call, search k=5, render, bookkeeping, info with the new "
+        "messages, JSON), resets (every 16 steps) included in the server CPU; the plain baseline is a `def` FastAPI route "
+        "returning the same tantivy search",
         f"- in-process step: p50 {local['p50_ms']:.2f} ms, p99 {local['p99_ms']:.2f} ms, {local['per_s']:.0f} steps/s, "
-        f"CPU {local['cpu_ms']:.2f} ms/step, of which the search itself {local['search_cpu_ms']:.2f} ms",
+        f"CPU {local['cpu_ms']:.2f} ms/step, of which the search itself {search:.2f} ms",
         "",
-        "| concurrency | server | p50 ms | p99 ms | req/s | server CPU ms/req | beyond the search | beyond an in-process step | errors |",
+        "| concurrency | server | p50 ms | p99 ms | req/s | server CPU ms/req | server CPU beyond the search | client CPU ms/req | errors |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for level in levels:
         for name in ("plain", "stillweb"):
             row = results[name][level]
-            beyond_step = f"{row['server_cpu_ms'] - local['cpu_ms']:.2f}" if name == "stillweb" else "-"
             lines.append(
                 f"| {level} | {name} | {row['p50_ms']:.2f} | {row['p99_ms']:.2f} | {row['per_s']:.0f} | {row['server_cpu_ms']:.2f} "
-                f"| {row['server_cpu_ms'] - local['search_cpu_ms']:.2f} | {beyond_step} | {row['errors']} |"
+                f"| {row['server_cpu_ms'] - search:.2f} | {row['client_cpu_ms']:.2f} | {row['errors']} |"
             )
-    ratio = results["stillweb"][levels[0]]["p50_ms"] / local["p50_ms"]
-    lines += ["", f"- remote step p50 / in-process step p50 at concurrency {levels[0]}: {ratio:.2f}x (goal <= 1.3x)"]
-    plain_ratio = results["plain"][levels[0]]["p50_ms"] / local["p50_ms"]
-    lines.append(f"- plain search endpoint p50 / in-process step p50: {plain_ratio:.2f}x")
+    first = levels[0]
+    ours, plain, remote = results["stillweb"][first], results["plain"][first], results["remote_env"]
+    lines += [
+        "",
+        f"- remote step p50 / in-process step p50 at concurrency {first}: {ours['p50_ms'] / local['p50_ms']:.2f}x (goal <= 1.3x); "
+        f"plain search endpoint p50 / in-process step p50: {plain['p50_ms'] / local['p50_ms']:.2f}x",
+        f"- server CPU beyond the search at concurrency {first}: stillweb {ours['server_cpu_ms'] - search:.2f} ms/step "
+        f"(a whole step; beyond the in-process step {ours['server_cpu_ms'] - local['cpu_ms']:.2f} ms), "
+        f"plain {plain['server_cpu_ms'] - search:.2f} ms/request (goal: stillweb <= plain)",
+        f"- RemoteEnv (the trainer's client, one http.client keep-alive connection), sequential: p50 {remote['p50_ms']:.2f} ms, "
+        f"p99 {remote['p99_ms']:.2f} ms ({remote['p50_ms'] / local['p50_ms']:.2f}x in-process), client CPU {remote['client_cpu_ms']:.2f} ms/step",
+    ]
     soak_result = results.get("soak")
     if soak_result:
+        rss = soak_result["rss_mb"]
         lines.append(
             f"- soak: {soak_result['sessions']} sessions x {soak_result['steps']} steps = {soak_result['total_steps']} steps, "
-            f"{soak_result['errors']} errors, {soak_result['steps_per_s']:.0f} steps/s; server RSS {soak_result['rss_warm_mb']:.0f} MiB "
-            f"after warm-up (10%), {soak_result['rss_end_mb']:.0f} MiB at the end"
+            f"{soak_result['errors']} errors, {soak_result['steps_per_s']:.0f} steps/s; server RSS {soak_result['rss_start_mb']:.0f} MiB "
+            f"before, then at every tenth of the run: {', '.join(f'{value:.0f}' for value in rss)} MiB "
+            f"(after warm-up (10%) {rss[0]:.0f} MiB, at the end {rss[-1]:.0f} MiB)"
         )
     return "\n".join(lines) + "\n"
 
