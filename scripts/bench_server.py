@@ -132,8 +132,15 @@ def build_snapshot() -> Path:
 
 
 def make_queries(snapshot: Snapshot, count: int = 500) -> list[str]:
-    """Deterministic queries: two words of each of the first titles."""
-    return [" ".join(snapshot.title_of(doc).split()[:2]) or "river" for doc in range(min(count, len(snapshot)))]
+    """Deterministic agent-like queries: an article's title and ten words of its text, for
+    ``count`` articles spread over the snapshot (on 100,000 articles such a search costs
+    about 1.4 ms, the issue's figure; two-word title queries cost a tenth of that)."""
+    step = max(1, len(snapshot) // count)
+    queries = []
+    for doc_id in range(0, len(snapshot), step)[:count]:
+        document = snapshot.get(doc_id)
+        queries.append(" ".join([document.title, *re.findall(r"[^\W\d]+", document.text)[10:20]]).strip() or "river")
+    return queries
 
 
 def free_port() -> int:

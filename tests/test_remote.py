@@ -139,7 +139,7 @@ class DropFirstStepResponse(HttpConnection):
 
     dropped = False
 
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+    def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
         answer = super().request(method, path, body)
         if path.endswith("/step") and not self.dropped:
             self.dropped = True
@@ -161,7 +161,7 @@ def test_lost_response_is_retried_without_stepping_twice(server_url, tasks):
 def test_connection_closed_while_idle_is_reopened(server_url, tasks):
     remote = RemoteEnv(server_url, env_id="stillweb/WikiQA-v0", retries=1, tasks=tasks)
     remote.reset(seed=0)
-    remote._connection._connection.sock.shutdown(socket.SHUT_RDWR)  # as the server's keep-alive timeout would
+    remote._connection._socket.shutdown(socket.SHUT_RDWR)  # as the server's keep-alive timeout would
     observation, *_ = remote.step('<tool_call>{"name": "search", "arguments": {"query": "river"}}</tool_call>')
     assert "river" in observation.lower() and remote.resumes == 0
     remote.close()
