@@ -118,20 +118,29 @@ def _canonical_triples(triples: Sequence[Sequence[str]]) -> list[list[str]]:
 
 
 def _refined_colours(triples: Sequence[Sequence[str]], variables: list[str]) -> dict[str, str]:
-    """Weisfeiler-Lehman colours of the variables: their neighbourhoods, iterated."""
-    colours = {v: "" for v in variables}
-    for _ in range(len(variables) + 1):
-        signatures = {}
-        for v in variables:
-            around = sorted(
-                ("s" if t[0] == v else "o", t[1], colours.get(t[2] if t[0] == v else t[0], t[2] if t[0] == v else t[0]))
-                for t in triples
-                if v in (t[0], t[2])
-            )
-            signatures[v] = stable_hash(json.dumps([colours[v], around], ensure_ascii=False))
-        if signatures == colours:
+    """Weisfeiler-Lehman colours of the variables: their neighbourhoods, iterated.
+
+    A colour is ``#<rank>`` of the variable's signature (its colour and its
+    sorted neighbourhood) among all signatures of the round, so colours never
+    depend on variable names or on Python's per-process string hashing.
+    """
+    around: dict[str, list[tuple[str, str, str]]] = {v: [] for v in variables}
+    for subject, relation, obj in triples:
+        if subject in around:
+            around[subject].append(("s", relation, obj))
+        if obj in around:
+            around[obj].append(("o", relation, subject))
+    colours = {v: "#0" for v in variables}
+    for _ in range(len(variables)):
+        signatures = {
+            v: (colours[v], tuple(sorted((side, rel, colours.get(other, other)) for side, rel, other in around[v])))
+            for v in variables
+        }
+        ranks = {sig: f"#{rank}" for rank, sig in enumerate(sorted(set(signatures.values())))}
+        refined = {v: ranks[signatures[v]] for v in variables}
+        if len(set(refined.values())) == len(set(colours.values())):
             break
-        colours = signatures
+        colours = refined
     return colours
 
 

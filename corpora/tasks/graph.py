@@ -14,11 +14,12 @@ text) are attributes. The indexes answer, fast and deterministically:
 
 from __future__ import annotations
 
-import re
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from stillweb.corpora.tasks.forms import value_forms
 from stillweb.corpora.tasks.world import TaskWorld
@@ -31,12 +32,9 @@ IDENTITY_RELATIONS = frozenset({
     "image", "caption", "logo", "alt", "website", "url", "signature", "image_size", "footnotes",
 })
 
-_SPACE = re.compile(r"\s+")
-
-
 def normalize_text(text: str) -> str:
     """Lowercase with collapsed whitespace: the form used for matching values."""
-    return _SPACE.sub(" ", text).strip().lower()
+    return " ".join(text.split()).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,33 +73,37 @@ class FactGraph:
     def __init__(self, world: TaskWorld) -> None:
         self.world = world
         self.facts: list[Fact] = _read_facts(world.facts_table())
-        self._out: dict[tuple[str, int], list[int]] = {}
-        self._in: dict[tuple[str, int], list[int]] = {}
-        self._edges_of: dict[int, list[int]] = {}
-        self._literals_of: dict[int, list[int]] = {}
-        self._text: dict[tuple[str, str], set[int]] = {}
+        out: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
+        into: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
+        edges_of: defaultdict[int, list[int]] = defaultdict(list)
+        literals_of: defaultdict[int, list[int]] = defaultdict(list)
+        text: defaultdict[tuple[str, str], set[int]] = defaultdict(set)
+        years: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
+        numbers: defaultdict[str, list[tuple[float, int]]] = defaultdict(list)
         self._template_of: dict[int, str] = {}
-        years: dict[str, list[tuple[int, int]]] = {}
-        numbers: dict[str, list[tuple[float, int]]] = {}
         for fact in self.facts:
-            self._template_of.setdefault(fact.subject, fact.template)
-            if fact.relation in IDENTITY_RELATIONS:
+            subject, relation = fact.subject, fact.relation
+            if subject not in self._template_of:
+                self._template_of[subject] = fact.template
+            if relation in IDENTITY_RELATIONS:
                 continue
-            if fact.is_edge:
-                self._out.setdefault((fact.relation, fact.subject), []).append(fact.object)
-                self._in.setdefault((fact.relation, fact.object), []).append(fact.subject)
-                self._edges_of.setdefault(fact.subject, []).append(fact.index)
-                self._edges_of.setdefault(fact.object, []).append(fact.index)
+            if fact.object >= 0:
+                out[relation, subject].append(fact.object)
+                into[relation, fact.object].append(subject)
+                edges_of[subject].append(fact.index)
+                edges_of[fact.object].append(fact.index)
                 continue
-            self._literals_of.setdefault(fact.subject, []).append(fact.index)
-            self._text.setdefault((fact.relation, normalize_text(fact.value)), set()).add(fact.subject)
+            literals_of[subject].append(fact.index)
+            text[relation, normalize_text(fact.value)].add(subject)
             if fact.date:
-                self._text.setdefault((fact.relation, "date:" + fact.date), set()).add(fact.subject)
+                text[relation, "date:" + fact.date].add(subject)
             year = fact_year(fact)
             if year is not None:
-                years.setdefault(fact.relation, []).append((year, fact.subject))
+                years[relation].append((year, subject))
             if fact.number is not None and fact.value_type == "number":
-                numbers.setdefault(fact.relation, []).append((fact.number, fact.subject))
+                numbers[relation].append((fact.number, subject))
+        self._out, self._in, self._text = dict(out), dict(into), dict(text)
+        self._edges_of, self._literals_of = dict(edges_of), dict(literals_of)
         self._years = {rel: _sorted_arrays(pairs) for rel, pairs in years.items()}
         self._numbers = {rel: _sorted_arrays(pairs) for rel, pairs in numbers.items()}
         self.entities: list[int] = sorted(e for e, edges in self._edges_of.items() if edges)
@@ -136,11 +138,19 @@ class FactGraph:
 
     def subjects_in_year_range(self, relation: str, low: int, high: int) -> set[int]:
         """Subjects whose ``relation`` year lies in [low, high]."""
-        return _range_lookup(self._years.get(relation), low, high)
+        return _range_subjects(self._years.get(relation), low, high)
 
     def subjects_in_number_range(self, relation: str, low: float, high: float) -> set[int]:
         """Subjects whose ``relation`` number lies in [low, high]."""
-        return _range_lookup(self._numbers.get(relation), low, high)
+        return _range_subjects(self._numbers.get(relation), low, high)
+
+    def year_range_size(self, relation: str, low: int, high: int) -> int:
+        """How many ``relation`` years lie in [low, high] (an upper bound on the subjects)."""
+        return _range_size(self._years.get(relation), low, high)
+
+    def number_range_size(self, relation: str, low: float, high: float) -> int:
+        """How many ``relation`` numbers lie in [low, high] (an upper bound on the subjects)."""
+        return _range_size(self._numbers.get(relation), low, high)
 
     # --- evidence ------------------------------------------------------------
     def stated_in(self, fact_index: int) -> int | None:
@@ -178,26 +188,18 @@ class FactGraph:
 
 
 def _read_facts(table: pa.Table) -> list[Fact]:
-    columns = {name: table[name].to_pylist() for name in (
-        "subject", "relation", "value", "value_type", "object", "number", "date", "template", "evidence"
-    )}
-    facts = []
-    for i in range(table.num_rows):
-        obj = columns["object"][i]
-        evidence = columns["evidence"][i]
-        facts.append(Fact(
-            index=i,
-            subject=columns["subject"][i],
-            relation=columns["relation"][i] or "",
-            value=columns["value"][i] or "",
-            value_type=columns["value_type"][i] or "text",
-            object=-1 if obj is None else obj,
-            number=columns["number"][i],
-            date=columns["date"][i],
-            template=columns["template"][i] or "",
-            evidence=columns["subject"][i] if evidence is None else evidence,
-        ))
-    return facts
+    """One :class:`Fact` per row; nulls become "" / "text" / -1, a missing evidence doc the subject."""
+
+    def column(name: str, fill: object = None) -> list:
+        values = table[name] if fill is None else pc.fill_null(table[name], fill)
+        return values.to_pylist()
+
+    evidence = pc.coalesce(table["evidence"], table["subject"]).to_pylist()
+    return list(map(
+        Fact, range(table.num_rows), column("subject"), column("relation", ""), column("value", ""),
+        column("value_type", "text"), column("object", -1), column("number"), column("date"),
+        column("template", ""), evidence,
+    ))
 
 
 def _sorted_arrays(pairs: list[tuple[float, int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -207,10 +209,20 @@ def _sorted_arrays(pairs: list[tuple[float, int]]) -> tuple[np.ndarray, np.ndarr
     return keys, subjects
 
 
-def _range_lookup(arrays: tuple[np.ndarray, np.ndarray] | None, low: float, high: float) -> set[int]:
+def _range_bounds(keys: np.ndarray, low: float, high: float) -> tuple[int, int]:
+    return int(np.searchsorted(keys, low, side="left")), int(np.searchsorted(keys, high, side="right"))
+
+
+def _range_subjects(arrays: tuple[np.ndarray, np.ndarray] | None, low: float, high: float) -> set[int]:
     if arrays is None:
         return set()
     keys, subjects = arrays
-    start = int(np.searchsorted(keys, low, side="left"))
-    stop = int(np.searchsorted(keys, high, side="right"))
+    start, stop = _range_bounds(keys, low, high)
     return set(subjects[start:stop].tolist())
+
+
+def _range_size(arrays: tuple[np.ndarray, np.ndarray] | None, low: float, high: float) -> int:
+    if arrays is None:
+        return 0
+    start, stop = _range_bounds(arrays[0], low, high)
+    return stop - start

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stillweb.corpora.tasks.graph import FactGraph, normalize_text
+from stillweb.corpora.tasks.graph import FactGraph, fact_year, normalize_text
 from stillweb.corpora.tasks.query import Constant, Node, Query
 
-__all__ = ["Proof", "prove", "constant_matches"]
+__all__ = ["Proof", "prove", "constant_matches", "constant_holds"]
+
+_LIST_RATIO = 8  # list a constraint with up to this many entities per current candidate; test the rest one by one
 
 
 @dataclass(frozen=True)
@@ -70,18 +72,74 @@ def constant_matches(const: Constant, graph: FactGraph) -> set[int]:
     raise ValueError(f"unknown condition kind {cond.kind!r}")
 
 
+def constant_holds(const: Constant, entity: int, graph: FactGraph) -> bool:
+    """True when ``entity`` satisfies the constant (``entity in constant_matches(...)``, checked locally)."""
+    cond, rel = const.condition, const.relation
+    if cond.kind == "entity":
+        around = graph.objects_of(rel, entity) if const.node_is_subject else graph.subjects_with(rel, entity)
+        return any(e in around for e in cond.entities)
+    if cond.kind in ("text", "date"):
+        return any(entity in graph.subjects_with_text(rel, key) for key in cond.keys)
+    facts = (graph.facts[i] for i in graph.literals_of(entity))
+    if cond.kind == "year_range":
+        return any(f.relation == rel and (y := fact_year(f)) is not None and cond.low <= y <= cond.high for f in facts)
+    if cond.kind == "number_range":
+        return any(
+            f.relation == rel and f.value_type == "number" and f.number is not None and cond.low <= f.number <= cond.high
+            for f in facts
+        )
+    raise ValueError(f"unknown condition kind {cond.kind!r}")
+
+
+def _constant_size(const: Constant, graph: FactGraph) -> int:
+    """How many entities satisfy the constant, without building the set."""
+    cond, rel = const.condition, const.relation
+    if cond.kind == "entity":
+        lookup = graph.subjects_with if const.node_is_subject else graph.objects_of
+        return sum(len(lookup(rel, e)) for e in cond.entities)
+    if cond.kind in ("text", "date"):
+        return sum(len(graph.subjects_with_text(rel, key)) for key in cond.keys)
+    if cond.kind == "year_range":
+        return graph.year_range_size(rel, int(cond.low), int(cond.high))
+    if cond.kind == "number_range":
+        return graph.number_range_size(rel, cond.low, cond.high)
+    raise ValueError(f"unknown condition kind {cond.kind!r}")
+
+
 def _node_candidates(node: Node, query: Query, graph: FactGraph, done: dict[str, set[int]]) -> set[int]:
-    sets = [constant_matches(c, graph) for c in node.constants]
-    for child_name in node.children:
-        child = query.node(child_name)
-        lift = graph.subjects_with if child.parent_is_subject else graph.objects_of
-        sets.append({p for c in done[child_name] for p in lift(child.relation, c)})
-    if not sets:
+    """Semi-join: build the smallest constraint's set, then narrow it by the others.
+
+    A constraint (a constant, or a child's edge into its candidates) is either
+    listed and intersected, or tested entity by entity on the current result,
+    whichever touches fewer entities; so the cost stays near the size of the
+    answer instead of the size of the largest constraint ("born in the 1950s").
+    """
+    constraints: list[tuple[int, int, Constant | Node]] = []  # (size, position, constant or child)
+    for position, const in enumerate(node.constants):
+        constraints.append((_constant_size(const, graph), position, const))
+    for position, child_name in enumerate(node.children, start=len(node.constants)):
+        constraints.append((len(done[child_name]), position, query.node(child_name)))
+    if not constraints:
         raise ValueError(f"node {node.name} has no constraint")
-    sets.sort(key=len)
-    result = set(sets[0])
-    for other in sets[1:]:
-        result &= other
-        if not result:
+    constraints.sort(key=lambda item: item[:2])
+    result: set[int] | None = None
+    for size, _, other in constraints:
+        if result is not None and not result:
             break
+        listed = result is None or size <= _LIST_RATIO * len(result)
+        if isinstance(other, Constant):
+            if listed:
+                matches = constant_matches(other, graph)
+                result = matches if result is None else result & matches
+            else:
+                result = {p for p in result if constant_holds(other, p, graph)}
+        else:
+            below = done[other.name]
+            if listed:
+                lift = graph.subjects_with if other.parent_is_subject else graph.objects_of
+                lifted = {p for c in below for p in lift(other.relation, c)}
+                result = lifted if result is None else result & lifted
+            else:
+                down = graph.objects_of if other.parent_is_subject else graph.subjects_with
+                result = {p for p in result if any(c in below for c in down(other.relation, p))}
     return result

@@ -20,20 +20,27 @@ SHORTCUT_TOP_K = 10
 
 def mentions(text: str, phrase: str) -> bool:
     """True when ``phrase`` occurs in ``text`` as whole words (case-insensitive)."""
-    needle = normalize_text(phrase)
-    if not needle:
-        return False
-    return re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", normalize_text(text)) is not None
+    pattern = _whole_words([phrase])
+    return pattern is not None and pattern.search(normalize_text(text)) is not None
 
 
 def shortcut_reason(world: TaskWorld, question: str, answers: Sequence[str], answer_doc: int) -> str | None:
     """Why the task is a shortcut (``answer_in_question``, ``answer_page_in_top10``,
     ``answer_in_snippets``), or None when a single search does not answer it."""
-    if any(mentions(question, a) for a in answers):
+    pattern = _whole_words(answers)
+    if pattern is not None and pattern.search(normalize_text(question)):
         return "answer_in_question"
     hits = world.search(question, SHORTCUT_TOP_K)
     if any(hit.doc_id == answer_doc for hit in hits):
         return "answer_page_in_top10"
-    if any(mentions(hit.snippet, a) for hit in hits for a in answers):
+    if pattern is not None and any(pattern.search(normalize_text(hit.snippet)) for hit in hits):
         return "answer_in_snippets"
     return None
+
+
+def _whole_words(phrases: Sequence[str]) -> re.Pattern | None:
+    """One pattern matching any of the normalised ``phrases`` as whole words (None if all are empty)."""
+    needles = sorted({normalize_text(p) for p in phrases} - {""})
+    if not needles:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, needles)) + r")(?!\w)")
