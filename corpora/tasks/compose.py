@@ -5,8 +5,13 @@ layer by layer (WebShaper's layer-wise expansion):
 
 - **composition**: a chain of variables, each joined to the previous by an edge
   fact, so the constants sit 2 to 6 hops away from the target;
-- **intersection**: several constants on one variable, added until the
+- **intersection**: several constants on one variable; deep (3+ hops) and
+  non-linear queries are first enriched to about WebShaper's ratio of
+  constants per variable (``constants_per_variable``; its 500 released tasks
+  have 7.06 constants on 4.33 variables), then constants are added until the
   uniqueness proof passes (so no single fact suffices);
+- **branching**: when the target alone stays ambiguous (a person directed
+  several films), a new one-hop variable with its own constant joins it;
 - **union**: a constant widened to "X or Y" when the answer stays unique;
 - **description** (obfuscation of intermediate names): an entity constant
   replaced by a variable described by one of its own (obfuscated) facts.
@@ -18,6 +23,7 @@ choice is drawn from the ``KeyedRng`` handed in (one stream per attempt).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from stillweb.corpora.keyed import KeyedRng
@@ -41,7 +47,9 @@ class ComposeParams:
     min_hops: int = 2
     max_hops: int = 4
     level: int | None = None  # force WebSailor level 1, 2 or 3
-    max_constraints: int = 8
+    max_constraints: int = 10
+    constants_per_variable: float = 1.5  # enrichment target for deep or non-linear queries (0: none)
+    enrich_from_hops: int = 3
     literal_answer_rate: float = 0.25
     fork_rate: float = 0.4
     obfuscate_rate: float = 0.75
@@ -60,6 +68,8 @@ class ComposeParams:
             raise ValueError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
         if self.max_constraints < 1:
             raise ValueError(f"max_constraints must be >= 1, got {self.max_constraints}")
+        if self.constants_per_variable < 0:
+            raise ValueError(f"constants_per_variable must be >= 0, got {self.constants_per_variable}")
 
 
 @dataclass
@@ -145,7 +155,20 @@ class _Builder:
                 self._add_constant(node, allow_describe=True)
         if fork and not self._add_fork(chain):
             return "no_fork"
+        if self.hops >= self.params.enrich_from_hops or fork:
+            self._enrich()
         return "ok"
+
+    def _enrich(self) -> None:
+        """Intersection up front: constants on the least constrained variables until
+        there are ``constants_per_variable`` per variable (or none can be added)."""
+        variables = sum(1 for n in self.query.nodes if n.name != TARGET)
+        wanted = min(self.params.max_constraints, math.ceil(self.params.constants_per_variable * variables))
+        while self.query.constraint_count < wanted:
+            open_nodes = [n for n in self.query.nodes if n.name != TARGET]
+            open_nodes.sort(key=lambda n: (len(n.constants), -n.depth, self.query.nodes.index(n)))
+            if not any(self._add_constant(n, allow_describe=True, forward_only=True) for n in open_nodes):
+                return
 
     def _walk(self, start: Node, length: int) -> list[Node] | None:
         for _ in range(_WALK_TRIES):
@@ -206,13 +229,15 @@ class _Builder:
                 self.query.node(node.parent).children.remove(node.name)
 
     # --- constants -----------------------------------------------------------
-    def _add_constant(self, node: Node, allow_describe: bool) -> bool:
-        """Attach one new constant to ``node``: a literal, an entity, or a described entity."""
+    def _add_constant(self, node: Node, allow_describe: bool, forward_only: bool = False) -> bool:
+        """Attach one new constant to ``node``: a literal, an entity, or a described entity
+        (``forward_only``: only facts whose subject is the node, "born in X" not "the birthplace of X")."""
         if node.name == TARGET and not self.params.target_constants:
             return False
         taken = {c.relation for c in node.constants}
         options = self.graph.literals_of(node.entity) + self.graph.edges_of(node.entity)
-        fact = self._pick(options, lambda f: f.relation not in taken and self._constant_ok(f, node.entity))
+        fact = self._pick(options, lambda f: f.relation not in taken and self._constant_ok(f, node.entity)
+                          and (not forward_only or f.subject == node.entity))
         if fact is None:
             return False
         if fact.is_edge:
@@ -265,7 +290,20 @@ class _Builder:
         if self.query.constraint_count >= self.params.max_constraints:
             return False
         nodes = sorted(self.query.nodes, key=lambda n: (-proof.candidates[n.name], n.name))
-        return any(self._add_constant(n, allow_describe=False) for n in nodes)
+        return any(self._add_constant(n, allow_describe=False) or self._add_branch(n) for n in nodes)
+
+    def _add_branch(self, node: Node) -> bool:
+        """Intersection on the target, which takes no constant: a new one-hop variable
+        below it, holding one constant (the layer-wise rule stays intact)."""
+        if node.name != TARGET or self.params.target_constants:
+            return False
+        child = self._extend(node)
+        if child is None:
+            return False
+        if not self._add_constant(child, allow_describe=False):
+            self._discard([child])
+            return False
+        return True
 
     def try_union(self, proof: Proof) -> Proof:
         """Widen one entity constant to "X or Y"; keep it only if the answer stays unique."""

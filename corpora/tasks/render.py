@@ -2,7 +2,10 @@
 
 Each variable becomes a noun phrase ("a film whose director is a person who
 was born in the early 1950s"), built from the entity's infobox template (the
-noun), its constants and its children (relative clauses). Relation phrases
+noun), its constants and its children (relative clauses); variables deep in
+the tree get sentences of their own ("There is a university founded in the
+1850s. Which film ... a person who studied at that university?"), so clauses
+never nest more than one level deep. Relation phrases
 come from a small table for common infobox relations, with a generic
 ``whose <relation> is <value>`` fallback. Clause order and the sentence frame
 are keyed-random, so the same query shape reads in several ways.
@@ -34,6 +37,17 @@ _PHRASES = {
     "spouse": ("married to {x}", "that is married to {x}"),
     "author": ("written by {x}", "that wrote {x}"),
     "starring": ("starring {x}", "that starred in {x}"),
+    "located_in": ("located in {x}", "where {x} is located"),
+    "awards": ("who received {x}", "that was received by {x}"),
+    "nationality": ("whose nationality is {x}", "that is the home country of {x}"),
+    "employer": ("who worked for {x}", "that employed {x}"),
+    "performer": ("performed by {x}", "that performed {x}"),
+    "publisher": ("published by {x}", "that published {x}"),
+    "record_label": ("released by {x}", "that released {x}"),
+    "production_company": ("produced by {x}", "that produced {x}"),
+    "mayor": ("whose mayor is {x}", "that is the mayor of {x}"),
+    "genre": ("whose genre is {x}", "that is the genre of {x}"),
+    "occupation": ("whose occupation is {x}", "that is the occupation of {x}"),
 }
 _DATE_RELATIONS = ("birth_date", "death_date")
 # relation -> how to name it as an attribute ("the number of tracks of the album")
@@ -64,35 +78,57 @@ def noun_of(graph: FactGraph, entity: int) -> str:
 
 def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     """The question text of ``query`` (see the module docstring)."""
+    text = _Text(query, graph, rng)
     root = query.root
-    noun = noun_of(graph, root.entity)
-    clauses = _clauses(root, query, graph, rng)
+    noun = text.nouns[root.name]
+    clauses = text.clauses(root)
     if query.literal_answer:
         attribute = relation_words(query.answer_relation)
         frames = (
             "What is the {a} of the {n} {c}?",
             "Consider the {n} {c}. What is its {a}?",
         )
-        return rng.choice(frames).format(a=attribute, n=noun, c=clauses)
-    frames = ("Which {n} {c}?", "I am looking for the {n} {c}. Which {n} is it?", "Name the {n} {c}.")
-    return rng.choice(frames).format(n=noun, c=clauses)
+        question = rng.choice(frames).format(a=attribute, n=noun, c=clauses)
+    else:
+        frames = ("Which {n} {c}?", "I am looking for the {n} {c}. Which {n} is it?", "Name the {n} {c}.")
+        question = rng.choice(frames).format(n=noun, c=clauses)
+    return " ".join([*text.intros, question])
 
 
-def _noun_phrase(node: Node, query: Query, graph: FactGraph, rng: KeyedRng) -> str:
-    noun = noun_of(graph, node.entity)
-    article = "an" if noun[:1] in "aeio" else "a"
-    return f"{article} {noun} {_clauses(node, query, graph, rng)}"
+class _Text:
+    """Noun phrases of one question, with deep variables told in sentences of their own.
 
+    A variable two or more edges below the root (the deepest one of each noun,
+    so "that university" is never ambiguous) is introduced first ("There is a university founded in the 1850s.")
+    and then named "that university" where its parent mentions it, so relative
+    clauses nest at most one level inside another.
+    """
 
-def _clauses(node: Node, query: Query, graph: FactGraph, rng: KeyedRng) -> str:
-    parts = [_phrase(c.relation, c.node_is_subject, c.condition.text) for c in node.constants]
-    for child_name in node.children:
-        child = query.node(child_name)
-        parts.append(_phrase(child.relation, child.parent_is_subject, _noun_phrase(child, query, graph, rng)))
-    parts = rng.shuffled(parts)
-    if len(parts) <= 2:
-        return " and ".join(parts)
-    return ", ".join(parts[:-1]) + ", and " + parts[-1]
+    def __init__(self, query: Query, graph: FactGraph, rng: KeyedRng) -> None:
+        self.query, self.rng = query, rng
+        self.nouns = {n.name: noun_of(graph, n.entity) for n in query.nodes}
+        deep = sorted((n for n in query.nodes if n.depth >= 2), key=lambda n: (-n.depth, query.nodes.index(n)))
+        first_of_noun = {self.nouns[n.name]: n.name for n in reversed(deep)}  # the deepest node per noun
+        self.told_apart = set(first_of_noun.values())
+        self.intros: list[str] = []  # sentences introducing deep variables, deepest first
+
+    def noun_phrase(self, node: Node) -> str:
+        noun = self.nouns[node.name]
+        phrase = f"{'an' if noun[:1] in 'aeio' else 'a'} {noun} {self.clauses(node)}"
+        if node.name not in self.told_apart:
+            return phrase
+        self.intros.append(self.rng.choice(("There is {p}.", "Consider {p}.")).format(p=phrase))
+        return f"that {noun}"
+
+    def clauses(self, node: Node) -> str:
+        parts = [_phrase(c.relation, c.node_is_subject, c.condition.text) for c in node.constants]
+        for child_name in node.children:
+            child = self.query.node(child_name)
+            parts.append(_phrase(child.relation, child.parent_is_subject, self.noun_phrase(child)))
+        parts = self.rng.shuffled(parts)
+        if len(parts) <= 2:
+            return " and ".join(parts)
+        return ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
 def _phrase(relation: str, node_is_subject: bool, value: str) -> str:
