@@ -27,8 +27,9 @@ from stillweb.sandboxes.server_http import ApiError
 
 __all__ = ["EnvSession", "SessionStore", "request_digest", "REMEMBERED_RESULTS"]
 
-# How many results per session are kept for retried requests.
-REMEMBERED_RESULTS = 64
+# How many results per session are kept for retried requests (a client retries its latest
+# request; a few more cover clients that pipeline). Each is a step's compact JSON answer.
+REMEMBERED_RESULTS = 16
 # How many expired/closed session ids are remembered (to say "expired", not "unknown").
 REMEMBERED_ENDED = 4096
 

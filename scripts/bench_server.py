@@ -272,8 +272,16 @@ class SessionClient:
         self.connection.close()
 
 
-async def server_cpu_s(connection: LeanConnection) -> float:
+async def server_stats(port: int) -> dict:
+    """``GET /stats`` on a new connection (a kept one would be closed while idle)."""
+    connection = await LeanConnection.open(port)
     stats = await connection.json("GET", "/stats")
+    connection.close()
+    return stats
+
+
+async def server_cpu_s(port: int) -> float:
+    stats = await server_stats(port)
     return stats["cpu_user_s"] + stats["cpu_system_s"]
 
 
@@ -284,20 +292,18 @@ def run_load(port: int, concurrency: int, total: int, queries: list[str], open_c
 
 
 async def _run_load(port: int, concurrency: int, total: int, queries: list[str], open_client) -> dict:
-    stats = await LeanConnection.open(port)
     clients = [await open_client(port, number) for number in range(concurrency)]
     per_client = max(1, total // concurrency)
     await asyncio.gather(*(client.run(min(per_client, 20), queries, []) for client in clients))
-    before, client_before = await server_cpu_s(stats), time.process_time()
+    before, client_before = await server_cpu_s(port), time.process_time()
     latencies: list[float] = []
     start = time.perf_counter()
     errors = await asyncio.gather(*(client.run(per_client, queries, latencies) for client in clients))
     elapsed = time.perf_counter() - start
     client_cpu = time.process_time() - client_before
-    cpu = await server_cpu_s(stats) - before
+    cpu = await server_cpu_s(port) - before
     for client in clients:
         await client.close()
-    stats.close()
     return {**summary(latencies, elapsed), "server_cpu_ms": 1000 * cpu / len(latencies), "client_cpu_ms": 1000 * client_cpu / len(latencies),
             "errors": sum(errors)}
 
@@ -354,18 +360,16 @@ def soak(port: int, sessions: int, steps: int, queries: list[str], tasks: list[d
 
 
 async def _soak(port: int, sessions: int, steps: int, queries: list[str], tasks: list[dict]) -> dict:
-    stats = await LeanConnection.open(port)
-    rss_start = (await stats.json("GET", "/stats"))["rss_bytes"] / 2**20
+    rss_start = (await server_stats(port))["rss_bytes"] / 2**20
     clients = [await SessionClient.open(port, number, tasks) for number in range(sessions)]
     rss_mb, errors = [], 0
     start = time.perf_counter()
     for _ in range(10):  # a tenth of every session's steps, then a memory sample
         errors += sum(await asyncio.gather(*(client.run(steps // 10, queries, []) for client in clients)))
-        rss_mb.append((await stats.json("GET", "/stats"))["rss_bytes"] / 2**20)
+        rss_mb.append((await server_stats(port))["rss_bytes"] / 2**20)
     elapsed = time.perf_counter() - start
     for client in clients:
         await client.close()
-    stats.close()
     total = sum(client.steps for client in clients)
     return {"sessions": sessions, "steps": steps, "total_steps": total, "errors": errors, "rss_start_mb": rss_start,
             "rss_mb": rss_mb, "steps_per_s": total / elapsed}
