@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
+
 __all__ = ["register", "run_generate", "run_export"]
 
 
@@ -26,8 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--max-hops", type=int, default=4)
     generate.add_argument("--level", type=int, choices=(1, 2, 3), default=None, help="only tasks of this level")
     generate.add_argument("--workers", type=int, default=1)
-    generate.add_argument("--verify", type=int, default=0, metavar="N",
-                          help="solve the first N kept tasks with the reference agent (-1: all); failures are discarded")
+    generate.add_argument("--verify", type=int, default=VERIFY_SAMPLE, metavar="N",
+                          help=f"solve the first N kept tasks with the reference agent (default {VERIFY_SAMPLE}; -1: all; 0: none); "
+                               "failures are discarded as 'unsolvable'")
     generate.add_argument("--allow-partial", action="store_true", help="write the set even if fewer than --count tasks")
     generate.add_argument("--no-progress", action="store_true")
     generate.set_defaults(handler=run_generate)
@@ -44,6 +47,8 @@ def run_generate(args: argparse.Namespace) -> int:
     """Handler of ``tasks generate``: prints a summary, exit status 0 on success."""
     from stillweb.corpora.tasks.generate import generate_tasks
 
+    if args.verify < -1:
+        raise ValueError(f"--verify must be -1 (all), 0 (none) or a positive sample size, got {args.verify}")
     verifier, limit = None, None
     if args.verify:
         from stillweb.envs.solvability import ReferenceVerifier

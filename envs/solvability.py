@@ -8,7 +8,7 @@ search/open/find in ``stillweb/WikiQA-v0`` and must end with a correct answer.
 the agent's step count (recorded as ``oracle_steps``) or None (the task is
 discarded as ``unsolvable``).
 
->>> # summary = generate_verified_tasks("snap/", "default", count=200, seed=0, verify_limit=50)
+>>> # summary = generate_verified_tasks("snap/", "default", count=200, seed=0)  # verifies the first 50
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stillweb.corpora.tasks.generate import GenerationSummary, generate_tasks
+from stillweb.corpora.tasks.generate import VERIFY_SAMPLE, GenerationSummary, generate_tasks
 from stillweb.envs.agents import ReferenceAgent, run_episode
 from stillweb.envs.wikiqa import WikiQAEnv
 
-__all__ = ["SolveResult", "ReferenceVerifier", "solve_with_reference", "generate_verified_tasks"]
+__all__ = ["REFERENCE_TOOLS", "SolveResult", "ReferenceVerifier", "solve_with_reference",
+           "generate_verified_tasks"]
 
+REFERENCE_TOOLS = ("search", "open", "find")  # all the reference agent calls (cheaper envs than every tool)
 _CALLS_PER_EVIDENCE = 3  # the reference agent searches, opens and finds for each fact
 
 
@@ -41,7 +43,8 @@ class SolveResult:
 def solve_with_reference(snapshot_path: str | Path, task: Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
     """Run the reference agent on ``task`` in WikiQA-v0 with limits sized to its evidence."""
     budget = _CALLS_PER_EVIDENCE * len(task.get("evidence") or []) + 4
-    env = WikiQAEnv(snapshot_path, tasks=[dict(task)], tool_format=tool_format, max_turns=budget, max_tool_calls=budget)
+    env = WikiQAEnv(snapshot_path, tasks=[dict(task)], tool_format=tool_format, tools=list(REFERENCE_TOOLS),
+                    max_turns=budget, max_tool_calls=budget)
     try:
         summary = run_episode(env, ReferenceAgent(task, tool_format=tool_format), seed=0)
     finally:
@@ -64,10 +67,11 @@ class ReferenceVerifier:
 
 
 def generate_verified_tasks(
-    snapshot_path: str | Path, name: str, count: int, seed: int = 0, *, verify_limit: int | None = None, **options: Any
+    snapshot_path: str | Path, name: str, count: int, seed: int = 0, *, verify_limit: int | None = VERIFY_SAMPLE,
+    **options: Any,
 ) -> GenerationSummary:
-    """:func:`stillweb.corpora.tasks.generate_tasks` with every kept task (or the first
-    ``verify_limit``) solved by the reference agent; failures are discarded and counted."""
+    """:func:`stillweb.corpora.tasks.generate_tasks` with the first ``verify_limit`` kept tasks
+    (None: all) solved by the reference agent; failures are discarded and counted as ``unsolvable``."""
     return generate_tasks(
         snapshot_path, name, count, seed, verifier=ReferenceVerifier(snapshot_path), verify_limit=verify_limit, **options
     )

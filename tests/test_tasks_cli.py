@@ -75,3 +75,25 @@ def test_real_wikipedia_gives_multi_hop_tasks(wiki_snapshot):
     assert all(t["hops"] >= 2 and t["evidence"] for t in result.tasks)
     verifier = ReferenceVerifier(wiki_snapshot)
     assert all(verifier(t) is not None for t in result.tasks[:4])
+
+
+def test_generate_verifies_a_default_sample_and_states_it(small_snapshot):
+    assert _run(["tasks", "generate", str(small_snapshot), "--name", "dflt", "--count", "12", "--seed", "5",
+                 "--no-progress"]) == 0
+    every = [t for split in ("train", "dev", "test") for t in read_tasks(small_snapshot, "dflt", split)]
+    assert all(t["oracle_steps"] is not None for t in every)  # 12 < the default sample of 50
+    card = (small_snapshot / "tasks" / "dflt" / "card.md").read_text()
+    assert "verified: 12 tasks (a sample of the first 50 kept tasks)" in card and "oracle steps: mean" in card
+    with pytest.raises(ValueError, match="--verify must be -1"):
+        _run(["tasks", "generate", str(small_snapshot), "--name", "x", "--count", "3", "--verify", "-2"])
+
+
+def test_failed_verification_is_a_rejection_reason(small_snapshot):
+    def every_other(task: dict) -> int | None:
+        every_other.calls += 1
+        return None if every_other.calls % 2 else 7
+
+    every_other.calls = 0
+    result = generate_task_list(small_snapshot, GenerationParams(count=5, seed=2, verify_limit=6), verifier=every_other)
+    assert result.rejections["unsolvable"] == 3 and result.verified == 6
+    assert [t["oracle_steps"] for t in result.tasks] == [7, 7, 7, None, None]

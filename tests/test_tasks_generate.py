@@ -134,3 +134,28 @@ def test_bad_parameters_name_the_value(small_snapshot):
         GenerationParams(count=0)
     with pytest.raises(ValueError, match="bad task set name"):
         generate_tasks(small_snapshot, "../escape", 3)
+
+
+def test_hard_end_matches_webshaper_complexity(small_snapshot):
+    """Level 3, 4-6 hops: WebShaper-sized formalizations (>= 12 triples, >= 6 constants,
+    >= 4 variables on average), layer-wise, unique, and solvable by the reference agent."""
+    from stillweb.corpora.tasks.formal import formalization_stats
+    from stillweb.envs.solvability import solve_with_reference
+
+    params = GenerationParams(count=30, seed=4, compose=ComposeParams(min_hops=4, max_hops=6, level=3))
+    result = generate_task_list(small_snapshot, params)
+    stats = formalization_stats(t["formalization"] for t in result.tasks)
+    assert stats.mean_triples >= 12 and stats.mean_constants >= 6 and stats.mean_variables >= 4
+    assert stats.malformed_tasks == 0
+    for task in result.tasks:
+        for s, _, o in task["formalization"]:
+            assert not ("?" in (s, o) and "C@" in (s[:2], o[:2]))  # no constant on the target
+            assert not (s.startswith("C@") and o.startswith("C@"))  # constants never attached to each other
+    for task in result.tasks[:5]:
+        assert solve_with_reference(small_snapshot, task).solved, task["question"]
+
+
+def test_deep_variables_get_sentences_of_their_own(generated):
+    deep = [t for t in generated.tasks if t["hops"] >= 4]
+    told = [t for t in deep if t["question"].startswith(("There is", "Consider a", "Consider an"))]
+    assert told and all(" that " in t["question"] for t in told)

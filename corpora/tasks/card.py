@@ -46,8 +46,13 @@ def render_card(
     attempts: int,
     rejections: Mapping[str, int],
     verified: int,
+    verify_limit: int | None = 0,
 ) -> str:
-    """The markdown card of a task set (deterministic: sorted keys, no times)."""
+    """The markdown card of a task set (deterministic: sorted keys, no times).
+
+    ``verify_limit`` is the solvability sample asked for: 0 (no verifier), a
+    size (the first N kept candidates) or None (every kept task).
+    """
     stats = formalization_stats(t["formalization"] for t in tasks)
     hard = [t for t in tasks if t["level"] == 3] or list(tasks)
     hard_stats = formalization_stats(t["formalization"] for t in hard)
@@ -60,7 +65,9 @@ def render_card(
         f"- generator parameters: `{json.dumps(dict(generator), sort_keys=True)}`",
         f"- tasks: {len(tasks)} from {attempts} attempts ({_rate(len(tasks), attempts)} kept)",
         f"- splits: {_counts(Counter(t['split'] for t in tasks))}",
-        f"- oracle (reference agent) verified: {verified} tasks; mean steps {_mean(steps)}",
+        f"- solvability (reference agent, tools only): {_solvability(verified, verify_limit, rejections)}",
+        f"- oracle steps: mean {_mean(steps)}; per level: "
+        + (", ".join(f"L{level}: {_mean(s)}" for level, s in sorted(_steps_by_level(tasks).items())) or "n/a"),
         "",
         "## Rejections",
         "",
@@ -95,6 +102,23 @@ def render_card(
         "",
     ]
     return "\n".join(lines)
+
+
+def _solvability(verified: int, verify_limit: int | None, rejections: Mapping[str, int]) -> str:
+    if verify_limit == 0:
+        return "not run (generate with --verify N, or -1 for all)"
+    sample = "every kept task" if verify_limit is None else f"a sample of the first {verify_limit} kept tasks"
+    failed = rejections.get("unsolvable", 0)
+    return (f"verified: {verified} tasks ({sample}); {verified - failed} solved with `oracle_steps` recorded, "
+            f"{failed} rejected as `unsolvable`")
+
+
+def _steps_by_level(tasks: Sequence[dict]) -> dict[int, list[int]]:
+    by_level: dict[int, list[int]] = {}
+    for task in tasks:
+        if task["oracle_steps"] is not None:
+            by_level.setdefault(task["level"], []).append(task["oracle_steps"])
+    return by_level
 
 
 def _counts(counter: Counter) -> str:

@@ -31,6 +31,7 @@ from stillweb.corpora.tasks.store import task_set_dir, write_task_set
 from stillweb.corpora.tasks.world import TaskWorld, open_world
 
 __all__ = [
+    "VERIFY_SAMPLE",
     "TaskGenerationError",
     "GenerationParams",
     "GenerationResult",
@@ -43,6 +44,7 @@ __all__ = [
 
 Verifier = Callable[[dict], "int | None"]  # a task -> the oracle's step count, or None if it failed
 
+VERIFY_SAMPLE = 50  # default solvability sample: the reference agent solves the first 50 kept tasks
 _BATCH = 32
 _HOPELESS_AFTER = 2000  # attempts without a single task: stop and explain
 
@@ -212,7 +214,8 @@ def generate_tasks(
                  "shortcut_filter": params.shortcut_filter, "verify_limit": verify_limit}
 
     def card(directory: Path) -> None:
-        text = render_card(name, world.fingerprint, generator, result.tasks, result.attempts, result.rejections, result.verified)
+        text = render_card(name, world.fingerprint, generator, result.tasks, result.attempts, result.rejections,
+                           result.verified, verify_limit if verifier is not None else 0)
         (directory / "card.md").write_text(text, encoding="utf-8")
 
     path = write_task_set(snapshot_path, name, result.tasks, card)
