@@ -1,17 +1,20 @@
 """Benchmark the hard-query generator and append the figures to BENCHMARKS.md.
 
 Measures verified tasks per second per core (composition, uniqueness proof,
-evidence check, rendering and the shortcut search included; one worker), then
-the distributions of hops, shapes and levels, the uniqueness discards and
-shortcut rejections, and, separately, the reference agent's pass rate and mean
-steps per level on a sample.
+evidence check, rendering and the shortcut search included; one worker; the
+fact-graph build is timed apart and included in a second figure), then the
+distributions of hops, shapes and levels, the uniqueness discards and shortcut
+rejections; the complexity of a hard set (``--hard-count`` tasks at level 3
+with 4-6 hops) next to WebShaper's 500; and, separately, the reference
+agent's pass rate and mean steps per level on a sample of each set.
 
-    python scripts/bench_tasks.py --articles 100000 --count 10000 --oracle-sample 200
+    python scripts/bench_tasks.py --snapshot /tmp/stillweb-bench/search-syn-100000 --count 10000
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter, defaultdict
@@ -21,18 +24,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section  # noqa: E402
 
 from stillweb.corpora.builders import build_synthetic  # noqa: E402
-from stillweb.corpora.tasks.card import question_word_median  # noqa: E402
+from stillweb.corpora.tasks.card import WEBSHAPER_REFERENCE, question_word_median  # noqa: E402
 from stillweb.corpora.tasks.compose import ComposeParams  # noqa: E402
 from stillweb.corpora.tasks.formal import formalization_stats  # noqa: E402
-from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list  # noqa: E402
+from stillweb.corpora.tasks.generate import GenerationParams, GenerationResult, generate_task_list  # noqa: E402
+from stillweb.corpora.tasks.graph import FactGraph  # noqa: E402
+from stillweb.corpora.tasks.world import open_world  # noqa: E402
 from stillweb.envs.solvability import solve_with_reference  # noqa: E402
+
+BASELINE = (
+    "Baseline (round 1, same script, 3,000-article world under no other load): 125-150 verified tasks/s per core; "
+    "level 3: 9.79 mean triples, 5.08 variables, 4.69 constants."
+)
 
 
 def main() -> None:
     """Parse arguments, run the benchmark, append the section."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--articles", type=int, default=100_000)
+    parser.add_argument("--articles", type=int, default=100_000, help="size of the world to build (without --snapshot)")
     parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--hard-count", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-hops", type=int, default=6)
     parser.add_argument("--oracle-sample", type=int, default=200)
@@ -42,55 +53,106 @@ def main() -> None:
     snapshot = args.snapshot or Path(f"/tmp/stillweb-bench-tasks/syn-{args.articles}-s{args.seed}")
     if not (snapshot / "manifest.json").exists():
         build_synthetic(args.articles, args.seed, snapshot, workers=1, progress=True)
-    params = GenerationParams(count=args.count, seed=args.seed, compose=ComposeParams(min_hops=2, max_hops=args.max_hops))
+    load_before = os.getloadavg()
     started = time.perf_counter()
-    result = generate_task_list(snapshot, params, workers=1, progress=True)
-    elapsed = time.perf_counter() - started
-    tasks = result.tasks
+    world = open_world(snapshot)
+    graph = FactGraph(world)
+    graph_seconds = time.perf_counter() - started
+    params = GenerationParams(count=args.count, seed=args.seed, compose=ComposeParams(min_hops=2, max_hops=args.max_hops))
+    main_run, main_seconds = _timed(world, graph, params)
+    hard = GenerationParams(count=args.hard_count, seed=args.seed, compose=ComposeParams(min_hops=4, max_hops=6, level=3))
+    hard_run, hard_seconds = _timed(world, graph, hard)
+    load_after = os.getloadavg()
+    main_oracle = _oracle(snapshot, main_run.tasks[: args.oracle_sample])
+    hard_oracle = _oracle(snapshot, hard_run.tasks[: args.oracle_sample])
 
-    oracle: dict[int, list[int]] = defaultdict(list)
-    failures = 0
-    sample = tasks[: args.oracle_sample]
-    oracle_started = time.perf_counter()
-    for task in sample:
-        solved = solve_with_reference(snapshot, task)
-        if solved.solved:
-            oracle[task["level"]].append(solved.steps)
-        else:
-            failures += 1
-    oracle_elapsed = time.perf_counter() - oracle_started
-
-    stats = formalization_stats(t["formalization"] for t in tasks)
-    hard = [t for t in tasks if t["level"] == 3]
-    hard_stats = formalization_stats(t["formalization"] for t in hard)
-    shortcut = sum(v for k, v in result.rejections.items() if k.startswith("shortcut"))
+    tasks = main_run.tasks
+    made = len(tasks)
+    shortcut = sum(v for k, v in main_run.rejections.items() if k.startswith("shortcut"))
     shapes = Counter(t["shape"] for t in tasks)
     body = "\n".join([
-        f"World: synthetic, {args.articles} articles, seed {args.seed}; {args.count} tasks requested, hops 2..{args.max_hops}.",
-        "Baseline: the goal of issue 5 (>= 200 verified tasks/s per core); no earlier measurement.",
+        f"World: `{snapshot}` ({len(graph.facts)} facts); seed {args.seed}. "
+        f"Load average (1/5/15 min) before: {_load(load_before)}, after the generation runs: {_load(load_after)} "
+        "(2 cores).",
+        BASELINE,
         "",
-        f"- generated {len(tasks)} tasks from {result.attempts} attempts in {elapsed:.1f} s on 1 worker "
-        f"(graph build and proofs included): **{len(tasks) / elapsed:.0f} tasks/s per core**, "
-        f"{result.attempts / elapsed:.0f} attempts/s",
-        f"- uniqueness discards (not_unique): {result.rejections.get('not_unique', 0)} "
-        f"({100 * result.rejections.get('not_unique', 0) / result.attempts:.1f}% of attempts)",
-        f"- shortcut rejections: {shortcut} ({100 * shortcut / result.attempts:.1f}% of attempts); "
-        f"all reasons: {dict(sorted(result.rejections.items()))}",
+        f"### Speed ({args.count} tasks, hops 2..{args.max_hops}, 1 worker)",
+        "",
+        f"- **{made / main_seconds:.0f} verified tasks/s per core** (proofs, evidence, rendering, shortcut search): "
+        f"{made} tasks from {main_run.attempts} attempts in {main_seconds:.1f} s ({main_run.attempts / main_seconds:.0f} attempts/s); "
+        f"with the fact-graph build ({graph_seconds:.1f} s, once per process): {made / (main_seconds + graph_seconds):.0f} tasks/s",
+        f"- hard set ({args.hard_count} tasks, level 3, hops 4..6): {len(hard_run.tasks) / hard_seconds:.0f} tasks/s per core "
+        f"({hard_run.attempts} attempts)",
+        "",
+        "### Distributions (main set)",
+        "",
+        f"- uniqueness discards (not_unique): {main_run.rejections.get('not_unique', 0)} "
+        f"({_pct(main_run.rejections.get('not_unique', 0), main_run.attempts)} of attempts)",
+        f"- shortcut rejections: {shortcut} ({_pct(shortcut, main_run.attempts)} of attempts); "
+        f"all reasons: {dict(sorted(main_run.rejections.items()))}",
         f"- hops: {dict(sorted(Counter(t['hops'] for t in tasks).items()))}",
         f"- levels: {dict(sorted(Counter(t['level'] for t in tasks).items()))}",
         f"- distinct shapes: {len(shapes)}; top 10: {shapes.most_common(10)}",
-        f"- formalization: mean {stats.mean_triples} triples (median {stats.median_triples}, max {stats.max_triples}), "
-        f"{stats.mean_variables} variables, {stats.mean_constants} constants, {stats.malformed_tasks} malformed; "
-        f"level 3: mean {hard_stats.mean_triples} triples (median {hard_stats.median_triples}), "
-        f"{hard_stats.mean_variables} variables, {hard_stats.mean_constants} constants "
-        "(WebShaper 500: 12.16 / 11 / 4.33 / 7.06, 47 malformed)",
-        f"- median question words: {question_word_median([t['question'] for t in tasks])} "
-        f"(level 3: {question_word_median([t['question'] for t in hard])}; WebShaper: 59)",
-        f"- oracle (reference agent, separately): {len(sample) - failures}/{len(sample)} solved in {oracle_elapsed:.1f} s; "
-        "mean steps per level: "
-        + ", ".join(f"L{level}: {sum(s) / len(s):.1f}" for level, s in sorted(oracle.items())),
+        "",
+        "### Complexity against WebShaper's 500",
+        "",
+        "| | main set | level 3 of main set | hard set (level 3, hops 4..6) | WebShaper 500 |",
+        "|---|---|---|---|---|",
+        *_complexity_rows([tasks, [t for t in tasks if t["level"] == 3], hard_run.tasks]),
+        "",
+        "### Oracle (reference agent through WikiQA-v0, tools only; run separately)",
+        "",
+        f"- main set: {_oracle_line(main_oracle)}",
+        f"- hard set: {_oracle_line(hard_oracle)}",
     ])
-    append_section("Task generator (scripts/bench_tasks.py)", body)
+    append_section("Task generator, round 2 (scripts/bench_tasks.py)", body)
+
+
+def _timed(world, graph: FactGraph, params: GenerationParams) -> tuple[GenerationResult, float]:
+    started = time.perf_counter()
+    result = generate_task_list(world, params, workers=1, progress=True, graph=graph)
+    return result, time.perf_counter() - started
+
+
+def _oracle(snapshot: Path, sample: list[dict]) -> dict:
+    steps: dict[int, list[int]] = defaultdict(list)
+    failures = 0
+    started = time.perf_counter()
+    for task in sample:
+        solved = solve_with_reference(snapshot, task)
+        if solved.solved:
+            steps[task["level"]].append(solved.steps)
+        else:
+            failures += 1
+    return {"n": len(sample), "failures": failures, "steps": steps, "seconds": time.perf_counter() - started}
+
+
+def _oracle_line(oracle: dict) -> str:
+    per_level = ", ".join(f"L{level}: {sum(s) / len(s):.1f} (n={len(s)})" for level, s in sorted(oracle["steps"].items()))
+    rate = oracle["n"] / oracle["seconds"] if oracle["seconds"] else 0.0
+    return (f"{oracle['n'] - oracle['failures']}/{oracle['n']} solved in {oracle['seconds']:.1f} s "
+            f"({rate:.1f} tasks/s); mean steps per level: {per_level}")
+
+
+def _complexity_rows(sets: list[list[dict]]) -> list[str]:
+    stats = [formalization_stats(t["formalization"] for t in tasks) for tasks in sets]
+    rows = []
+    for label, key in (("tasks", "tasks"), ("mean triples", "mean_triples"), ("median triples", "median_triples"),
+                       ("mean variables", "mean_variables"), ("mean constants", "mean_constants"),
+                       ("malformed tasks", "malformed_tasks")):
+        rows.append(f"| {label} | " + " | ".join(str(getattr(s, key)) for s in stats) + f" | {WEBSHAPER_REFERENCE[key]} |")
+    words = [question_word_median([t["question"] for t in tasks]) for tasks in sets]
+    rows.append("| median question words | " + " | ".join(str(w) for w in words)
+                + f" | {WEBSHAPER_REFERENCE['median_question_words']} |")
+    return rows
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return "/".join(f"{v:.2f}" for v in values)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ layer by layer (WebShaper's layer-wise expansion):
 - **composition**: a chain of variables, each joined to the previous by an edge
   fact, so the constants sit 2 to 6 hops away from the target;
 - **intersection**: several constants on one variable; deep (3+ hops) and
-  non-linear queries are first enriched to about WebShaper's ratio of
-  constants per variable (``constants_per_variable``; its 500 released tasks
-  have 7.06 constants on 4.33 variables), then constants are added until the
+  non-linear queries are first enriched to ``constants_per_variable`` per
+  variable and at least ``min_constants`` constants (WebShaper's 500 released
+  tasks average 7.06 constants on 4.33 variables), with "born in X" rather
+  than "the birthplace of X" facts; then constants are added until the
   uniqueness proof passes (so no single fact suffices);
 - **branching**: when the target alone stays ambiguous (a person directed
   several films), a new one-hop variable with its own constant joins it;
@@ -48,7 +49,8 @@ class ComposeParams:
     max_hops: int = 4
     level: int | None = None  # force WebSailor level 1, 2 or 3
     max_constraints: int = 10
-    constants_per_variable: float = 1.5  # enrichment target for deep or non-linear queries (0: none)
+    constants_per_variable: float = 1.2  # enrichment of deep or non-linear queries (0: none) ...
+    min_constants: int = 7  # ... to at least this many constants (WebShaper's 500 average 7.06)
     enrich_from_hops: int = 3
     literal_answer_rate: float = 0.25
     fork_rate: float = 0.4
@@ -68,8 +70,9 @@ class ComposeParams:
             raise ValueError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
         if self.max_constraints < 1:
             raise ValueError(f"max_constraints must be >= 1, got {self.max_constraints}")
-        if self.constants_per_variable < 0:
-            raise ValueError(f"constants_per_variable must be >= 0, got {self.constants_per_variable}")
+        if self.constants_per_variable < 0 or self.min_constants < 0:
+            raise ValueError(f"constants_per_variable and min_constants must be >= 0, "
+                             f"got {self.constants_per_variable} and {self.min_constants}")
 
 
 @dataclass
@@ -160,10 +163,11 @@ class _Builder:
         return "ok"
 
     def _enrich(self) -> None:
-        """Intersection up front: constants on the least constrained variables until
-        there are ``constants_per_variable`` per variable (or none can be added)."""
+        """Intersection up front: constants on the least constrained variables until there
+        are ``constants_per_variable`` per variable and ``min_constants`` (or none can be added)."""
         variables = sum(1 for n in self.query.nodes if n.name != TARGET)
-        wanted = min(self.params.max_constraints, math.ceil(self.params.constants_per_variable * variables))
+        ratio = math.ceil(self.params.constants_per_variable * variables)
+        wanted = min(self.params.max_constraints, max(ratio, self.params.min_constants if ratio else 0))
         while self.query.constraint_count < wanted:
             open_nodes = [n for n in self.query.nodes if n.name != TARGET]
             open_nodes.sort(key=lambda n: (len(n.constants), -n.depth, self.query.nodes.index(n)))

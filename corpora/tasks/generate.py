@@ -121,12 +121,20 @@ def generate_task_list(
     workers: int = 1,
     verifier: Verifier | None = None,
     progress: bool = False,
+    graph: FactGraph | None = None,
 ) -> GenerationResult:
-    """Generate tasks in memory (no files); ``world`` is a TaskWorld or a snapshot path."""
+    """Generate tasks in memory (no files); ``world`` is a TaskWorld or a snapshot path.
+
+    ``graph``: a :class:`FactGraph` already built over the same world, to reuse
+    across calls (worker processes build their own).
+    """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     loaded = open_world(world) if isinstance(world, (str, Path)) else world
-    graph = FactGraph(loaded)
+    if graph is None:
+        graph = FactGraph(loaded)
+    elif graph.world.fingerprint != loaded.fingerprint:
+        raise ValueError(f"graph was built over world {graph.world.fingerprint[:12]}, not {loaded.fingerprint[:12]}")
     if not graph.entities:
         raise TaskGenerationError(
             f"made 0 of {params.count} tasks: the snapshot has {len(graph.facts)} facts and no entity-to-entity "
