@@ -48,8 +48,18 @@ _PHRASES = {
     "mayor": ("whose mayor is {x}", "that is the mayor of {x}"),
     "genre": ("whose genre is {x}", "that is the genre of {x}"),
     "occupation": ("whose occupation is {x}", "that is the occupation of {x}"),
+    # attributes (the node is always the subject): compact forms
+    "release_date": ("released {x}", ""),
+    "publication_date": ("published {x}", ""),
+    "founded": ("founded {x}", ""),
+    "students": ("with {x} students", ""),
+    "employees": ("with {x} employees", ""),
+    "pages": ("with {x} pages", ""),
+    "tracks": ("with {x} tracks", ""),
+    "population": ("with a population of {x}", ""),
 }
-_DATE_RELATIONS = ("birth_date", "death_date")
+_DATE_RELATIONS = ("birth_date", "death_date", "release_date", "publication_date")  # "on <date>" / "in <period>"
+_YEAR_RELATIONS = ("founded",)  # "in <year>" / "in <period>"
 # relation -> how to name it as an attribute ("the number of tracks of the album")
 _ATTRIBUTES = {
     "founded": "founding year",
@@ -136,4 +146,6 @@ def _phrase(relation: str, node_is_subject: bool, value: str) -> str:
     subject_form, object_form = _PHRASES.get(relation, (f"whose {words} is {{x}}", f"that is the {words} of {{x}}"))
     if relation in _DATE_RELATIONS and node_is_subject and not value.startswith("in "):
         value = f"on {value}"
+    if relation in _YEAR_RELATIONS and node_is_subject and not value.startswith("in "):
+        value = f"in {value}"
     return (subject_form if node_is_subject else object_form).format(x=value)
