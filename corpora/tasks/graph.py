@@ -15,7 +15,7 @@ text) are attributes. The indexes answer, fast and deterministically:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -37,9 +37,9 @@ def normalize_text(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One row of facts.parquet (``object == -1`` for literal values)."""
+class Fact(NamedTuple):
+    """One row of facts.parquet (``object == -1`` for literal values); a named tuple,
+    the cheapest immutable record to build for every fact of a large world."""
 
     index: int
     subject: int
@@ -81,27 +81,29 @@ class FactGraph:
         years: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
         numbers: defaultdict[str, list[tuple[float, int]]] = defaultdict(list)
         self._template_of: dict[int, str] = {}
+        template_of = self._template_of
         for fact in self.facts:
-            subject, relation = fact.subject, fact.relation
-            if subject not in self._template_of:
-                self._template_of[subject] = fact.template
+            index, subject, relation, value, value_type, obj, number, date, template, _ = fact
+            if subject not in template_of:
+                template_of[subject] = template
             if relation in IDENTITY_RELATIONS:
                 continue
-            if fact.object >= 0:
-                out[relation, subject].append(fact.object)
-                into[relation, fact.object].append(subject)
-                edges_of[subject].append(fact.index)
-                edges_of[fact.object].append(fact.index)
+            if obj >= 0:
+                out[relation, subject].append(obj)
+                into[relation, obj].append(subject)
+                edges_of[subject].append(index)
+                edges_of[obj].append(index)
                 continue
-            literals_of[subject].append(fact.index)
-            text[relation, normalize_text(fact.value)].add(subject)
-            if fact.date:
-                text[relation, "date:" + fact.date].add(subject)
-            year = fact_year(fact)
-            if year is not None:
-                years[relation].append((year, subject))
-            if fact.number is not None and fact.value_type == "number":
-                numbers[relation].append((fact.number, subject))
+            literals_of[subject].append(index)
+            text[relation, normalize_text(value)].add(subject)
+            if date:
+                text[relation, "date:" + date].add(subject)
+            if date or value_type == "year":
+                year = fact_year(fact)
+                if year is not None:
+                    years[relation].append((year, subject))
+            if number is not None and value_type == "number":
+                numbers[relation].append((number, subject))
         self._out, self._in, self._text = dict(out), dict(into), dict(text)
         self._edges_of, self._literals_of = dict(edges_of), dict(literals_of)
         self._years = {rel: _sorted_arrays(pairs) for rel, pairs in years.items()}
