@@ -134,3 +134,15 @@ def test_compose_params_reject_impossible_values():
         ComposeParams(min_hops=5, max_hops=3)
     with pytest.raises(ValueError, match="level"):
         ComposeParams(level=4)
+
+
+@pytest.mark.parametrize("ratio", [0, 1_000_000])
+def test_testing_one_by_one_and_listing_agree(ratio, monkeypatch):
+    """The semi-join either tests candidates one by one or lists and intersects: same answers."""
+    from stillweb.corpora.tasks import prove as prove_module
+
+    monkeypatch.setattr(prove_module, "_LIST_RATIO", ratio)
+    for index in range(60):
+        composition = compose_query(GRAPH, KeyedRng(5, "semi-join", index), ComposeParams(min_hops=2, max_hops=3, union_rate=0.5))
+        if composition.query is not None:
+            assert set(prove(composition.query, GRAPH).answers) == _brute_force(composition.query, GRAPH)
