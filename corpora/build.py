@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import multiprocessing
 import os
 import shutil
@@ -256,7 +257,11 @@ def build_snapshot(
         collected = _Collected()
         chunks = _chunks(pages, collected, _PARSE_CHUNK)
         if workers > 1:  # fork before tantivy starts its writer threads
+            # Freeze the parent's objects (a source may hold a whole world in memory) so the
+            # workers' garbage collector never touches, and so copies, the pages they share.
+            gc.freeze()
             pool = multiprocessing.get_context("fork").Pool(workers)
+            gc.unfreeze()
             parsed_chunks = pool.imap(_parse_chunk, chunks)
         else:
             parsed_chunks = map(_parse_chunk, chunks)

@@ -60,17 +60,17 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
         raise ValueError(f"articles must be at least 1, got {articles}")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    world = generate_world(articles, seed)
     work = out.with_name(f".{out.name}.source-{os.getpid()}")
     work.mkdir(exist_ok=True)
     try:
-        dump_path = work / "world.xml"
+        dump_path, truth_path = work / "world.xml", work / "truth.parquet"
+        world = generate_world(articles, seed)
         write_xml_dump(world.pages(), dump_path)
+        _write_truth(world, truth_path)
+        del world  # the build reads the dump; the world's memory is not needed any more
 
-        def write_truth(tmp: Path) -> dict:
-            rows = [(f.subject_title, f.relation, f.value, f.value_type, f.object_title) for f in world.true_facts()]
-            columns = {name: [row[i] for row in rows] for i, name in enumerate(TRUTH_SCHEMA.names)}
-            pq.write_table(pa.Table.from_pydict(columns, schema=TRUTH_SCHEMA), tmp / "truth.parquet", compression="zstd")
+        def add_truth(tmp: Path) -> dict:
+            shutil.copyfile(truth_path, tmp / "truth.parquet")
             return {"fact_recovery": fact_recovery(tmp)}
 
         return build_snapshot(
@@ -80,10 +80,27 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
             parameters={"articles": articles, "seed": seed},
             workers=workers,
             progress=progress,
-            extra_files=write_truth,
+            extra_files=add_truth,
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _write_truth(world, path: Path) -> None:
+    """The world's true facts as ``truth.parquet``, written in batches."""
+    with pq.ParquetWriter(path, TRUTH_SCHEMA, compression="zstd") as writer:
+        rows: list[tuple] = []
+        for fact in world.iter_true_facts():
+            rows.append((fact.subject_title, fact.relation, fact.value, fact.value_type, fact.object_title))
+            if len(rows) >= 65_536:
+                writer.write_table(_truth_table(rows))
+                rows = []
+        writer.write_table(_truth_table(rows))
+
+
+def _truth_table(rows: list[tuple]) -> pa.Table:
+    return pa.Table.from_pydict({name: [row[i] for row in rows] for i, name in enumerate(TRUTH_SCHEMA.names)},
+                                schema=TRUTH_SCHEMA)
 
 
 def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip_bad: bool = False,

@@ -73,12 +73,32 @@ class _HashSink:
 
 
 def _hash_table(path: Path, digest) -> None:
-    table = pq.read_table(path)
-    table = table.replace_schema_metadata(None).combine_chunks()
-    sink = _HashSink(digest)
-    with pa.ipc.new_stream(pa.PythonFile(sink, mode="w"), table.schema) as writer:
-        for batch in table.to_batches(max_chunksize=_HASH_BATCH_ROWS):
-            writer.write_batch(batch)
+    """Feed the table's rows to ``digest`` as an Arrow IPC stream of fixed-size batches.
+
+    Rows are regrouped into batches of ``_HASH_BATCH_ROWS`` whatever the file's
+    row groups, and only one such window is in memory at a time.
+    """
+    parquet = pq.ParquetFile(path)
+    schema = parquet.schema_arrow.remove_metadata()
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
+    with pa.ipc.new_stream(pa.PythonFile(_HashSink(digest), mode="w"), schema) as writer:
+
+        def flush(rows: int) -> None:
+            nonlocal pending, pending_rows
+            window = pa.Table.from_batches(pending, schema=schema)
+            head, rest = window.slice(0, rows).combine_chunks(), window.slice(rows)
+            for batch in head.to_batches():
+                writer.write_batch(batch)
+            pending, pending_rows = rest.to_batches(), rest.num_rows
+
+        for batch in parquet.iter_batches(batch_size=_HASH_BATCH_ROWS):
+            pending.append(batch.replace_schema_metadata(None))
+            pending_rows += batch.num_rows
+            while pending_rows >= _HASH_BATCH_ROWS:
+                flush(_HASH_BATCH_ROWS)
+        if pending_rows:
+            flush(pending_rows)
 
 
 def content_fingerprint(directory: Path, index_parameters: dict) -> str:
