@@ -46,6 +46,7 @@ _PHRASES = {
     "record_label": ("released by {x}", "that released {x}"),
     "production_company": ("produced by {x}", "that produced {x}"),
     "mayor": ("whose mayor is {x}", "that is the mayor of {x}"),
+    "ceo": ("whose CEO is {x}", "that is the CEO of {x}"),
     "genre": ("whose genre is {x}", "that is the genre of {x}"),
     "occupation": ("whose occupation is {x}", "that is the occupation of {x}"),
     # attributes (the node is always the subject): compact forms
@@ -131,11 +132,14 @@ class _Text:
         return f"that {noun}"
 
     def clauses(self, node: Node) -> str:
-        parts = [_phrase(c.relation, c.node_is_subject, c.condition.text) for c in node.constants]
+        # constants first, then the (possibly nested) child phrases, so no constant
+        # trails a nested phrase and reads as if it belonged to it
+        constants = [_phrase(c.relation, c.node_is_subject, c.condition.text) for c in node.constants]
+        children = []
         for child_name in node.children:
             child = self.query.node(child_name)
-            parts.append(_phrase(child.relation, child.parent_is_subject, self.noun_phrase(child)))
-        parts = self.rng.shuffled(parts)
+            children.append(_phrase(child.relation, child.parent_is_subject, self.noun_phrase(child)))
+        parts = self.rng.shuffled(constants) + self.rng.shuffled(children)
         if len(parts) <= 2:
             return " and ".join(parts)
         return ", ".join(parts[:-1]) + ", and " + parts[-1]
