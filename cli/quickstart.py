@@ -92,7 +92,7 @@ def ensure_tasks(snapshot: Snapshot, count: int, seed: int, verify: int) -> None
         generate_verified_tasks(snapshot.path, TASK_SET, count, seed, verify_limit=verify, progress=True)
     print(f"\ntask set {TASK_SET!r}: {card}")
     for line in card.read_text(encoding="utf-8").splitlines():
-        if line.startswith(("- tasks:", "- splits:", "- oracle", "- hops:", "- levels:")):
+        if line.startswith(("- tasks:", "- splits:", "- solvability", "- oracle", "- hops:", "- levels:")):
             print(f"  {line[2:]}")
 
 
