@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,7 +29,9 @@ from tqdm import tqdm
 
 from .index import INDEX_PARAMETERS, IndexBuilder
 from .manifest import content_fingerprint, write_manifest
-from .records import DOCS_SCHEMA, FACTS_SCHEMA, LINKS_SCHEMA, REDIRECTS_SCHEMA, ParsedPage, RawPage
+from .graph_writer import GraphWriter
+from .records import DOCS_SCHEMA, ParsedPage, RawPage
+from .wikitext import normalize_title, parse_page
 from .version import PACKAGE_VERSION
 
 __all__ = ["build_snapshot", "BuildResult", "render_fact_box"]
@@ -44,19 +46,6 @@ class BuildResult:
 
     path: Path
     manifest: dict
-
-
-@dataclass
-class _Collected:
-    """Per-build accumulators for what must be resolved after all titles are known."""
-
-    titles: list[str] = field(default_factory=list)
-    redirects: dict[str, str] = field(default_factory=dict)
-    link_sources: list[int] = field(default_factory=list)
-    link_targets: list[str] = field(default_factory=list)
-    facts: dict[str, list] = field(default_factory=lambda: {name: [] for name in FACTS_SCHEMA.names})
-    fact_objects: list[str | None] = field(default_factory=list)
-    kinds: dict[str, int] = field(default_factory=dict)
 
 
 def render_fact_box(page: ParsedPage) -> str:
@@ -75,8 +64,6 @@ def render_fact_box(page: ParsedPage) -> str:
 def _parse(page: RawPage) -> ParsedPage:
     if not page.is_wikitext:
         return ParsedPage(title=page.title, text=page.text, url=page.url)
-    from .wikitext import parse_page
-
     parsed = parse_page(page.title, page.text)
     if page.url:
         parsed.url = page.url
@@ -87,12 +74,12 @@ def _parse_chunk(pages: list[RawPage]) -> list[ParsedPage]:
     return [_parse(page) for page in pages]
 
 
-def _chunks(pages: Iterable[RawPage], collected: _Collected, size: int) -> Iterator[list[RawPage]]:
-    """Article pages in chunks for the workers; redirects are set aside here."""
+def _chunks(pages: Iterable[RawPage], graph: GraphWriter, size: int) -> Iterator[list[RawPage]]:
+    """Article pages in chunks for the workers; redirects go straight to the graph."""
     chunk: list[RawPage] = []
     for page in pages:
         if page.redirect is not None:
-            collected.redirects.setdefault(_normalise_title(page.title), _normalise_title(page.redirect))
+            graph.add_redirect(_normalise_title(page.title), _normalise_title(page.redirect))
             continue
         chunk.append(page)
         if len(chunk) >= size:
@@ -103,8 +90,8 @@ def _chunks(pages: Iterable[RawPage], collected: _Collected, size: int) -> Itera
 
 
 def _normalise_title(title: str) -> str:
-    title = " ".join(title.replace("_", " ").split())
-    return title[:1].upper() + title[1:]
+    """A page title as MediaWiki normalises it (the same rule as link targets)."""
+    return normalize_title(title) or " ".join(title.split())
 
 
 def _default_url(title: str) -> str:
@@ -143,71 +130,6 @@ class _DocsWriter:
         self._parquet.close()
         self._arrow.close()
         self._arrow_sink.close()
-
-
-def _collect_facts(collected: _Collected, doc_id: int, page: ParsedPage) -> None:
-    columns = collected.facts
-    for fact in page.facts:
-        columns["subject"].append(doc_id)
-        columns["relation"].append(fact.relation)
-        columns["value"].append(fact.value)
-        columns["value_type"].append(fact.value_type)
-        columns["number"].append(fact.number)
-        columns["date"].append(fact.date)
-        columns["template"].append(fact.template)
-        columns["evidence"].append(doc_id)
-        collected.fact_objects.append(fact.object_title)
-
-
-def _write_table(path: Path, columns: dict[str, list], schema: pa.Schema) -> None:
-    pq.write_table(pa.Table.from_pydict(columns, schema=schema), path, compression="zstd")
-
-
-def _resolve_redirects(collected: _Collected, title_ids: dict[str, int]) -> dict[str, int]:
-    """Alias -> doc id, following redirect chains (up to 5 steps); broken ones are dropped."""
-    resolved: dict[str, int] = {}
-    for alias in sorted(collected.redirects):
-        if alias in title_ids:
-            continue
-        target = collected.redirects[alias]
-        for _ in range(5):
-            if target in title_ids:
-                resolved[alias] = title_ids[target]
-                break
-            target = collected.redirects.get(target)
-            if target is None:
-                break
-    return resolved
-
-
-def _write_graph(tmp: Path, collected: _Collected) -> dict[str, int]:
-    """Resolve link targets and fact objects to doc ids; write links, facts, redirects."""
-    title_ids = {title: i for i, title in enumerate(collected.titles)}
-    aliases = _resolve_redirects(collected, title_ids)
-
-    def resolve(title: str | None) -> int:
-        if not title:
-            return -1
-        title = _normalise_title(title)
-        found = title_ids.get(title)
-        return aliases.get(title, -1) if found is None else found
-
-    links = sorted(
-        {(s, t) for s, t in zip(collected.link_sources, map(resolve, collected.link_targets)) if t >= 0 and t != s}
-    )
-    _write_table(tmp / "links.parquet", {"source": [s for s, _ in links], "target": [t for _, t in links]}, LINKS_SCHEMA)
-
-    fact_columns = collected.facts
-    fact_columns["object"] = [resolve(title) for title in collected.fact_objects]
-    _write_table(tmp / "facts.parquet", fact_columns, FACTS_SCHEMA)
-
-    _write_table(
-        tmp / "redirects.parquet",
-        {"alias": list(aliases), "doc_id": list(aliases.values())},
-        REDIRECTS_SCHEMA,
-    )
-    return {"links": len(links), "facts": len(collected.fact_objects), "redirects": len(aliases),
-            "entity_facts": sum(1 for v in fact_columns["object"] if v >= 0)}
 
 
 def _exchange(tmp: Path, out: Path) -> None:
@@ -254,8 +176,10 @@ def build_snapshot(
     tmp.mkdir()
     pool = None
     try:
-        collected = _Collected()
-        chunks = _chunks(pages, collected, _PARSE_CHUNK)
+        graph = GraphWriter(tmp / ".graph-spill")
+        titles: list[str] = []
+        kinds: dict[str, int] = {}
+        chunks = _chunks(pages, graph, _PARSE_CHUNK)
         if workers > 1:  # fork before tantivy starts its writer threads
             # Freeze the parent's objects (a source may hold a whole world in memory) so the
             # workers' garbage collector never touches, and so copies, the pages they share.
@@ -275,16 +199,14 @@ def build_snapshot(
                 if page.title in seen_titles:
                     continue  # a duplicate title: the first one wins
                 seen_titles.add(page.title)
-                doc_id = len(collected.titles)
-                collected.titles.append(page.title)
+                doc_id = len(titles)
+                titles.append(page.title)
                 box = render_fact_box(page)
                 text = f"{box}\n\n{page.text}" if box else page.text
                 docs.add(doc_id, page, text)
                 index.add(doc_id, page.title, text)
-                collected.link_sources.extend([doc_id] * len(page.links))
-                collected.link_targets.extend(page.links)
-                _collect_facts(collected, doc_id, page)
-                collected.kinds[page.kind] = collected.kinds.get(page.kind, 0) + 1
+                graph.add_page(doc_id, page)
+                kinds[page.kind] = kinds.get(page.kind, 0) + 1
             bar.update(len(chunk))
         bar.close()
         if pool is not None:
@@ -292,11 +214,11 @@ def build_snapshot(
             pool.join()
             pool = None
         docs.close()
-        if not collected.titles:
+        if not titles:
             raise ValueError("the source yielded no article pages: nothing to build")
         segments = index.finish()
-        counts = {"docs": len(collected.titles), **_write_graph(tmp, collected),
-                  "kinds": dict(sorted(collected.kinds.items()))}
+        counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items()))}
+        shutil.rmtree(tmp / ".graph-spill")
         if extra_files is not None:
             counts.update(extra_files(tmp))
         manifest = {

@@ -23,7 +23,7 @@ __all__ = ["IndexBuilder", "SearchIndex", "Hit", "INDEX_PARAMETERS", "MAX_QUERY_
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings.
 INDEX_PARAMETERS = {
     "engine": "tantivy",
-    "tokenizer": "en_stem",
+    "tokenizer": "en_stem_stop",  # tantivy's en_stem plus its English stop-word list
     "fields": ["title", "body"],
     "title_boost": 2.0,
     "ranking": "bm25, ties by doc_id",
@@ -31,6 +31,27 @@ INDEX_PARAMETERS = {
 MAX_QUERY_CHARS = 2_000  # longer queries are cut here (documented in Snapshot.search)
 MAX_K = 100
 _WRITER_HEAP = 1_000_000_000
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    """tantivy's ``en_stem`` (simple tokens, long ones dropped, lowercased, stemmed) without stop words.
+
+    Dropping stop words at index and query time keeps long natural-language
+    questions cheap: their "the", "of", "a" no longer walk posting lists that
+    cover nearly every document, and BM25 gave them almost no weight anyway.
+    """
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _register_analyzer(index: tantivy.Index) -> None:
+    index.register_tokenizer("en_stem_stop", _analyzer())
 
 
 def index_schema() -> tantivy.Schema:
@@ -48,6 +69,7 @@ class IndexBuilder:
     def __init__(self, directory: Path, threads: int = 1) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self._index = tantivy.Index(index_schema(), path=str(directory), reuse=False, sort_by_field="doc_id")
+        _register_analyzer(self._index)
         self._writer = self._index.writer(_WRITER_HEAP * max(1, threads), max(1, threads))
         self.count = 0
 
@@ -81,6 +103,7 @@ class SearchIndex:
 
     def __init__(self, directory: Path) -> None:
         self._index = tantivy.Index.open(str(directory))
+        _register_analyzer(self._index)
         self._searcher = self._index.searcher()
         self.num_docs = self._searcher.num_docs
 
@@ -116,12 +139,18 @@ class SearchIndex:
             limit *= 4
 
 
+MAX_SNIPPET_TERMS = 12
+
+
 def query_terms(query: str) -> list[str]:
-    """Lowercase word terms of a query, in order, without duplicates (for snippets)."""
+    """Lowercase word terms of a query for snippets: in order, without duplicates or
+    stop words, at most ``MAX_SNIPPET_TERMS`` (a long question's first content words)."""
     seen: dict[str, None] = {}
-    for term in re.findall(r"\w+", query.lower()):
+    for term in re.findall(r"\w+", query[:MAX_QUERY_CHARS].lower()):
         if len(term) > 1 and term not in _STOPWORDS:
             seen.setdefault(term, None)
+            if len(seen) == MAX_SNIPPET_TERMS:
+                break
     return list(seen)
 
 
