@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 
-import numpy as np
 import pyarrow as pa
 
 __all__ = ["StringColumn"]
@@ -21,15 +20,15 @@ class StringColumn:
     """Row access to a ``string`` or ``large_string`` chunked column by its buffers."""
 
     def __init__(self, column: pa.ChunkedArray) -> None:
-        offset_type = np.int64 if pa.types.is_large_string(column.type) else np.int32
+        offset_format = "q" if pa.types.is_large_string(column.type) else "i"
         self._starts: list[int] = []
-        self._offsets: list[np.ndarray] = []
+        self._offsets: list[memoryview] = []  # Python ints on indexing, no copy of the column
         self._data: list[memoryview] = []
         row = 0
         for chunk in column.chunks:
             _validity, offsets, data = chunk.buffers()
             self._starts.append(row)
-            view = np.frombuffer(offsets, dtype=offset_type)[chunk.offset : chunk.offset + len(chunk) + 1]
+            view = memoryview(offsets).cast(offset_format)[chunk.offset : chunk.offset + len(chunk) + 1]
             self._offsets.append(view)
             self._data.append(memoryview(data) if data is not None else memoryview(b""))
             row += len(chunk)
@@ -45,7 +44,7 @@ class StringColumn:
         chunk = bisect.bisect_right(self._starts, row) - 1
         local = row - self._starts[chunk]
         offsets = self._offsets[chunk]
-        return self._data[chunk][int(offsets[local]) : int(offsets[local + 1])].tobytes()
+        return self._data[chunk][offsets[local] : offsets[local + 1]].tobytes()
 
     def __getitem__(self, row: int) -> str:
         return self.bytes(row).decode("utf-8")

@@ -13,8 +13,8 @@ layout never change a ranking.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import tantivy
 
@@ -90,8 +90,7 @@ class IndexBuilder:
         return self._index.searcher().num_segments
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """One ranked document: its id and BM25 score."""
 
     doc_id: int
@@ -106,6 +105,7 @@ class SearchIndex:
         _register_analyzer(self._index)
         self._searcher = self._index.searcher()
         self.num_docs = self._searcher.num_docs
+        self._single_segment = self._searcher.num_segments == 1
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
         boosts = {"title": INDEX_PARAMETERS["title_boost"]} if "title" in fields else {}
@@ -124,18 +124,29 @@ class SearchIndex:
         # Lone surrogates cannot cross into Rust: replace them, as a browser would.
         text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
         parsed = self._parse(text, list(fields))
-        limit = k + 8
+        if self._single_segment:
+            return self._top_single_segment(parsed, k)
+        return self._top_tie_safe(parsed, k)
+
+    def _top_single_segment(self, parsed: tantivy.Query, k: int) -> list[Hit]:
+        """tantivy's own top k: its collector breaks score ties by doc address, which in one
+        segment sorted by doc_id is doc_id order (``test_snapshot`` checks this against
+        :meth:`_top_tie_safe`)."""
+        hits = self._searcher.search(parsed, k, count=False).hits
+        ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
+        return [Hit(doc_id, score) for (score, _address), doc_id in zip(hits, ids)]
+
+    def _top_tie_safe(self, parsed: tantivy.Query, k: int) -> list[Hit]:
+        """Top k for any segment layout: fetch past score ties and sort by (-score, doc_id)."""
+        limit = k + 1  # one past k shows whether a score tie crosses the cut
         while True:
-            result = self._searcher.search(parsed, limit, count=False)
-            hits = result.hits
+            hits = self._searcher.search(parsed, limit, count=False).hits
             if not hits:
                 return []
             ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
-            ranked = sorted(((-score, doc_id) for (score, _addr), doc_id in zip(hits, ids)))
-            # If the last fetched hit ties with the k-th, there may be more equal-score
-            # documents beyond the limit with smaller doc ids: fetch further.
-            if len(hits) < limit or len(ranked) <= k or ranked[k - 1][0] != -hits[-1][0]:
-                return [Hit(doc_id=doc_id, score=-neg) for neg, doc_id in ranked[:k]]
+            ranked = sorted((-score, doc_id) for (score, _addr), doc_id in zip(hits, ids))
+            if len(hits) < limit or ranked[k - 1][0] != -hits[-1][0]:
+                return [Hit(doc_id, -neg) for neg, doc_id in ranked[:k]]
             limit *= 4
 
 

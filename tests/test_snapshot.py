@@ -206,3 +206,18 @@ def test_same_query_same_results_in_two_processes(snap):
 def test_facts_query_on_empty_graph(snap):
     assert snap.facts(relation="birth_place") == []
     assert snap.facts_table.num_rows == 0
+
+
+def test_single_segment_ranking_equals_the_tie_safe_ranking(snap):
+    """The fast path trusts tantivy's tie order in one doc_id-sorted segment; prove it on a tie-heavy corpus."""
+    index = snap._index
+    assert index._single_segment
+    queries = ["river", "varn", "varn old", "people visit", "mapped 1812", "library often", "bridge", "the"]
+    ties = 0
+    for query in queries:
+        parsed = index._parse(query, ["title", "body"])
+        for k in (1, 2, 5, 10, 37, 100):
+            fast, safe = index._top_single_segment(parsed, k), index._top_tie_safe(parsed, k)
+            assert fast == safe, (query, k)
+            ties += len({hit.score for hit in fast}) < len(fast)
+    assert ties > 10  # the comparison really exercised score ties
