@@ -318,15 +318,7 @@ def in_process(snapshot_path: Path, tasks: list[dict], queries: list[str], count
     snapshot, registry = env.unwrapped.snapshot, env.unwrapped.registry
     for query in queries:  # warm the index and the page cache as the servers' warm-ups do
         snapshot.search(query, SEARCH_K)
-    latencies, cpu = [], 0.0
-    env.reset(seed=0)
-    for index in range(count):
-        cpu_start, start = time.process_time(), time.perf_counter()
-        _, _, terminated, truncated, _ = env.step(search_action(queries[index % len(queries)]))
-        latencies.append(time.perf_counter() - start)
-        cpu += time.process_time() - cpu_start
-        if terminated or truncated:
-            env.reset()
+    latencies, cpu = timed_search_steps(env, queries, count)
     search_cpu = time.process_time()
     for index in range(count):
         snapshot.search(queries[index % len(queries)], SEARCH_K)
@@ -340,9 +332,8 @@ def in_process(snapshot_path: Path, tasks: list[dict], queries: list[str], count
             "tool_cpu_ms": 1000 * tool_cpu}
 
 
-def remote_env_steps(port: int, tasks: list[dict], queries: list[str], count: int) -> dict:
-    """Sequential steps through RemoteEnv (what a trainer uses): latency and client CPU per step."""
-    env = RemoteEnv(f"http://127.0.0.1:{port}", env_id="stillweb/WikiQA-v0", tasks=tasks, **ENV_KWARGS)
+def timed_search_steps(env, queries: list[str], count: int) -> tuple[list[float], float]:
+    """Step ``env`` with ``count`` search actions (resetting when an episode ends): latencies and CPU seconds."""
     env.reset(seed=0)
     latencies, cpu = [], 0.0
     for index in range(count):
@@ -352,6 +343,13 @@ def remote_env_steps(port: int, tasks: list[dict], queries: list[str], count: in
         cpu += time.process_time() - cpu_start
         if terminated or truncated:
             env.reset()
+    return latencies, cpu
+
+
+def remote_env_steps(port: int, tasks: list[dict], queries: list[str], count: int) -> dict:
+    """Sequential steps through RemoteEnv (what a trainer uses): latency and client CPU per step."""
+    env = RemoteEnv(f"http://127.0.0.1:{port}", env_id="stillweb/WikiQA-v0", tasks=tasks, **ENV_KWARGS)
+    latencies, cpu = timed_search_steps(env, queries, count)
     env.close()
     return {**summary(latencies, sum(latencies)), "client_cpu_ms": 1000 * cpu / count}
 
