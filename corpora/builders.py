@@ -33,21 +33,22 @@ TRUTH_SCHEMA = pa.schema(
 
 
 def fact_recovery(snapshot_dir: Path) -> dict:
-    """Precision and recall of ``facts.parquet`` against ``truth.parquet`` (by title, relation, value)."""
-    docs = pq.read_table(snapshot_dir / "docs.parquet", columns=["title"]).column("title").to_pylist()
-    facts = pq.read_table(snapshot_dir / "facts.parquet", columns=["subject", "relation", "value"])
-    extracted = {
-        (docs[s], r, v)
-        for s, r, v in zip(*(facts.column(c).to_pylist() for c in ("subject", "relation", "value")))
-    }
-    truth_table = pq.read_table(snapshot_dir / "truth.parquet", columns=["subject", "relation", "value"])
-    truth = set(zip(*(truth_table.column(c).to_pylist() for c in ("subject", "relation", "value"))))
-    found = len(extracted & truth)
+    """Precision and recall of ``facts.parquet`` against ``truth.parquet``, as distinct
+    (subject title, relation, value) rows, computed with Arrow joins (no per-fact Python objects)."""
+    keys = ["subject", "relation", "value"]
+    titles = pq.read_table(snapshot_dir / "docs.parquet", columns=["title"]).column("title").combine_chunks()
+    facts = pq.read_table(snapshot_dir / "facts.parquet", columns=keys)
+    subjects = facts.column("subject").combine_chunks()
+    extracted = pa.table({"subject": titles.take(subjects), "relation": facts.column("relation"),
+                          "value": facts.column("value")})
+    extracted = extracted.group_by(keys).aggregate([])
+    truth = pq.read_table(snapshot_dir / "truth.parquet", columns=keys).group_by(keys).aggregate([])
+    found = extracted.join(truth, keys=keys, join_type="inner").num_rows
     return {
-        "precision": round(found / len(extracted), 6) if extracted else 0.0,
-        "recall": round(found / len(truth), 6) if truth else 0.0,
-        "extracted": len(extracted),
-        "true": len(truth),
+        "precision": round(found / extracted.num_rows, 6) if extracted.num_rows else 0.0,
+        "recall": round(found / truth.num_rows, 6) if truth.num_rows else 0.0,
+        "extracted": extracted.num_rows,
+        "true": truth.num_rows,
     }
 
 
