@@ -1,0 +1,29 @@
+"""The wheel: every module of the four layers is packaged, under `stillweb.` and nowhere else."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LAYERS = {"corpora": "stillweb/corpora", "sandboxes": "stillweb/sandboxes", "envs": "stillweb/envs", "cli": "stillweb/cli"}
+
+
+@pytest.mark.slow
+def test_wheel_holds_every_module_under_stillweb(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q",
+                    "-w", str(tmp_path)], check=True, capture_output=True)
+    wheel = next(tmp_path.glob("stillweb-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {name.split("/")[0] for name in names} == {"stillweb", wheel.name.split("-py3")[0] + ".dist-info"}
+    expected = {
+        f"{packaged}/{path.relative_to(REPO / folder).as_posix()}"
+        for folder, packaged in LAYERS.items()
+        for path in (REPO / folder).rglob("*.py")
+    }
+    assert expected - names == set(), "modules missing from the wheel (add the subpackage to pyproject's packages)"
+    assert "stillweb/__init__.py" not in names  # a namespace package: the layers install side by side
