@@ -30,6 +30,9 @@ def test_reference_agent_solves_generated_tasks_with_full_provenance(snapshot_wi
         assert summary["outcome"] == 1.0, (task.question, task.answer, summary)
         assert summary["reward_parts"]["citation_recall"] == 1.0
         assert summary["reward_parts"]["counts"]["unsupported_answer"] == 0
+        # both depend on the env reading opened/seen doc ids from the tools' structured data
+        assert summary["reward_parts"]["rubric"] == 1.0
+        assert summary["reward_parts"]["counts"]["bad_citation"] == 0
 
 
 def test_lookup_from_synthetic_facts_is_learnable(snapshot_with_tasks):
