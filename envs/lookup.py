@@ -24,13 +24,12 @@ from typing import Any
 
 import gymnasium as gym
 
-from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.normalize import answers_match, best_f1
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
-from stillweb.envs.tasks import Task, TaskSet
+from stillweb.envs.tasks import Task, TaskPicker, TaskSet
 
 __all__ = ["LookupEnv", "lookup_tasks_from_facts"]
 
@@ -61,22 +60,13 @@ class LookupEnv(gym.Env[str, str]):
         self.tasks = TaskSet((Task.from_record(record) for record in records), source="lookup tasks")
         self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
         self.action_space = unicode_text_space(ACTION_MAX_CHARS)
-        self._seed_base = 0
-        self._episode_number = -1
+        self._picker = TaskPicker(self.tasks, "lookup")
         self._task: Task | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Pick a task (``options["task_id"]`` or from the seed) and show passage and question."""
         super().reset(seed=seed)
-        if seed is not None:
-            self._seed_base, self._episode_number = int(seed), -1
-        self._episode_number += 1
-        task_id = (options or {}).get("task_id")
-        if task_id is not None:
-            self._task = self.tasks.by_id(str(task_id))
-        else:
-            index = KeyedRng(self._seed_base, "lookup", "episode", self._episode_number).integer(0, len(self.tasks) - 1)
-            self._task = self.tasks[index]
+        self._task = self._picker.pick(seed, options)
         record = self._task.record
         title = f" ({record['title']})" if record.get("title") else ""
         observation = (

@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from stillweb.corpora.keyed import stable_hash
+from stillweb.corpora.keyed import KeyedRng, stable_hash
 
 __all__ = ["EvidenceItem", "Task", "TaskSet", "TaskSource", "load_tasks"]
 
@@ -113,6 +113,31 @@ class TaskSet(Sequence[Task]):
             return self._by_id[task_id]
         except KeyError:
             raise ValueError(f"unknown task_id {task_id!r} in {self.source} ({len(self)} tasks)") from None
+
+
+class TaskPicker:
+    """Which task each ``reset`` plays: ``options["task_id"]``, else a keyed draw from the seed.
+
+    The n-th reset since the last seeded one draws ``KeyedRng(last_seed,
+    namespace, "episode", n)``, so a run of unseeded resets is reproducible too.
+    """
+
+    def __init__(self, tasks: TaskSet, namespace: str) -> None:
+        self.tasks = tasks
+        self.namespace = namespace
+        self._seed_base = 0
+        self._episode_number = -1
+
+    def pick(self, seed: int | None, options: dict[str, Any] | None) -> Task:
+        """The task for this reset (``ValueError`` for an unknown ``task_id``)."""
+        if seed is not None:
+            self._seed_base, self._episode_number = int(seed), -1
+        self._episode_number += 1
+        task_id = (options or {}).get("task_id")
+        if task_id is not None:
+            return self.tasks.by_id(str(task_id))
+        rng = KeyedRng(self._seed_base, self.namespace, "episode", self._episode_number)
+        return self.tasks[rng.integer(0, len(self.tasks) - 1)]
 
 
 def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split: str = "train") -> TaskSet:

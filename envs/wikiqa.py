@@ -27,14 +27,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.context import ContextConfig, ContextManager, TokenCounter, ToolEvent, Turn, approx_token_count
 from stillweb.envs.normalize import normalize_answer
 from stillweb.envs.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
-from stillweb.envs.tasks import Task, TaskSet, TaskSource, load_tasks
+from stillweb.envs.tasks import Task, TaskPicker, TaskSet, TaskSource, load_tasks
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.tools_answer import resolve_citations
@@ -147,8 +146,7 @@ class WikiQAEnv(gym.Env[str, str]):
         self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
         self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
         self.action_space = unicode_text_space(ACTION_MAX_CHARS)
-        self._seed_base = 0
-        self._episode_number = -1
+        self._picker = TaskPicker(self.tasks, "wikiqa")
         self._episode: _Episode | None = None
 
     # -- Gymnasium API ------------------------------------------------------------------
@@ -156,20 +154,12 @@ class WikiQAEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode: the task comes from ``options["task_id"]`` or, deterministically, the seed.
 
-        Without a seed, the n-th reset since the last seeded one picks task
-        ``KeyedRng(last_seed, "episode", n)``, so a run of resets is reproducible too.
+        Without a seed, the n-th reset since the last seeded one picks a keyed task
+        (:class:`~stillweb.envs.tasks.TaskPicker`), so a run of resets is reproducible too.
         Raises ``ValueError`` for an unknown task id.
         """
         super().reset(seed=seed)
-        if seed is not None:
-            self._seed_base, self._episode_number = int(seed), -1
-        self._episode_number += 1
-        task_id = (options or {}).get("task_id")
-        if task_id is not None:
-            task = self.tasks.by_id(str(task_id))
-        else:
-            rng = KeyedRng(self._seed_base, "wikiqa", "episode", self._episode_number)
-            task = self.tasks[rng.integer(0, len(self.tasks) - 1)]
+        task = self._picker.pick(seed, options)
         head = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}]
         self._episode = _Episode(task=task, head=head, messages=list(head))
         self._episode.context_tokens = sum(self.count_tokens(message["content"]) for message in head)

@@ -160,3 +160,19 @@ def test_rubric_connects_facts_to_an_entity_answer_through_its_subject():
     assert full.rubric == 1.0
     only_answer_doc = score_episode(task, EpisodeTrace(answer="Mira", cited=(1,), opened_docs=frozenset({1, 3})), RewardConfig())
     assert only_answer_doc.rubric == pytest.approx(2 / 3)
+
+
+def test_task_picker_is_keyed_by_the_last_seed_and_the_reset_count():
+    from stillweb.envs.tasks import TaskPicker, TaskSet
+
+    tasks = TaskSet([Task.from_record({"question": f"q{i}", "answer": str(i)}) for i in range(50)], source="test")
+    first, second = TaskPicker(tasks, "test"), TaskPicker(tasks, "test")
+    run = [first.pick(7, None)] + [first.pick(None, None) for _ in range(5)]
+    assert [second.pick(7, None)] + [second.pick(None, None) for _ in range(5)] == run
+    assert len({task.task_id for task in run}) > 1  # unseeded resets move on to other tasks
+    assert first.pick(7, None) == run[0]  # reseeding restarts the sequence
+    assert first.pick(None, {"task_id": run[3].task_id}) == run[3]
+    by_namespace = {name: [TaskPicker(tasks, name).pick(seed, None) for seed in range(10)] for name in ("test", "other")}
+    assert by_namespace["test"] != by_namespace["other"]  # each env draws from its own stream
+    with pytest.raises(ValueError, match="unknown task_id"):
+        first.pick(None, {"task_id": "nope"})
