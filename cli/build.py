@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from stillweb.corpora.builders import build_parquet, build_synthetic, build_wikipedia
+from stillweb.corpora.build_from_source import build_parquet, build_synthetic, build_wikipedia
 
 EXAMPLES = """examples:
   stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn-20k

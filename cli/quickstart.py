@@ -17,7 +17,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import stillweb.envs  # noqa: F401 - registers the environments
-from stillweb.corpora.builders import build_synthetic
+from stillweb.corpora.build_from_source import build_synthetic
 from stillweb.corpora.manifest import SnapshotError, read_manifest
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir

@@ -42,8 +42,8 @@ def register(subparsers) -> None:
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from stillweb.envs.serve import CONFIG_VARIABLE, UVICORN_OPTIONS, make_app, serve_config
-    from stillweb.sandboxes.server_http import ServerSettings
+    from stillweb.server.app import CONFIG_VARIABLE, UVICORN_OPTIONS, make_app, serve_config
+    from stillweb.server.base import ServerSettings
 
     settings = ServerSettings(
         token=args.token or None,
@@ -56,6 +56,6 @@ def _run(args: argparse.Namespace) -> int:
         uvicorn.run(make_app(args.snapshots, settings), host=args.host, port=args.port, log_level="warning", **UVICORN_OPTIONS)
         return 0
     os.environ[CONFIG_VARIABLE] = serve_config(args.snapshots, settings)
-    uvicorn.run("stillweb.envs.serve:app_from_environment", factory=True, host=args.host, port=args.port,
+    uvicorn.run("stillweb.server.app:app_from_environment", factory=True, host=args.host, port=args.port,
                 workers=args.workers, log_level="warning", **UVICORN_OPTIONS)
     return 0

@@ -3,7 +3,7 @@
 >>> from stillweb.corpora import Snapshot
 """
 
-from .manifest import SnapshotError
-from .snapshot import Document, Fact, SearchResult, Snapshot
+from stillweb.corpora.manifest import SnapshotError
+from stillweb.corpora.snapshot import Document, Fact, SearchResult, Snapshot
 
 __all__ = ["Snapshot", "SnapshotError", "SearchResult", "Document", "Fact"]

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .records import FACTS_SCHEMA, LINKS_SCHEMA, REDIRECTS_SCHEMA, ParsedPage
+from stillweb.corpora.records import FACTS_SCHEMA, LINKS_SCHEMA, REDIRECTS_SCHEMA, ParsedPage
 
 __all__ = ["GraphWriter", "MAX_REDIRECT_HOPS"]
 

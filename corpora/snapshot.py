@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .columns import StringColumn
-from .index import MAX_K, SearchIndex, query_terms
-from .manifest import SnapshotError, read_manifest
+from stillweb.corpora.columns import StringColumn
+from stillweb.corpora.index import MAX_K, SearchIndex, query_terms
+from stillweb.corpora.manifest import SnapshotError, read_manifest
 
 __all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "make_snippet", "snippet_needles"]
 

@@ -45,7 +45,7 @@ from mwparserfromhell.nodes import (
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
-from .records import ExtractedFact, ParsedPage
+from stillweb.corpora.records import ExtractedFact, ParsedPage
 
 __all__ = ["parse_page", "normalize_title", "classify_value"]
 

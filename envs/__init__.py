@@ -16,7 +16,7 @@ from stillweb.envs.context import ContextConfig, ContextManager
 from stillweb.envs.lookup import LookupEnv
 from stillweb.envs.recording import RecordEpisodes, replay
 from stillweb.envs.rewards import RewardConfig
-from stillweb.envs.tasks import Task, load_tasks
+from stillweb.envs.task_loader import Task, load_tasks
 from stillweb.envs.wikiqa import WikiQAEnv
 
 __all__ = [

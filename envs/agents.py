@@ -26,7 +26,7 @@ import gymnasium as gym
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.normalize import normalize_answer
-from stillweb.envs.tasks import Task
+from stillweb.envs.task_loader import Task
 
 __all__ = ["Agent", "ReferenceAgent", "RandomTextAgent", "run_episode", "write_call", "write_answer"]
 

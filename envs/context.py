@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stillweb.sandboxes.tool_types import ToolResult
+from stillweb.sandboxes.tools.types import ToolResult
 
 __all__ = [
     "TokenCounter",

@@ -29,7 +29,7 @@ from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.normalize import answers_match, best_f1
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
-from stillweb.envs.tasks import Task, TaskPicker, TaskSet
+from stillweb.envs.task_loader import Task, TaskPicker, TaskSet
 
 __all__ = ["LookupEnv", "lookup_tasks_from_facts"]
 

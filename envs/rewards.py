@@ -6,7 +6,7 @@ the default :class:`RewardConfig` is the binary outcome alone. Every other part
 always *computed* and reported in ``info["reward_parts"]`` so a trainer can
 compose its own, but only counts toward the scalar reward when given a weight.
 
->>> from stillweb.envs.tasks import Task
+>>> from stillweb.envs.task_loader import Task
 >>> task = Task.from_record({"question": "q", "answer": "1,000"})
 >>> parts = score_episode(task, EpisodeTrace(answer="1000", steps=3), RewardConfig())
 >>> parts.outcome, parts.total
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from stillweb.envs.normalize import answers_match, best_f1, normalize_answer
-from stillweb.envs.tasks import EvidenceItem, Task
+from stillweb.envs.task_loader import EvidenceItem, Task
 
 __all__ = ["RewardConfig", "HallucinationCounts", "EpisodeTrace", "RewardParts", "score_episode", "gamma_credits"]
 

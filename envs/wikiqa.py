@@ -33,10 +33,10 @@ from stillweb.envs.normalize import normalize_answer
 from stillweb.envs.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
-from stillweb.envs.tasks import Task, TaskPicker, TaskSet, TaskSource, load_tasks
+from stillweb.envs.task_loader import Task, TaskPicker, TaskSet, TaskSource, load_tasks
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
-from stillweb.sandboxes.tools_answer import resolve_citations
+from stillweb.sandboxes.tools.answer import resolve_citations
 
 __all__ = ["WikiQAEnv", "EpisodeLimits"]
 
@@ -155,7 +155,7 @@ class WikiQAEnv(gym.Env[str, str]):
         """Start an episode: the task comes from ``options["task_id"]`` or, deterministically, the seed.
 
         Without a seed, the n-th reset since the last seeded one picks a keyed task
-        (:class:`~stillweb.envs.tasks.TaskPicker`), so a run of resets is reproducible too.
+        (:class:`~stillweb.envs.task_loader.TaskPicker`), so a run of resets is reproducible too.
         Raises ``ValueError`` for an unknown task id.
         """
         super().reset(seed=seed)

@@ -6,13 +6,13 @@ The public names: :class:`ToolCall`, :class:`ToolResult`, :class:`ToolRegistry`
 formats (:func:`get_format`: ``"tongyi"``, ``"openai"``, ``"search_r1"``).
 """
 
-from .formats import FORMATS, ParsedAction, ToolCallFormat, get_format
-from .registry import TOOL_NAMES, ToolRegistry
-from .tool_types import FLAGS, Tool, ToolCall, ToolInputError, ToolResult
-from .tools_answer import AnswerTool
-from .tools_compute import CalculatorTool, PythonTool
-from .tools_documents import FindTool, OpenTool, paginate
-from .tools_search import SearchTool
+from stillweb.sandboxes.formats import FORMATS, ParsedAction, ToolCallFormat, get_format
+from stillweb.sandboxes.tools.registry import TOOL_NAMES, ToolRegistry
+from stillweb.sandboxes.tools.types import FLAGS, Tool, ToolCall, ToolInputError, ToolResult
+from stillweb.sandboxes.tools.answer import AnswerTool
+from stillweb.sandboxes.tools.compute import CalculatorTool, PythonTool
+from stillweb.sandboxes.tools.documents import FindTool, OpenTool, paginate
+from stillweb.sandboxes.tools.search import SearchTool
 
 __all__ = [
     "FLAGS",

@@ -96,7 +96,7 @@ def bench_build_real(args) -> None:
 
 def parse_rate_per_core() -> tuple[float, float]:
     """MB/s and articles/s of ``parse_page`` over the real sample's articles (CPU time, one process)."""
-    from stillweb.corpora.dump import read_dump
+    from stillweb.corpora.sources.wikipedia_xml import read_dump
     from stillweb.corpora.wikitext import parse_page
 
     articles = [page for page in read_dump(REAL_SAMPLE) if page.redirect is None]

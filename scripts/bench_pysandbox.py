@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from bench_common import append_section, percentile
 
-from stillweb.sandboxes.pysandbox import PythonSandboxConfig, isolation_available, run_python
+from stillweb.sandboxes.python.sandbox import PythonSandboxConfig, isolation_available, run_python
 
 CODE = "print(1)"
 

@@ -40,7 +40,7 @@ import uvloop
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.remote import RemoteEnv
-from stillweb.envs.serve import UVICORN_OPTIONS, start_server_process
+from stillweb.server.app import UVICORN_OPTIONS, start_server_process
 from stillweb.sandboxes import ToolCall
 
 REPO = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def main() -> int:
 
 
 def build_snapshot() -> Path:
-    from stillweb.corpora.builders import build_synthetic
+    from stillweb.corpora.build_from_source import build_synthetic
 
     out = Path(tempfile.mkdtemp(prefix="bench-server-")) / "synthetic-2000-s0"
     build_synthetic(2000, 0, out, workers=1, progress=False)

@@ -23,13 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section  # noqa: E402
 
-from stillweb.corpora.builders import build_synthetic  # noqa: E402
+from stillweb.corpora.build_from_source import build_synthetic  # noqa: E402
 from stillweb.corpora.tasks.card import WEBSHAPER_REFERENCE, question_word_median  # noqa: E402
 from stillweb.corpora.tasks.compose import ComposeParams  # noqa: E402
-from stillweb.corpora.tasks.formal import formalization_stats  # noqa: E402
+from stillweb.corpora.tasks.formalization import formalization_stats  # noqa: E402
 from stillweb.corpora.tasks.generate import GenerationParams, GenerationResult, generate_task_list  # noqa: E402
 from stillweb.corpora.tasks.graph import FactGraph  # noqa: E402
-from stillweb.corpora.tasks.world import open_world  # noqa: E402
+from stillweb.corpora.tasks.task_world import open_world  # noqa: E402
 from stillweb.envs.solvability import solve_with_reference  # noqa: E402
 
 BASELINE = (

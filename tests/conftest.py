@@ -42,7 +42,7 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def small_snapshot(tmp_path_factory) -> Path:
     """Path to a 300-article synthetic snapshot (seed 0), built once per session."""
-    from stillweb.corpora.builders import build_synthetic
+    from stillweb.corpora.build_from_source import build_synthetic
 
     out = tmp_path_factory.mktemp("snapshots") / "synthetic-300-s0"
     build_synthetic(300, 0, out, workers=1, progress=False)
@@ -52,7 +52,7 @@ def small_snapshot(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def wiki_snapshot(tmp_path_factory, shared_data) -> Path:
     """Path to a snapshot of the real 2016 Wikipedia sample, built once per session."""
-    from stillweb.corpora.builders import build_wikipedia
+    from stillweb.corpora.build_from_source import build_wikipedia
 
     out = tmp_path_factory.mktemp("snapshots") / "enwiki-sample"
     build_wikipedia(shared_data / WIKI_SAMPLE, out, workers=1, progress=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.dump import DumpError, DumpStats, read_dump
+from stillweb.corpora.sources.wikipedia_xml import DumpError, DumpStats, read_dump
 
 SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 TABLES = "enwiki-table-markup.xml.bz2"
@@ -113,7 +113,7 @@ def test_truncated_bz2_raises_with_offset_or_stops_when_skipping(shared_data: Pa
 
 READ_SCRIPT = """
 import hashlib, sys
-from stillweb.corpora.dump import read_dump
+from stillweb.corpora.sources.wikipedia_xml import read_dump
 digest = hashlib.sha256()
 for page in read_dump(sys.argv[1]):
     digest.update(repr(page).encode())

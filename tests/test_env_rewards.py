@@ -11,7 +11,7 @@ import pytest
 from stillweb.envs.context import ContextConfig, ContextManager, ToolEvent, Turn, approx_token_count, tiktoken_counter
 from stillweb.envs.normalize import answers_match, best_f1, normalize_answer
 from stillweb.envs.rewards import EpisodeTrace, RewardConfig, gamma_credits, score_episode
-from stillweb.envs.tasks import Task, load_tasks
+from stillweb.envs.task_loader import Task, load_tasks
 from stillweb.sandboxes import ToolResult
 
 
@@ -163,7 +163,7 @@ def test_rubric_connects_facts_to_an_entity_answer_through_its_subject():
 
 
 def test_task_picker_is_keyed_by_the_last_seed_and_the_reset_count():
-    from stillweb.envs.tasks import TaskPicker, TaskSet
+    from stillweb.envs.task_loader import TaskPicker, TaskSet
 
     tasks = TaskSet([Task.from_record({"question": f"q{i}", "answer": str(i)}) for i in range(50)], source="test")
     first, second = TaskPicker(tasks, "test"), TaskPicker(tasks, "test")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.build import build_snapshot
+from stillweb.corpora.snapshot_build import build_snapshot
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.snapshot import Snapshot
 

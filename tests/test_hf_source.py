@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.hf_source import read_hf
+from stillweb.corpora.sources.hf_wikipedia import read_hf
 
 ROWS = [
     {"id": "12", "url": "https://en.wikipedia.org/wiki?curid=12", "title": "Anarchism", "text": "Anarchism is..."},
@@ -79,7 +79,7 @@ def test_bad_paths(tmp_path: Path) -> None:
 
 READ_SCRIPT = """
 import hashlib, sys
-from stillweb.corpora.hf_source import read_hf
+from stillweb.corpora.sources.hf_wikipedia import read_hf
 sys.stdout.write(hashlib.sha256(repr(list(read_hf(sys.argv[1]))).encode()).hexdigest())
 """
 

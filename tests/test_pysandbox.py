@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stillweb.sandboxes import pysandbox
-from stillweb.sandboxes.pysandbox import (
+from stillweb.sandboxes.python import sandbox as pysandbox
+from stillweb.sandboxes.python.sandbox import (
     MAX_CODE_BYTES,
     REASONS,
     ExecutionResult,
@@ -27,7 +27,7 @@ from stillweb.sandboxes.pysandbox import (
     isolation_available,
     run_python,
 )
-from stillweb.sandboxes.pysandbox_bwrap import InterpreterFiles
+from stillweb.sandboxes.python.bwrap import InterpreterFiles
 
 BWRAP_OK, BWRAP_WHY = isolation_available()
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
@@ -431,7 +431,7 @@ def test_same_code_same_output_with_a_frozen_clock():
 @needs_bwrap
 def test_same_output_in_two_host_processes():
     script = (
-        "import sys; from stillweb.sandboxes.pysandbox import run_python\n"
+        "import sys; from stillweb.sandboxes.python.sandbox import run_python\n"
         "sys.stdout.write(repr(run_python(sys.stdin.read())))\n"
     )
     outputs = [

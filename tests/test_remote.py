@@ -15,8 +15,8 @@ import stillweb.envs.remote  # noqa: F401 - registers stillweb/Remote-v0
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs import RandomTextAgent, ReferenceAgent
 from stillweb.envs.remote import HttpConnection, RemoteEnv, RemoteEnvError
-from stillweb.envs.serve import start_server_process
-from stillweb.envs.server_sessions import to_jsonable
+from stillweb.server.app import start_server_process
+from stillweb.server.sessions import to_jsonable
 
 TOOL_FORMAT = "tongyi"
 

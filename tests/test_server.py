@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.envs.serve import make_app, start_server_process
+from stillweb.server.app import make_app, start_server_process
 from stillweb.sandboxes import ToolCall, ToolRegistry
-from stillweb.sandboxes.server_http import ServerSettings
+from stillweb.server.base import ServerSettings
 
 CALLS = [
     {"name": "search", "arguments": {"query": "river"}},

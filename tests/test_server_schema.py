@@ -11,8 +11,8 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error, response_schema_conformance, status_code_conformance
 
-from stillweb.envs.serve import make_app
-from stillweb.sandboxes.server_http import ServerSettings
+from stillweb.server.app import make_app
+from stillweb.server.base import ServerSettings
 
 EXAMPLES = 100 if os.environ.get("CI") == "true" else 20
 

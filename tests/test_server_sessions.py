@@ -8,10 +8,10 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.envs.serve import make_app
-from stillweb.envs.server_session_store import SessionStore
-from stillweb.envs.server_sessions import StepFastPath, _step_target
-from stillweb.sandboxes.server_http import BUFFERED_BODY, ServerSettings
+from stillweb.server.app import make_app
+from stillweb.server.session_store import SessionStore
+from stillweb.server.sessions import StepFastPath, _step_target
+from stillweb.server.base import BUFFERED_BODY, ServerSettings
 
 TASKS = [
     {"task_id": "a", "question": "Which film is about a river?", "answer": "The Nopomel River"},

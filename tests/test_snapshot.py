@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.build import build_snapshot
+from stillweb.corpora.snapshot_build import build_snapshot
 from stillweb.corpora.manifest import SnapshotError, verify_snapshot
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.snapshot import Snapshot
@@ -171,7 +171,7 @@ def test_killed_build_leaves_existing_snapshot_loadable(tmp_path):
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_snapshot import plain_pages
-        from stillweb.corpora.build import build_snapshot
+        from stillweb.corpora.snapshot_build import build_snapshot
         def slow():
             import time
             for i, page in enumerate(plain_pages(100000)):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stillweb.corpora.tasks.card import WEBSHAPER_REFERENCE, question_word_median
-from stillweb.corpora.tasks.formal import (
+from stillweb.corpora.tasks.formalization import (
     canonical_hash,
     constant,
     formalization_stats,

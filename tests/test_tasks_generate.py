@@ -13,12 +13,12 @@ import pytest
 
 from stillweb.corpora.records import FACTS_SCHEMA
 from stillweb.corpora.tasks.compose import ComposeParams
-from stillweb.corpora.tasks.formal import malformed_reason
+from stillweb.corpora.tasks.formalization import malformed_reason
 from stillweb.corpora.tasks.generate import GenerationParams, TaskGenerationError, generate_task_list, generate_tasks
 from stillweb.corpora.tasks.graph import normalize_text
 from stillweb.corpora.tasks.shortcut import mentions
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.corpora.tasks.world import MemoryWorld, open_world
+from stillweb.corpora.tasks.task_world import MemoryWorld, open_world
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_bad_parameters_name_the_value(small_snapshot):
 def test_hard_end_matches_webshaper_complexity(small_snapshot):
     """Level 3, 4-6 hops: WebShaper-sized formalizations (>= 12 triples, >= 6 constants,
     >= 4 variables on average), layer-wise, unique, and solvable by the reference agent."""
-    from stillweb.corpora.tasks.formal import formalization_stats
+    from stillweb.corpora.tasks.formalization import formalization_stats
     from stillweb.envs.solvability import solve_with_reference
 
     params = GenerationParams(count=30, seed=4, compose=ComposeParams(min_hops=4, max_hops=6, level=3))

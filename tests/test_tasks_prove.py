@@ -12,7 +12,7 @@ from stillweb.corpora.tasks.graph import FactGraph, fact_year, normalize_text
 from stillweb.corpora.tasks.obfuscate import number_range, year_period
 from stillweb.corpora.tasks.prove import prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
-from stillweb.corpora.tasks.world import MemoryWorld
+from stillweb.corpora.tasks.task_world import MemoryWorld
 
 
 def _world(people: int = 24) -> MemoryWorld:

@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from stillweb.corpora.build import build_snapshot
+from stillweb.corpora.snapshot_build import build_snapshot
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.sandboxes import FLAGS, TOOL_NAMES, ToolCall, ToolRegistry, ToolResult, paginate
-from stillweb.sandboxes.calculator import CalculatorError, evaluate
-from stillweb.sandboxes.tools_compute import MAX_STREAM_CHARS, TRUNCATION_MARKER
+from stillweb.sandboxes.tools.calculator import CalculatorError, evaluate
+from stillweb.sandboxes.tools.compute import MAX_STREAM_CHARS, TRUNCATION_MARKER
 
 LONG_TEXT = "\n\n".join(
     f"Paragraph {i}. " + "The river flows past the old mill. " * 8 + ("Gold was found here." if i == 7 else "")
@@ -320,11 +320,11 @@ class _FakeExecution:
 @pytest.fixture
 def fake_sandbox(monkeypatch):
     """Stand in for ``pysandbox`` so these tests check only the tool's rendering."""
-    module = types.ModuleType("stillweb.sandboxes.pysandbox")
+    module = types.ModuleType("stillweb.sandboxes.python.sandbox")
     module.PythonSandboxConfig = lambda: "config"
     module.outcome = _FakeExecution("", "", 0, "ok")
     module.run_python = lambda code, config: module.outcome
-    monkeypatch.setitem(sys.modules, "stillweb.sandboxes.pysandbox", module)
+    monkeypatch.setitem(sys.modules, "stillweb.sandboxes.python.sandbox", module)
     return module
 
 

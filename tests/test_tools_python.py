@@ -6,7 +6,7 @@ import pytest
 
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry
-from stillweb.sandboxes.pysandbox import PythonSandboxConfig, isolation_available
+from stillweb.sandboxes.python.sandbox import PythonSandboxConfig, isolation_available
 
 pytestmark = pytest.mark.skipif(not isolation_available()[0], reason=f"no sandbox here: {isolation_available()[1]}")
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.dump import read_dump
+from stillweb.corpora.sources.wikipedia_xml import read_dump
 from stillweb.corpora.records import ExtractedFact, ParsedPage
 from stillweb.corpora.wikitext import classify_value, normalize_title, parse_page
 

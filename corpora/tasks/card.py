@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from stillweb.corpora.tasks.formal import formalization_stats
+from stillweb.corpora.tasks.formalization import formalization_stats
 from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = ["WEBSHAPER_REFERENCE", "render_card", "question_word_median"]

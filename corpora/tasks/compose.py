@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.formal import TARGET, variable
+from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.tasks.graph import Fact, FactGraph
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove

@@ -28,7 +28,7 @@ from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.record import build_record
 from stillweb.corpora.tasks.shortcut import shortcut_reason
 from stillweb.corpora.tasks.store import task_set_dir, write_task_set
-from stillweb.corpora.tasks.world import TaskWorld, open_world
+from stillweb.corpora.tasks.task_world import TaskWorld, open_world
 
 __all__ = [
     "VERIFY_SAMPLE",

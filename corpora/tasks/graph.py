@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stillweb.corpora.tasks.forms import value_forms
-from stillweb.corpora.tasks.world import TaskWorld
+from stillweb.corpora.tasks.value_forms import value_forms
+from stillweb.corpora.tasks.task_world import TaskWorld
 
 __all__ = ["Fact", "FactGraph", "IDENTITY_RELATIONS", "normalize_text", "fact_year"]
 

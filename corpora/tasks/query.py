@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from stillweb.corpora.tasks.formal import TARGET, constant
+from stillweb.corpora.tasks.formalization import TARGET, constant
 
 __all__ = ["Condition", "Constant", "Node", "Query", "formalization"]
 

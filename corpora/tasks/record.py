@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from stillweb.corpora.keyed import KeyedRng, stable_hash
 from stillweb.corpora.tasks.compose import query_level
-from stillweb.corpora.tasks.formal import canonical_hash, validate_formalization
-from stillweb.corpora.tasks.forms import value_forms
+from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
+from stillweb.corpora.tasks.value_forms import value_forms
 from stillweb.corpora.tasks.graph import FactGraph, normalize_text
 from stillweb.corpora.tasks.prove import Proof
 from stillweb.corpora.tasks.query import Node, Query, formalization

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from stillweb.corpora.tasks.graph import normalize_text
-from stillweb.corpora.tasks.world import TaskWorld
+from stillweb.corpora.tasks.task_world import TaskWorld
 
 __all__ = ["SHORTCUT_TOP_K", "shortcut_reason", "mentions"]
 

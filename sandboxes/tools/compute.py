@@ -1,6 +1,6 @@
 """The computing tools: ``python`` (code in the sandbox) and ``calculator`` (exact arithmetic).
 
-``python`` runs code through :func:`stillweb.sandboxes.pysandbox.run_python`
+``python`` runs code through :func:`stillweb.sandboxes.python.sandbox.run_python`
 (imported when first called, so the other tools work without it) and shows
 stdout, stderr and how the run ended, each cut at :data:`MAX_STREAM_CHARS`
 characters with a visible marker. A run stopped by its time limit is flagged
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .calculator import MAX_EXPRESSION_CHARS, SUPPORTED, CalculatorError, evaluate
-from .tool_types import Tool, ToolInputError, ToolResult, example_call
+from stillweb.sandboxes.tools.calculator import MAX_EXPRESSION_CHARS, SUPPORTED, CalculatorError, evaluate
+from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
 
 __all__ = ["PythonTool", "CalculatorTool", "MAX_CODE_CHARS", "MAX_STREAM_CHARS"]
 
@@ -46,7 +46,7 @@ class PythonTool(Tool):
     def run(self, arguments: dict) -> ToolResult:
         """stdout, stderr and the exit reason of the program."""
         try:
-            from .pysandbox import PythonSandboxConfig, run_python
+            from stillweb.sandboxes.python.sandbox import PythonSandboxConfig, run_python
         except ImportError:
             raise ToolInputError("tool_error", "The python tool is not available in this environment; use calculator.") from None
         if self.config is None:

@@ -9,11 +9,11 @@ server has one):
 - ``GET /tools``: tool names and OpenAI function definitions.
 - ``POST /tools/call``: one call -> ``{name, text, data, flag, terminal, call_id}``.
 - ``POST /tools/batch``: many calls in one request.
-- ``POST /retrieve``: Search-R1's retrieval API (see :mod:`.server_retrieve`).
+- ``POST /retrieve``: Search-R1's retrieval API (see :mod:`.retrieve`).
 
 Blocking work (searches, the Python sandbox) runs in a bounded thread pool, so
 a slow call never stalls the event loop. Environment sessions are added one
-layer up (:mod:`stillweb.envs.serve`).
+layer up (:mod:`stillweb.server.app`).
 
 >>> app = make_tool_app(["snapshots/syn"])                 # doctest: +SKIP
 >>> uvicorn.run(app, host="127.0.0.1", port=8000)          # doctest: +SKIP
@@ -28,9 +28,9 @@ from fastapi import APIRouter, FastAPI, Query, Request
 
 from stillweb.corpora.snapshot import Snapshot
 
-from .registry import ToolRegistry
-from .server_http import ERROR_RESPONSES, ApiError, ErrorBody, ServerSettings, create_base_app, run_blocking
-from .server_models import (
+from stillweb.sandboxes.tools.registry import ToolRegistry
+from stillweb.server.base import ERROR_RESPONSES, ApiError, ErrorBody, ServerSettings, create_base_app, run_blocking
+from stillweb.server.models import (
     SnapshotInfo,
     ToolBatchRequest,
     ToolBatchResponse,
@@ -38,8 +38,8 @@ from .server_models import (
     ToolListResponse,
     ToolResultBody,
 )
-from .server_retrieve import retrieval_router
-from .tool_types import ToolCall, ToolResult
+from stillweb.server.retrieve import retrieval_router
+from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
 __all__ = ["SnapshotCatalog", "make_tool_app", "add_tool_routes"]
 

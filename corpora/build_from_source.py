@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import BuildResult, build_snapshot
+from stillweb.corpora.snapshot_build import BuildResult, build_snapshot
 
 __all__ = ["build_synthetic", "build_wikipedia", "build_parquet", "fact_recovery", "TRUTH_SCHEMA"]
 
@@ -54,8 +54,8 @@ def fact_recovery(snapshot_dir: Path) -> dict:
 
 def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int = 1, progress: bool = True) -> BuildResult:
     """Build the synthetic world of ``articles`` articles from ``seed`` into ``out``."""
-    from .dump import read_dump
-    from .synthetic import generate_world, write_xml_dump
+    from stillweb.corpora.sources.wikipedia_xml import read_dump
+    from stillweb.corpora.synthetic import generate_world, write_xml_dump
 
     if articles < 1:
         raise ValueError(f"articles must be at least 1, got {articles}")
@@ -107,7 +107,7 @@ def _truth_table(rows: list[tuple]) -> pa.Table:
 def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip_bad: bool = False,
                     progress: bool = True) -> BuildResult:
     """Build from a MediaWiki ``pages-articles`` XML dump (plain or ``.bz2``)."""
-    from .dump import DumpStats, read_dump
+    from stillweb.corpora.sources.wikipedia_xml import DumpStats, read_dump
 
     path = Path(path)
     if not path.is_file():
@@ -127,7 +127,7 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
 
 def build_parquet(path: str | Path, out: str | Path, *, workers: int = 1, progress: bool = True) -> BuildResult:
     """Build from a Hugging Face ``wikimedia/wikipedia`` parquet or jsonl file (text only, no facts)."""
-    from .hf_source import read_hf
+    from stillweb.corpora.sources.hf_wikipedia import read_hf
 
     path = Path(path)
     if not path.exists():

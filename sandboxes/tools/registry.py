@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .tool_types import Tool, ToolCall, ToolInputError, ToolResult, example_call, preview
-from .tools_answer import AnswerTool
-from .tools_compute import CalculatorTool, PythonTool
-from .tools_documents import FindTool, OpenTool
-from .tools_search import SearchTool
-from .validation import compile_validator, describe_errors
+from stillweb.sandboxes.tools.types import Tool, ToolCall, ToolInputError, ToolResult, example_call, preview
+from stillweb.sandboxes.tools.answer import AnswerTool
+from stillweb.sandboxes.tools.compute import CalculatorTool, PythonTool
+from stillweb.sandboxes.tools.documents import FindTool, OpenTool
+from stillweb.sandboxes.tools.search import SearchTool
+from stillweb.sandboxes.tools.validation import compile_validator, describe_errors
 
 if TYPE_CHECKING:
     from stillweb.corpora.snapshot import Snapshot
@@ -46,7 +46,7 @@ class ToolRegistry:
     """The tools offered to an agent over one snapshot.
 
     ``tools`` is a whitelist of tool names (``None``: all of :data:`TOOL_NAMES`);
-    ``python`` is the :class:`~stillweb.sandboxes.pysandbox.PythonSandboxConfig`
+    ``python`` is the :class:`~stillweb.sandboxes.python.sandbox.PythonSandboxConfig`
     of the ``python`` tool (``None``: its defaults). Aliases (``visit`` for
     ``open``) are accepted in calls whenever their tool is offered.
     """

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .formats_base import (
+from stillweb.sandboxes.formats.base import (
     FormatProblem,
     ParsedAction,
     ToolCallFormat,
@@ -28,7 +28,7 @@ from .formats_base import (
     tagged_calls,
     tool_list_json,
 )
-from .tool_types import ToolCall, ToolResult
+from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
 __all__ = ["OpenAIFormat"]
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .formats_base import MAX_ACTION_CHARS, ParsedAction, ToolCallFormat
-from .formats_openai import OpenAIFormat
-from .formats_search_r1 import SearchR1Format
-from .formats_tongyi import TongyiFormat
+from stillweb.sandboxes.formats.base import MAX_ACTION_CHARS, ParsedAction, ToolCallFormat
+from stillweb.sandboxes.formats.openai import OpenAIFormat
+from stillweb.sandboxes.formats.search_r1 import SearchR1Format
+from stillweb.sandboxes.formats.tongyi import TongyiFormat
 
 __all__ = [
     "FORMATS",

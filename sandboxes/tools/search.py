@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .tool_types import Tool, ToolInputError, ToolResult, example_call
+from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
 
 if TYPE_CHECKING:
     from stillweb.corpora.snapshot import SearchResult, Snapshot

@@ -23,7 +23,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from stillweb.sandboxes.server_http import ApiError
+from stillweb.server.base import ApiError
 
 __all__ = ["EnvSession", "SessionStore", "request_digest", "REMEMBERED_RESULTS"]
 

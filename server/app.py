@@ -27,11 +27,11 @@ import httpx
 from fastapi import FastAPI
 
 import stillweb.envs  # noqa: F401 - registers the environments the sessions serve
-from stillweb.envs.server_session_store import SessionStore
-from stillweb.envs.server_sessions import add_session_routes, default_env_ids
+from stillweb.server.session_store import SessionStore
+from stillweb.server.sessions import add_session_routes, default_env_ids
 from stillweb.envs.snapshot_cache import shared_snapshot
-from stillweb.sandboxes.server import SnapshotCatalog, add_tool_routes
-from stillweb.sandboxes.server_http import ServerSettings, create_base_app
+from stillweb.server.tools import SnapshotCatalog, add_tool_routes
+from stillweb.server.base import ServerSettings, create_base_app
 
 __all__ = ["make_app", "app_from_environment", "serve_config", "start_server_process", "CONFIG_VARIABLE", "UVICORN_OPTIONS"]
 
@@ -97,7 +97,7 @@ def start_server_process(
     Raises ``RuntimeError`` (with the child's output) if it exits or never answers.
     """
     environment = {**os.environ, CONFIG_VARIABLE: serve_config(snapshots, settings or ServerSettings())}
-    command = [sys.executable, "-m", "uvicorn", "--factory", "stillweb.envs.serve:app_from_environment",
+    command = [sys.executable, "-m", "uvicorn", "--factory", "stillweb.server.app:app_from_environment",
                "--host", host, "--port", str(port), "--log-level", "warning", "--no-access-log",
                "--http", UVICORN_OPTIONS["http"], "--loop", UVICORN_OPTIONS["loop"]]
     log = tempfile.TemporaryFile()

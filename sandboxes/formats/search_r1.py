@@ -10,8 +10,8 @@ result is shown as its text inside ``<information>``. There are no citations.
 
 from __future__ import annotations
 
-from .formats_base import FormatProblem, ParsedAction, ToolCallFormat, find_blocks, split_thought
-from .tool_types import ToolCall, ToolResult
+from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, find_blocks, split_thought
+from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
 __all__ = ["SearchR1Format"]
 

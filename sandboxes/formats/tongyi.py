@@ -25,7 +25,7 @@ do), so a call argument cannot contain ``</think>``.
 
 from __future__ import annotations
 
-from .formats_base import (
+from stillweb.sandboxes.formats.base import (
     Block,
     FormatProblem,
     ParsedAction,
@@ -37,7 +37,7 @@ from .formats_base import (
     tagged_calls,
     tool_list_json,
 )
-from .tool_types import ToolResult
+from stillweb.sandboxes.tools.types import ToolResult
 
 __all__ = ["TongyiFormat", "parse_citations"]
 

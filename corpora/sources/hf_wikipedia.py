@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from .records import RawPage
+from stillweb.corpora.records import RawPage
 
 __all__ = ["read_hf", "REQUIRED_COLUMNS"]
 

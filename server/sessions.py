@@ -37,9 +37,9 @@ from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stillweb.envs.remote import REMOTE_ENV_ID
-from stillweb.envs.server_session_store import EnvSession, SessionStore, request_digest
-from stillweb.sandboxes.server import SnapshotCatalog
-from stillweb.sandboxes.server_http import BUFFERED_BODY, ERROR_RESPONSES, ApiError, ErrorBody, run_blocking, send_error
+from stillweb.server.session_store import EnvSession, SessionStore, request_digest
+from stillweb.server.tools import SnapshotCatalog
+from stillweb.server.base import BUFFERED_BODY, ERROR_RESPONSES, ApiError, ErrorBody, run_blocking, send_error
 
 __all__ = ["StepFastPath", "add_session_routes", "default_env_ids", "message_delta", "to_jsonable"]
 

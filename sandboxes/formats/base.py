@@ -18,8 +18,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from .tool_types import ToolCall, ToolResult, preview
-from .tools_answer import MAX_CITATIONS
+from stillweb.sandboxes.tools.types import ToolCall, ToolResult, preview
+from stillweb.sandboxes.tools.answer import MAX_CITATIONS
 
 __all__ = [
     "ParsedAction",

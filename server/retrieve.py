@@ -16,11 +16,11 @@ from fastapi import APIRouter, Request
 
 from stillweb.corpora.snapshot import Snapshot
 
-from .server_http import ERROR_RESPONSES, ErrorBody, run_blocking
-from .server_models import RetrievedDocument, RetrieveRequest, RetrieveResponse, ScoredDocument
+from stillweb.server.base import ERROR_RESPONSES, ErrorBody, run_blocking
+from stillweb.server.models import RetrievedDocument, RetrieveRequest, RetrieveResponse, ScoredDocument
 
 if TYPE_CHECKING:
-    from .server import SnapshotCatalog
+    from stillweb.server.tools import SnapshotCatalog
 
 __all__ = ["retrieval_router", "retrieve"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .tool_types import Tool, ToolResult, preview
-from .validation import doc_reference
+from stillweb.sandboxes.tools.types import Tool, ToolResult, preview
+from stillweb.sandboxes.tools.validation import doc_reference
 
 if TYPE_CHECKING:
     from stillweb.corpora.snapshot import Snapshot

@@ -27,12 +27,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from .index import INDEX_PARAMETERS, IndexBuilder
-from .manifest import content_fingerprint, write_manifest
-from .graph_writer import GraphWriter
-from .records import DOCS_SCHEMA, ParsedPage, RawPage
-from .wikitext import normalize_title, parse_page
-from .version import PACKAGE_VERSION
+from stillweb.corpora.index import INDEX_PARAMETERS, IndexBuilder
+from stillweb.corpora.manifest import content_fingerprint, write_manifest
+from stillweb.corpora.graph_writer import GraphWriter
+from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, RawPage
+from stillweb.corpora.wikitext import normalize_title, parse_page
+from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = ["build_snapshot", "BuildResult", "render_fact_box"]
 

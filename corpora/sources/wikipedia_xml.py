@@ -28,7 +28,7 @@ from os import PathLike
 from pathlib import Path
 from typing import BinaryIO
 
-from .records import RawPage
+from stillweb.corpora.records import RawPage
 
 __all__ = ["read_dump", "DumpError", "DumpStats"]
 

@@ -1,6 +1,6 @@
 """The program the sandboxed interpreter runs before the policy's code.
 
-It is not imported by the host: :mod:`stillweb.sandboxes.pysandbox` reads this
+It is not imported by the host: :mod:`stillweb.sandboxes.python.sandbox` reads this
 file's text and passes it to ``python -S -s -P -B -c``, with the limits as
 arguments and the policy's code on stdin. It then, in order:
 

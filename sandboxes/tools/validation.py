@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
-from .tool_types import preview
+from stillweb.sandboxes.tools.types import preview
 
 __all__ = ["compile_validator", "describe_errors", "doc_reference", "MAX_REPORTED_ERRORS"]
 

@@ -5,7 +5,7 @@ Documents are split into pages of at most :data:`PAGE_CHARS` characters by
 :func:`paginate`, always the same way for the same text: a page ends at the last
 paragraph break (blank line) inside the window, else the last line break, else
 the last space, else exactly at the limit. A ``doc`` argument is a doc id (int,
-or a numeric string, see :func:`stillweb.sandboxes.validation.doc_reference`) or
+or a numeric string, see :func:`stillweb.sandboxes.tools.validation.doc_reference`) or
 a title; redirects and case-insensitive titles resolve through the snapshot.
 """
 
@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .tool_types import Tool, ToolInputError, ToolResult, example_call, preview
-from .validation import doc_reference
+from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call, preview
+from stillweb.sandboxes.tools.validation import doc_reference
 
 if TYPE_CHECKING:
     from stillweb.corpora.snapshot import Document, Snapshot

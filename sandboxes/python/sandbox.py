@@ -13,8 +13,8 @@ checkout, a snapshot, task files, home directories or the host's ``/tmp``. It ha
 network, runs as uid 65534 in its own user, pid, network, ipc and uts namespaces,
 under CPU-time, address-space, process-count and file-size limits, with a cleared
 environment. The wall-clock timeout kills the whole process tree (the pid namespace
-dies with its init). See :mod:`.pysandbox_bwrap` for the mounts and uid mapping.
-A seccomp filter (:mod:`.pysandbox_seccomp`) forbids nested user namespaces and a few
+dies with its init). See :mod:`.bwrap` for the mounts and uid mapping.
+A seccomp filter (:mod:`.seccomp`) forbids nested user namespaces and a few
 kernel interfaces. Where bubblewrap cannot run, ``run_python`` refuses (reason
 ``"refused"``) unless the caller opts into ``isolation="none-unsafe"``: a bare
 subprocess with the limits only, which can read every file the host user can and may
@@ -27,7 +27,7 @@ exits with status 128+N is reported as killed by signal N (bubblewrap's conventi
 :func:`isolation_available` is decided once per process.
 
 Determinism: the same code prints the same bytes on every run. The bootstrap
-(:mod:`.pysandbox_bootstrap`) fixes the hash seed, seeds :mod:`random` with 0, makes
+(:mod:`.bootstrap`) fixes the hash seed, seeds :mod:`random` with 0, makes
 ``os.urandom`` and unseeded ``random.Random()`` reproducible and freezes the wall
 clock at 2024-01-01T00:00:00Z (``time.time()``, ``datetime.now()``, ...). Not fixed:
 monotonic and CPU clocks (``time.monotonic``, ``perf_counter``, ``process_time``),
@@ -50,9 +50,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .pysandbox_bwrap import ID_MAP, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_UID, bwrap_argv, interpreter_files
-from .pysandbox_process import ProcessOutcome, SandboxFds, run_process
-from .pysandbox_seccomp import seccomp_program
+from stillweb.sandboxes.python.bwrap import ID_MAP, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_UID, bwrap_argv, interpreter_files
+from stillweb.sandboxes.python.process import ProcessOutcome, SandboxFds, run_process
+from stillweb.sandboxes.python.seccomp import seccomp_program
 
 __all__ = ["PythonSandboxConfig", "ExecutionResult", "REASONS", "ISOLATIONS", "run_python", "isolation_available"]
 
@@ -65,7 +65,7 @@ INSTALL_HINT = (
 )
 INTERPRETER_FLAGS = ("-S", "-s", "-P", "-B")  # no site, no user site, no script dir on sys.path, no .pyc
 SIGXCPU = 24
-_BOOTSTRAP_SOURCE = Path(__file__).with_name("pysandbox_bootstrap.py").read_text(encoding="utf-8")
+_BOOTSTRAP_SOURCE = Path(__file__).with_name("bootstrap.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The Python code-execution sandbox: bubblewrap namespaces, rlimits, seccomp and a bootstrap."""

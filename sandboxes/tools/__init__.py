@@ -1,0 +1,1 @@
+"""The tools an agent can call: their types, validation, registry and implementations."""
