@@ -6,6 +6,12 @@ the default :class:`RewardConfig` is the binary outcome alone. Every other part
 always *computed* and reported in ``info["reward_parts"]`` so a trainer can
 compose its own, but only counts toward the scalar reward when given a weight.
 
+Abstention: on an unanswerable task (``Task.answerable`` false) abstaining is
+the correct outcome (``outcome`` 1, ``abstention`` 1) and answering is a
+fabrication (``outcome`` 0, ``fabricated_answer`` true); on an answerable task
+abstaining earns 0 with ``abstained`` true. Rewarding "the sources do not say"
+only when it is true keeps an outcome reward from teaching confident guessing.
+
 >>> from stillweb.envs.task_loader import Task
 >>> task = Task.from_record({"question": "q", "answer": "1,000"})
 >>> parts = score_episode(task, EpisodeTrace(answer="1000", steps=3), RewardConfig())
@@ -45,6 +51,7 @@ class RewardConfig:
     citation_precision: float = 0.0
     citation_recall: float = 0.0
     rubric: float = 0.0
+    abstention: float = 0.0
     citation_gate: bool = False
     gamma: float = 0.95
     gamma_scalar: Literal["first", "last", "mean"] = "first"
@@ -53,6 +60,7 @@ class RewardConfig:
     penalty_format_error: float = 0.0
     penalty_bad_citation: float = 0.0
     penalty_unsupported_answer: float = 0.0
+    penalty_fabricated_answer: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gamma <= 1.0:
@@ -93,9 +101,11 @@ class EpisodeTrace:
     document); ``seen_docs`` the docs that appeared in any observation;
     ``opened_docs`` the docs the agent read; ``observation_text`` every
     observation, normalised and joined, to check that the answer was seen.
+    ``abstained``: the agent abstained (``answer`` is then its stated reason).
     """
 
     answer: str | None = None
+    abstained: bool = False
     steps: int = 0
     cited: tuple[int | None, ...] = ()
     seen_docs: frozenset[int] = frozenset()
@@ -114,7 +124,10 @@ class RewardParts:
     citation_precision: float
     citation_recall: float
     rubric: float
+    abstention: float
     provenance_ok: bool
+    abstained: bool
+    fabricated_answer: bool
     penalty: float
     total: float
     gamma_credits: tuple[float, ...]
@@ -143,8 +156,10 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
     per-call counts (unknown tool, bad arguments, format errors) come in the trace.
     """
     counts = trace.counts
-    answer = trace.answer
+    answer = None if trace.abstained else trace.answer  # an abstention's reason is not an answer
     correct = answer is not None and answers_match(answer, task.golds)
+    fabricated = not task.answerable and answer is not None
+    abstention = float(trace.abstained and not task.answerable)
     cited_docs = tuple(dict.fromkeys(doc for doc in trace.cited if doc is not None))
     counts.bad_citation = sum(1 for doc in trace.cited if doc is None or doc not in trace.seen_docs)
     if answer is not None:
@@ -155,7 +170,7 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
     precision = hits / len(cited_docs) if cited_docs else 0.0
     recall = hits / len(evidence_docs) if evidence_docs else 0.0
     provenance_ok = not evidence_docs or evidence_docs.issubset(cited_docs)
-    outcome = float(correct and (provenance_ok or not config.citation_gate))
+    outcome = float(correct and (provenance_ok or not config.citation_gate)) if task.answerable else abstention
     credits = gamma_credits(outcome, max(trace.steps, 1), config.gamma)
     decayed = {"first": credits[0], "last": credits[-1], "mean": sum(credits) / len(credits)}[config.gamma_scalar]
     rubric = _rubric(task.evidence, task.golds, set(cited_docs) & trace.opened_docs) if correct else 0.0
@@ -166,6 +181,7 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
         + config.penalty_format_error * counts.format_error
         + config.penalty_bad_citation * counts.bad_citation
         + config.penalty_unsupported_answer * counts.unsupported_answer
+        + config.penalty_fabricated_answer * fabricated
     )
     total = (
         config.outcome * outcome
@@ -174,6 +190,7 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
         + config.citation_precision * precision
         + config.citation_recall * recall
         + config.rubric * rubric
+        + config.abstention * abstention
         - penalty
     )
     return RewardParts(
@@ -183,7 +200,10 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
         citation_precision=precision,
         citation_recall=recall,
         rubric=rubric,
+        abstention=abstention,
         provenance_ok=provenance_ok,
+        abstained=trace.abstained,
+        fabricated_answer=fabricated,
         penalty=penalty,
         total=total,
         gamma_credits=credits,

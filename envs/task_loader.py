@@ -2,7 +2,8 @@
 
 A task set comes from a task-set name inside a snapshot
 (``SNAPSHOT/tasks/<name>/<split>.parquet``), a ``.jsonl``/``.parquet`` file, or
-a list of dicts. Every record needs ``question`` and ``answer``; ``task_id``
+a list of dicts. Every record needs ``question`` and ``answer`` (an unanswerable
+task, ``"answerable": false``, has an empty answer: the right move is to abstain); ``task_id``
 defaults to a stable hash of both, and the optional ``aliases``, ``evidence``
 and ``evidence_docs`` (lists, or JSON strings of lists as parquet writers may
 store them) enable citation rewards and the reference agent.
@@ -53,12 +54,13 @@ class Task:
     aliases: tuple[str, ...] = ()
     evidence: tuple[EvidenceItem, ...] = ()
     evidence_docs: tuple[int, ...] = ()
+    answerable: bool = True
     record: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def golds(self) -> tuple[str, ...]:
-        """The answer followed by its aliases."""
-        return (self.answer, *self.aliases)
+        """The answer followed by its aliases (none for an unanswerable task)."""
+        return (self.answer, *self.aliases) if self.answerable else ()
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "Task":
@@ -67,10 +69,13 @@ class Task:
         >>> Task.from_record({"question": "q", "answer": "a", "aliases": '["A"]'}).golds
         ('a', 'A')
         """
-        missing = [key for key in ("question", "answer") if not record.get(key)]
+        answerable = record.get("answerable") is not False  # absent (older sets): answerable
+        missing = [key for key in ("question", "answer") if not record.get(key) and (answerable or key == "question")]
         if missing:
             raise ValueError(f"task record lacks {missing}: {dict(record)!r:.200}")
-        question, answer = str(record["question"]), str(record["answer"])
+        if not answerable and record.get("answer"):
+            raise ValueError(f"an unanswerable task has no answer, got {record['answer']!r}: {dict(record)!r:.200}")
+        question, answer = str(record["question"]), str(record.get("answer") or "")
         evidence = tuple(_evidence_item(item) for item in _as_list(record.get("evidence")))
         evidence_docs = tuple(int(doc) for doc in _as_list(record.get("evidence_docs")))
         if not evidence_docs:
@@ -85,6 +90,7 @@ class Task:
             aliases=tuple(str(alias) for alias in _as_list(record.get("aliases"))),
             evidence=evidence,
             evidence_docs=evidence_docs,
+            answerable=answerable,
             record=plain,
         )
 

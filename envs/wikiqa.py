@@ -90,6 +90,7 @@ class _TurnOutcome:
     results: list[ToolResult] = field(default_factory=list)
     calls: list[ToolCall | None] = field(default_factory=list)
     thought: str = ""
+    abstained: bool = False
 
 
 class WikiQAEnv(gym.Env[str, str]):
@@ -192,7 +193,7 @@ class WikiQAEnv(gym.Env[str, str]):
         reward = 0.0
         if ending:
             episode.done = True
-            parts = self._score(turn.answer, turn.citations, episode)
+            parts = self._score(turn, episode)
             reward = parts.total
             info.update(
                 answer=turn.answer,
@@ -224,7 +225,7 @@ class WikiQAEnv(gym.Env[str, str]):
             return _TurnOutcome(results=[parsed.error_result()], calls=[None], thought=parsed.thought)
         if parsed.answer is not None:
             citations = resolve_citations(self.snapshot, parsed.citations)
-            return _TurnOutcome(answer=parsed.answer, citations=citations, thought=parsed.thought)
+            return _TurnOutcome(answer=parsed.answer, citations=citations, thought=parsed.thought, abstained=parsed.abstained)
         results = [self._run_call(call, episode) for call in parsed.calls]
         return _TurnOutcome(results=results, calls=list(parsed.calls), thought=parsed.thought)
 
@@ -278,10 +279,12 @@ class WikiQAEnv(gym.Env[str, str]):
             return "truncated", "context_tokens"
         return None, None
 
-    def _score(self, answer: str | None, citations: list[dict], episode: _Episode) -> RewardParts:
-        cited = tuple(item.get("doc_id") if isinstance(item, dict) else None for item in citations)
+    def _score(self, turn: _TurnOutcome, episode: _Episode) -> RewardParts:
+        answer = turn.answer
+        cited = tuple(item.get("doc_id") if isinstance(item, dict) else None for item in turn.citations)
         trace = EpisodeTrace(
             answer=answer,
+            abstained=turn.abstained,
             steps=len(episode.turns),
             cited=cited,
             seen_docs=frozenset(episode.seen_docs),

@@ -33,9 +33,13 @@ __all__ = [
     "checked_citations",
     "tool_list_json",
     "MAX_ACTION_CHARS",
+    "ABSTAIN_CALL",
+    "abstention",
 ]
 
 MAX_ACTION_CHARS = 100_000
+# Abstaining with the answer tool (the OpenAI format, and the Tongyi format's <tool_call>).
+ABSTAIN_CALL = 'to abstain call {"name": "answer", "arguments": {"abstain": true, "text": "<what the documents lack>"}}'
 
 
 @dataclass
@@ -46,6 +50,8 @@ class ParsedAction:
     message says what was expected, with an example), ``answer`` is set (the
     final answer, with ``citations``: doc ids or titles), or ``calls`` is
     non-empty. ``thought`` is the reasoning text (``<think>`` or message content).
+    ``abstained`` marks an abstention ("the documents do not say"): ``answer``
+    then holds the stated reason (possibly empty), which is not an answer.
     """
 
     calls: list[ToolCall] = field(default_factory=list)
@@ -53,6 +59,7 @@ class ParsedAction:
     citations: list[int | str] = field(default_factory=list)
     error: str | None = None
     thought: str = ""
+    abstained: bool = False
 
     def error_result(self) -> ToolResult | None:
         """The format error as a ``format_error`` result to show the model, or ``None``."""
@@ -223,12 +230,30 @@ class ToolCallFormat(ABC):
             return ParsedAction(calls=calls, thought=thought)
         if len(calls) > 1:
             raise FormatProblem("the answer call must be the only call of its turn")
-        text, citations = answers[0].arguments.get("text"), answers[0].arguments.get("citations", [])
+        arguments = answers[0].arguments
+        text, citations, abstain = arguments.get("text"), arguments.get("citations", []), arguments.get("abstain", False)
         if not isinstance(text, str):
             raise FormatProblem('the answer call needs {"text": "<your answer>"}')
         if not isinstance(citations, list) or not all(_is_citation(item) for item in citations):
             raise FormatProblem('"citations" must be a list of doc ids or titles, e.g. [12, "Marie Curie"]')
-        return ParsedAction(answer=text.strip(), citations=checked_citations(citations), thought=thought)
+        if not isinstance(abstain, bool):
+            raise FormatProblem(f'"abstain" must be true or false, got {preview(abstain, 40)}; {ABSTAIN_CALL}')
+        return ParsedAction(answer=text.strip(), citations=checked_citations(citations), thought=thought, abstained=abstain)
+
+
+def abstention(blocks: list[Block], action: str, thought: str) -> ParsedAction | None:
+    """The abstention written as ``<abstain>reason</abstain>`` (Tongyi and Search-R1), or None.
+
+    It must be the whole action (after ``<think>``): alone, once, and with no tool call in it.
+    """
+    if not blocks:
+        return None
+    if len(blocks) > 1:
+        raise FormatProblem("more than one <abstain>")
+    block = blocks[0]
+    if action[: block.start].strip() or action[block.end :].strip():
+        raise FormatProblem("<abstain>...</abstain> must be the whole turn: no tool call, answer or text around it")
+    return ParsedAction(answer=block.inner.strip(), thought=thought, abstained=True)
 
 
 def checked_citations(citations: list[int | str]) -> list[int | str]:

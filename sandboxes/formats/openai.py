@@ -8,7 +8,8 @@ The action text is one of:
 - Hermes style: calls wrapped in ``<tool_call>{...}</tool_call>`` tags, optionally after ``<think>``.
 
 The final answer is a call of the ``answer`` tool (``{"name": "answer", "arguments":
-{"text": ..., "citations": [...]}}``), alone in its turn. Results are rendered as
+{"text": ..., "citations": [...]}}``), alone in its turn; ``"abstain": true`` in its
+arguments abstains (the documents do not contain the answer; ``text`` says what is missing). Results are rendered as
 tool messages, one JSON object per line: ``{"role": "tool", "tool_call_id", "name", "content"}``.
 """
 
@@ -34,6 +35,7 @@ __all__ = ["OpenAIFormat"]
 
 EXAMPLE_CALL = '{"name": "search", "arguments": {"query": "Marie Curie birthplace"}}'
 EXAMPLE_ANSWER = '{"name": "answer", "arguments": {"text": "Warsaw", "citations": [12]}}'
+EXAMPLE_ABSTAIN = '{"name": "answer", "arguments": {"abstain": true, "text": "No document gives her birthplace."}}'
 
 
 class OpenAIFormat(ToolCallFormat):
@@ -61,7 +63,8 @@ class OpenAIFormat(ToolCallFormat):
 
     def how_to_call(self) -> str:
         """The expected forms, with examples."""
-        return f"Call a tool with a JSON object such as\n{EXAMPLE_CALL}\nand answer with\n{EXAMPLE_ANSWER}"
+        return (f"Call a tool with a JSON object such as\n{EXAMPLE_CALL}\nand answer with\n{EXAMPLE_ANSWER}\n"
+                f"or, if the documents do not contain the answer, abstain with\n{EXAMPLE_ABSTAIN}")
 
     def render_results(self, results: list[ToolResult]) -> str:
         """One tool message (JSON) per line."""
@@ -86,7 +89,8 @@ class OpenAIFormat(ToolCallFormat):
             "To call a function, reply with only a JSON object (or a JSON list of objects):\n"
             f"{EXAMPLE_CALL}\n"
             f"Make at most {limit} call(s) per turn. Results come back as tool messages.\n"
-            f"To finish, call the answer function alone, citing doc ids or titles:\n{EXAMPLE_ANSWER}"
+            f"To finish, call the answer function alone, citing doc ids or titles:\n{EXAMPLE_ANSWER}\n"
+            f"If after searching the documents do not contain the answer, abstain instead of guessing:\n{EXAMPLE_ABSTAIN}"
         )
 
 

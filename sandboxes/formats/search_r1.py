@@ -6,16 +6,21 @@ A search becomes a call of the ``search`` tool with ``k = search_k`` results
 (3, as in the Search-R1 paper). Results come back as
 ``<information>Doc 1(Title: ...) snippet ...</information>``; any other tool
 result is shown as its text inside ``<information>``. There are no citations.
+``<abstain>reason</abstain>`` (the whole turn) abstains: the documents do not
+contain the answer.
 """
 
 from __future__ import annotations
 
-from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, find_blocks, split_thought
+from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, abstention, find_blocks, split_thought
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
 __all__ = ["SearchR1Format"]
 
-EXAMPLE = "<think>I need the birthplace.</think>\n<search>Marie Curie birthplace</search>\nor\n<answer>Warsaw</answer>"
+EXAMPLE = (
+    "<think>I need the birthplace.</think>\n<search>Marie Curie birthplace</search>\nor\n<answer>Warsaw</answer>\n"
+    "or, if the information does not contain the answer,\n<abstain>No document gives her birthplace.</abstain>"
+)
 
 
 class SearchR1Format(ToolCallFormat):
@@ -33,6 +38,9 @@ class SearchR1Format(ToolCallFormat):
         thought, action = split_thought(text)
         if "<information>" in action:
             raise FormatProblem("do not write <information>; the environment adds search results")
+        abstained = abstention(find_blocks(action, "abstain"), action, thought)
+        if abstained is not None:
+            return abstained
         searches, answers = find_blocks(action, "search"), find_blocks(action, "answer")
         if answers:
             if len(answers) > 1:
@@ -55,7 +63,7 @@ class SearchR1Format(ToolCallFormat):
 
     def how_to_call(self) -> str:
         """The expected forms, with examples."""
-        return f"Search with <search>keywords</search> or answer with <answer>...</answer>, e.g.\n{EXAMPLE}"
+        return f"Search with <search>keywords</search>, answer with <answer>...</answer> or abstain with <abstain>...</abstain>, e.g.\n{EXAMPLE}"
 
     def render_results(self, results: list[ToolResult]) -> str:
         """One ``<information>`` block per result, search hits as ``Doc i(Title: t) snippet``."""
@@ -70,7 +78,9 @@ class SearchR1Format(ToolCallFormat):
             f"engine by <search> query </search> (at most {limit} per turn) and it will return the top searched "
             "results between <information> and </information>. You can search as many times as you want. "
             "If you find no further external knowledge needed, you can directly provide the answer inside "
-            "<answer> and </answer>, without detailed illustrations. For example, <answer> Beijing </answer>."
+            "<answer> and </answer>, without detailed illustrations. For example, <answer> Beijing </answer>. "
+            "If after searching the information does not contain the answer, reply <abstain> what is missing "
+            "</abstain> instead of guessing."
         )
 
 

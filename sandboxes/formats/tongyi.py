@@ -12,10 +12,15 @@ or the final answer::
     <answer>Warsaw</answer>
     <citations>12; Marie Curie</citations>
 
+or an abstention, when the documents do not contain the answer::
+
+    <abstain>No document states the founding year of the club.</abstain>
+
 The citation convention: an optional ``<citations>`` block right after
 ``</answer>`` holding doc ids or titles separated by ``;`` or newlines (titles
 may contain commas), or a JSON list such as ``[12, "Paris, Texas"]``. A call of
-the ``answer`` tool inside ``<tool_call>`` is accepted as the answer too.
+the ``answer`` tool inside ``<tool_call>`` is accepted as the answer too (with
+``"abstain": true``, as an abstention).
 Results come back as ``<tool_response>...</tool_response>``, one block per call.
 
 Tags inside a ``<tool_call>`` block (e.g. a query containing ``<answer>``) are
@@ -30,6 +35,7 @@ from stillweb.sandboxes.formats.base import (
     FormatProblem,
     ParsedAction,
     ToolCallFormat,
+    abstention,
     checked_citations,
     find_blocks,
     load_json,
@@ -44,6 +50,7 @@ __all__ = ["TongyiFormat", "parse_citations"]
 CALL_MARKER = "<tool_call/>"
 EXAMPLE_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "Marie Curie birthplace"}}\n</tool_call>'
 EXAMPLE_ANSWER = "<answer>Warsaw</answer>\n<citations>12; Marie Curie</citations>"
+EXAMPLE_ABSTAIN = "<abstain>No document states the founding year.</abstain>"
 
 
 def parse_citations(text: str) -> list[int | str]:
@@ -79,6 +86,9 @@ class TongyiFormat(ToolCallFormat):
         outside = _mask_blocks(action, calls)  # tags inside call arguments are data, not markup
         if "<tool_response>" in outside:
             raise FormatProblem("do not write <tool_response>; the environment adds tool results")
+        abstained = abstention(find_blocks(outside, "abstain"), outside, thought)
+        if abstained is not None:
+            return abstained
         answers = find_blocks(outside, "answer")
         if answers:
             if len(answers) > 1:
@@ -106,7 +116,8 @@ class TongyiFormat(ToolCallFormat):
 
     def how_to_call(self) -> str:
         """The expected forms, with examples."""
-        return f"Call a tool with\n{EXAMPLE_CALL}\nor give the final answer with\n{EXAMPLE_ANSWER}"
+        return (f"Call a tool with\n{EXAMPLE_CALL}\nor give the final answer with\n{EXAMPLE_ANSWER}\n"
+                f"or, if the documents do not contain it, abstain with\n{EXAMPLE_ABSTAIN}")
 
     def render_results(self, results: list[ToolResult]) -> str:
         """One ``<tool_response>`` block per result."""
@@ -127,5 +138,7 @@ class TongyiFormat(ToolCallFormat):
             f"Make at most {limit} tool call(s) per turn. Results come back inside <tool_response></tool_response>.\n\n"
             "When you know the answer, write it inside <answer></answer>, optionally followed by "
             "<citations></citations> listing the doc ids or titles of supporting documents, separated by ';'. "
-            f"Example:\n{EXAMPLE_ANSWER}"
+            f"Example:\n{EXAMPLE_ANSWER}\n"
+            "If after searching the documents do not contain the answer, say so instead of guessing:\n"
+            f"{EXAMPLE_ABSTAIN}"
         )

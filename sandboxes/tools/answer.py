@@ -1,6 +1,9 @@
-"""The ``answer`` tool: the agent's final answer, with the documents it cites.
+"""The ``answer`` tool: the agent's final answer, with the documents it cites, or an abstention.
 
-Calling it ends the episode (``terminal=True``). Citations are doc ids or
+Calling it ends the episode (``terminal=True``). ``{"abstain": true, "text": "<what
+the sources lack>"}`` abstains: the agent says the snapshot does not hold the
+answer (the right move on an unanswerable task, and only there: see
+``stillweb.envs.rewards``); ``text`` is then the reason, never scored as an answer. Citations are doc ids or
 titles; each is resolved against the snapshot and reported with its doc id and
 title, or marked ``found: false`` when nothing matches (an unknown citation is
 not an error: the reward decides what it costs).
@@ -40,12 +43,22 @@ class AnswerTool(Tool):
     name = "answer"
     description = (
         "Give your final answer and end the task. Keep it short (a name, number, date...). "
-        "Optionally cite the documents that support it by doc id or title."
+        "Optionally cite the documents that support it by doc id or title. If, after searching, the "
+        'documents do not contain the answer, abstain instead: {"abstain": true, "text": "<what is missing>"}.'
     )
     parameters = {
         "type": "object",
         "properties": {
-            "text": {"type": "string", "maxLength": MAX_ANSWER_CHARS, "description": "The final answer."},
+            "text": {
+                "type": "string",
+                "maxLength": MAX_ANSWER_CHARS,
+                "description": "The final answer (when abstaining: what the documents do not say).",
+            },
+            "abstain": {
+                "type": "boolean",
+                "default": False,
+                "description": "true: the documents do not contain the answer, so none is given.",
+            },
             "citations": {
                 "type": "array",
                 "items": {
@@ -68,12 +81,13 @@ class AnswerTool(Tool):
         self.snapshot = snapshot
 
     def run(self, arguments: dict) -> ToolResult:
-        """Record the answer; ``data`` = ``{"answer", "citations": [resolved...]}``."""
+        """Record the answer; ``data`` = ``{"answer", "abstained", "citations": [resolved...]}``."""
         citations = resolve_citations(self.snapshot, arguments.get("citations", []))
-        text = f"Final answer: {arguments['text']}"
+        abstained = bool(arguments.get("abstain", False))
+        text = f"Abstained: {arguments['text']}" if abstained else f"Final answer: {arguments['text']}"
         if citations:
             shown = [f"[doc {c['doc_id']}] {c['title']}" if c["found"] else f"{preview(c['ref'])} (not found)" for c in citations]
             text += "\nCitations: " + "; ".join(shown)
         return ToolResult(
-            name=self.name, text=text, data={"answer": arguments["text"], "citations": citations}, terminal=True
+            name=self.name, text=text, data={"answer": arguments["text"], "abstained": abstained, "citations": citations}, terminal=True
         )
