@@ -104,11 +104,11 @@ def run_reference_episodes(snapshot: Snapshot, episodes: int) -> None:
     print(f"\nreference agent on {len(tasks)} test tasks of {TASK_SET!r} (stillweb/WikiQA-v0, tongyi format):")
     print(f"  {'task':<28} {'hops':>4} {'level':>5} {'turns':>5} {'outcome':>7} {'cit.prec':>8} {'cit.rec':>7} {'rubric':>6} {'gamma':>6}")
     for task in tasks:
-        summary = run_episode(env, lambda record: ReferenceAgent(record), options={"task_id": task["task_id"]})
+        summary = run_episode(env, lambda record: ReferenceAgent(record), options={"task_id": task.task_id})
         parts = summary["reward_parts"] or {}
-        print(f"  {summary['task_id']:<28} {task['hops']:>4} {task['level']:>5} {summary['turns']:>5} "
+        print(f"  {summary['task_id']:<28} {task.hops:>4} {task.level:>5} {summary['turns']:>5} "
               f"{summary['outcome']:>7.1f} {parts.get('citation_precision', 0):>8.2f} {parts.get('citation_recall', 0):>7.2f} "
               f"{parts.get('rubric', 0):>6.2f} {parts.get('gamma_decay', 0):>6.2f}")
-        print(f"      Q: {task['question'][:150]}{'...' if len(task['question']) > 150 else ''}")
+        print(f"      Q: {task.question[:150]}{'...' if len(task.question) > 150 else ''}")
         print(f"      A: {summary['answer']}")
     env.close()

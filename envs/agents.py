@@ -83,8 +83,8 @@ class ReferenceAgent:
         tool_format: the env's ``tool_format``.
     """
 
-    def __init__(self, task: Mapping[str, Any], tool_format: str = "tongyi") -> None:
-        self.task = Task.from_record(task)
+    def __init__(self, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> None:
+        self.task = Task.from_dict(task)
         self.tool_format = tool_format
         write_call(tool_format, "search", {"query": "check the format name"})
         self.observations: list[str] = []
@@ -219,20 +219,20 @@ _GENERATORS: dict[str, Callable[[KeyedRng], str]] = {
 
 def run_episode(
     env: gym.Env,
-    agent: Agent | Callable[[Mapping[str, Any]], Agent],
+    agent: Agent | Callable[[Task], Agent],
     seed: int | None = None,
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play one episode; return a summary (task id, turns, endings, outcome, reward parts).
 
-    ``agent`` is an agent, or a factory called with the episode's task record
+    ``agent`` is an agent, or a factory called with the episode's :class:`Task`
     (e.g. ``lambda task: ReferenceAgent(task)``).
 
     >>> # summary = run_episode(env, lambda task: ReferenceAgent(task), seed=0)
     """
     observation, info = env.reset(seed=seed, options=options)
     if not hasattr(agent, "act"):
-        agent = agent(env.unwrapped.tasks.by_id(info["task_id"]).record)
+        agent = agent(env.unwrapped.tasks.by_id(info["task_id"]))
     turns, total, terminated, truncated = 0, 0.0, False, False
     while not (terminated or truncated):
         observation, reward, terminated, truncated, info = env.step(agent.act(observation))

@@ -57,7 +57,7 @@ class LookupEnv(gym.Env[str, str]):
         for record in records:
             if not record.get("passage"):
                 raise ValueError(f"Lookup task record lacks a 'passage': {dict(record)!r:.200}")
-        self.tasks = TaskSet((Task.from_record(record) for record in records), source="lookup tasks")
+        self.tasks = TaskSet((Task.from_dict(record) for record in records), source="lookup tasks")
         self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
         self.action_space = unicode_text_space(ACTION_MAX_CHARS)
         self._picker = TaskPicker(self.tasks, "lookup")
@@ -67,7 +67,7 @@ class LookupEnv(gym.Env[str, str]):
         """Pick a task (``options["task_id"]`` or from the seed) and show passage and question."""
         super().reset(seed=seed)
         self._task = self._picker.pick(seed, options)
-        record = self._task.record
+        record = self._task.extra
         title = f" ({record['title']})" if record.get("title") else ""
         observation = (
             "Read the passage and answer the question. Reply with the answer only, "

@@ -13,7 +13,7 @@ abstaining earns 0 with ``abstained`` true. Rewarding "the sources do not say"
 only when it is true keeps an outcome reward from teaching confident guessing.
 
 >>> from stillweb.envs.task_loader import Task
->>> task = Task.from_record({"question": "q", "answer": "1,000"})
+>>> task = Task.from_dict({"question": "q", "answer": "1,000"})
 >>> parts = score_episode(task, EpisodeTrace(answer="1000", steps=3), RewardConfig())
 >>> parts.outcome, parts.total
 (1.0, 1.0)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE, GenerationSummary, generate_tasks
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.agents import ReferenceAgent, run_episode
 from stillweb.envs.wikiqa import WikiQAEnv
 
@@ -40,10 +41,11 @@ class SolveResult:
     ending: str | None
 
 
-def solve_with_reference(snapshot_path: str | Path, task: Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
+def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
     """Run the reference agent on ``task`` in WikiQA-v0 with limits sized to its evidence."""
-    budget = _CALLS_PER_EVIDENCE * len(task.get("evidence") or []) + 4
-    env = WikiQAEnv(snapshot_path, tasks=[dict(task)], tool_format=tool_format, tools=list(REFERENCE_TOOLS),
+    task = TaskRecord.from_dict(task)
+    budget = _CALLS_PER_EVIDENCE * len(task.evidence) + 4
+    env = WikiQAEnv(snapshot_path, tasks=[task], tool_format=tool_format, tools=list(REFERENCE_TOOLS),
                     max_turns=budget, max_tool_calls=budget)
     try:
         summary = run_episode(env, ReferenceAgent(task, tool_format=tool_format), seed=0)
@@ -61,7 +63,7 @@ class ReferenceVerifier:
         self.snapshot_path = str(snapshot_path)
         self.tool_format = tool_format
 
-    def __call__(self, task: dict) -> int | None:
+    def __call__(self, task: TaskRecord) -> int | None:
         result = solve_with_reference(self.snapshot_path, task, self.tool_format)
         return result.steps if result.solved else None
 

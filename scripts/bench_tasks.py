@@ -69,7 +69,7 @@ def main() -> None:
     tasks = main_run.tasks
     made = len(tasks)
     shortcut = sum(v for k, v in main_run.rejections.items() if k.startswith("shortcut"))
-    shapes = Counter(t["shape"] for t in tasks)
+    shapes = Counter(t.shape for t in tasks)
     body = "\n".join([
         f"World: `{snapshot}` ({len(graph.facts)} facts); seed {args.seed}. "
         f"Load average (1/5/15 min) before: {_load(load_before)}, after the generation runs: {_load(load_after)} "
@@ -90,15 +90,15 @@ def main() -> None:
         f"({_pct(main_run.rejections.get('not_unique', 0), main_run.attempts)} of attempts)",
         f"- shortcut rejections: {shortcut} ({_pct(shortcut, main_run.attempts)} of attempts); "
         f"all reasons: {dict(sorted(main_run.rejections.items()))}",
-        f"- hops: {dict(sorted(Counter(t['hops'] for t in tasks).items()))}",
-        f"- levels: {dict(sorted(Counter(t['level'] for t in tasks).items()))}",
+        f"- hops: {dict(sorted(Counter(t.hops for t in tasks).items()))}",
+        f"- levels: {dict(sorted(Counter(t.level for t in tasks).items()))}",
         f"- distinct shapes: {len(shapes)}; top 10: {shapes.most_common(10)}",
         "",
         "### Complexity against WebShaper's 500",
         "",
         "| | main set | level 3 of main set | hard set (level 3, hops 4..6) | WebShaper 500 |",
         "|---|---|---|---|---|",
-        *_complexity_rows([tasks, [t for t in tasks if t["level"] == 3], hard_run.tasks]),
+        *_complexity_rows([tasks, [t for t in tasks if t.level == 3], hard_run.tasks]),
         "",
         "### Oracle (reference agent through WikiQA-v0, tools only; run separately)",
         "",
@@ -121,7 +121,7 @@ def _oracle(snapshot: Path, sample: list[dict]) -> dict:
     for task in sample:
         solved = solve_with_reference(snapshot, task)
         if solved.solved:
-            steps[task["level"]].append(solved.steps)
+            steps[task.level].append(solved.steps)
         else:
             failures += 1
     return {"n": len(sample), "failures": failures, "steps": steps, "seconds": time.perf_counter() - started}
@@ -135,13 +135,13 @@ def _oracle_line(oracle: dict) -> str:
 
 
 def _complexity_rows(sets: list[list[dict]]) -> list[str]:
-    stats = [formalization_stats(t["formalization"] for t in tasks) for tasks in sets]
+    stats = [formalization_stats(t.formalization for t in tasks) for tasks in sets]
     rows = []
     for label, key in (("tasks", "tasks"), ("mean triples", "mean_triples"), ("median triples", "median_triples"),
                        ("mean variables", "mean_variables"), ("mean constants", "mean_constants"),
                        ("malformed tasks", "malformed_tasks")):
         rows.append(f"| {label} | " + " | ".join(str(getattr(s, key)) for s in stats) + f" | {WEBSHAPER_REFERENCE[key]} |")
-    words = [question_word_median([t["question"] for t in tasks]) for tasks in sets]
+    words = [question_word_median([t.question for t in tasks]) for tasks in sets]
     rows.append("| median question words | " + " | ".join(str(w) for w in words)
                 + f" | {WEBSHAPER_REFERENCE['median_question_words']} |")
     return rows

@@ -91,7 +91,7 @@ def test_abstaining_on_an_answerable_task_earns_nothing(tiny_world, world_tasks,
 
 
 def test_abstention_weight_and_default_reward():
-    task = Task.from_record(UNANSWERABLE)
+    task = Task.from_dict(UNANSWERABLE)
     assert task.golds == () and not task.answerable
     abstained = EpisodeTrace(answer="not stated", abstained=True, steps=2)
     assert score_episode(task, abstained, RewardConfig()).total == 1.0
@@ -103,6 +103,6 @@ def test_abstention_weight_and_default_reward():
 
 def test_unanswerable_records_are_checked():
     with pytest.raises(ValueError, match="has no answer"):
-        Task.from_record({**UNANSWERABLE, "answer": "Ostra"})
+        Task.from_dict({**UNANSWERABLE, "answer": "Ostra"})
     with pytest.raises(ValueError, match="answer"):
-        Task.from_record({"question": "q", "answer": ""})
+        Task.from_dict({"question": "q", "answer": ""})

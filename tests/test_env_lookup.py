@@ -23,7 +23,7 @@ def test_exact_match_reward_after_normalisation(tiny_world):
     for seed in range(5):
         observation, info = env.reset(seed=seed)
         task = env.unwrapped.tasks.by_id(info["task_id"])
-        assert task.question in observation and task.record["passage"] in observation
+        assert task.question in observation and task.extra["passage"] in observation
         _, reward, terminated, truncated, info = env.step(f"<answer>{task.answer.upper()}</answer>")
         assert (reward, terminated, truncated, info["outcome"]) == (1.0, True, False, 1.0)
         env.reset(seed=seed)

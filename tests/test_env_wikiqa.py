@@ -157,7 +157,7 @@ def test_gamma_decay_reward_in_info(tiny_world, world_tasks):
 
 def test_context_management_reports_tokens_and_drops(tiny_world, world_tasks):
     env = WikiQAEnv(snapshot=tiny_world, tasks=world_tasks, context={"budget_tokens": 4000})
-    agent = ReferenceAgent(env.tasks.by_id("chain").record)
+    agent = ReferenceAgent(env.tasks.by_id("chain"))
     observation, info = env.reset(options={"task_id": "chain"})
     dropped = []
     while True:

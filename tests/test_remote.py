@@ -68,7 +68,7 @@ def play_in_parallel(local, remote, make_agent, seed: int) -> int:
     local_obs, local_info = local.reset(seed=seed)
     remote_obs, remote_info = remote.reset(seed=seed)
     assert (remote_obs, remote_info) == (local_obs, as_json(local_info))
-    agent = make_agent(local.unwrapped.tasks.by_id(local_info["task_id"]).record, seed)
+    agent = make_agent(local.unwrapped.tasks.by_id(local_info["task_id"]), seed)
     observation, steps, done = local_obs, 0, False
     while not done:
         action = agent.act(observation)
@@ -106,7 +106,7 @@ def test_resume_after_server_is_killed_and_restarted(small_snapshot, tasks):
     kwargs = {"tasks": tasks, "tool_format": TOOL_FORMAT, "max_turns": 16}
     local = gym.make("stillweb/WikiQA-v0", snapshot=str(small_snapshot), **kwargs)
     local_obs, local_info = local.reset(seed=3)
-    agent = ReferenceAgent(local.unwrapped.tasks.by_id(local_info["task_id"]).record, TOOL_FORMAT)
+    agent = ReferenceAgent(local.unwrapped.tasks.by_id(local_info["task_id"]), TOOL_FORMAT)
     actions, expected = [], []
     observation, done = local_obs, False
     while not done:

@@ -34,7 +34,7 @@ def test_generate_writes_splits_card_and_oracle_steps(cli_set):
     every = [t for split in ("train", "dev", "test") for t in read_tasks(cli_set, "cli", split)]
     assert len(every) == 30
     assert "verified: 8 tasks" in (directory / "card.md").read_text()
-    steps = [t["oracle_steps"] for t in every if t["oracle_steps"] is not None]
+    steps = [t.oracle_steps for t in every if t.oracle_steps is not None]
     assert len(steps) == 8 and all(s >= 2 for s in steps)
 
 
@@ -64,7 +64,7 @@ def test_reference_agent_solves_a_sample(small_snapshot):
     result = generate_task_list(small_snapshot, GenerationParams(count=6, seed=11))
     for task in result.tasks:
         solved = solve_with_reference(small_snapshot, task)
-        assert solved.solved, (task["question"], solved)
+        assert solved.solved, (task.question, solved)
     assert ReferenceVerifier(small_snapshot)(result.tasks[0]) >= 2
 
 
@@ -73,7 +73,7 @@ def test_real_wikipedia_gives_multi_hop_tasks(wiki_snapshot):
     # "a few dozen"; the 106-article sample yields ~2 tasks per 100 attempts, so give it a wide budget
     result = generate_task_list(wiki_snapshot, GenerationParams(count=36, seed=0, attempts_per_task=100))
     assert len(result.tasks) == 36
-    assert all(t["hops"] >= 2 and t["evidence"] for t in result.tasks)
+    assert all(t.hops >= 2 and t.evidence for t in result.tasks)
     verifier = ReferenceVerifier(wiki_snapshot)
     assert all(verifier(t) is not None for t in result.tasks[:4])
 
@@ -82,7 +82,7 @@ def test_generate_verifies_a_default_sample_and_states_it(small_snapshot):
     assert _run(["tasks", "generate", str(small_snapshot), "--name", "dflt", "--count", "12", "--seed", "5",
                  "--no-progress"]) == 0
     every = [t for split in ("train", "dev", "test") for t in read_tasks(small_snapshot, "dflt", split)]
-    assert all(t["oracle_steps"] is not None for t in every)  # 12 < the default sample of 50
+    assert all(t.oracle_steps is not None for t in every)  # 12 < the default sample of 50
     card = (small_snapshot / "tasks" / "dflt" / "card.md").read_text()
     assert "verified: 12 tasks (a sample of the first 50 kept tasks)" in card and "oracle steps: mean" in card
     with pytest.raises(ValueError, match="--verify must be -1"):
@@ -97,4 +97,4 @@ def test_failed_verification_is_a_rejection_reason(small_snapshot):
     every_other.calls = 0
     result = generate_task_list(small_snapshot, GenerationParams(count=5, seed=2, verify_limit=6), verifier=every_other)
     assert result.rejections["unsolvable"] == 3 and result.verified == 6
-    assert [t["oracle_steps"] for t in result.tasks] == [7, 7, 7, None, None]
+    assert [t.oracle_steps for t in result.tasks] == [7, 7, 7, None, None]

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from stillweb.corpora.records import FACTS_SCHEMA
@@ -30,36 +31,36 @@ def test_every_task_is_well_formed_and_evidenced(generated, small_snapshot):
     world = open_world(small_snapshot)
     assert len(generated.tasks) == 120
     for task in generated.tasks:
-        assert task["formalization"] and all(malformed_reason(t) is None for t in task["formalization"])
-        assert any("?" in (t[0], t[2]) for t in task["formalization"])
-        assert 2 <= task["hops"] <= 5 and task["level"] in (1, 2, 3)
-        assert task["candidates_per_hop"][-1] >= 1 and task["constraints"] >= 1
-        for item in task["evidence"]:
-            assert normalize_text(item["value"]) in normalize_text(world.text_of(item["doc_id"]))
-            assert item["doc_title"] == world.title_of(item["doc_id"])
-        assert not mentions(task["question"], task["answer"])
+        assert task.formalization and all(malformed_reason(t) is None for t in task.formalization)
+        assert any("?" in (t[0], t[2]) for t in task.formalization)
+        assert 2 <= task.hops <= 5 and task.level in (1, 2, 3)
+        assert task.candidates_per_hop[-1] >= 1 and task.constraints >= 1
+        for item in task.evidence:
+            assert normalize_text(item.value) in normalize_text(world.text_of(item.doc_id))
+            assert item.doc_title == world.title_of(item.doc_id)
+        assert not mentions(task.question, task.answer)
 
 
 def test_no_constant_on_target_and_no_duplicates(generated):
     for task in generated.tasks:
-        for s, _, o in task["formalization"]:
+        for s, _, o in task.formalization:
             assert not ("?" in (s, o) and (s.startswith("C@") or o.startswith("C@")))
-    hashes = [t["canonical_hash"] for t in generated.tasks]
+    hashes = [t.canonical_hash for t in generated.tasks]
     assert len(set(hashes)) == len(hashes)
-    assert len({t["task_id"] for t in generated.tasks}) == len(hashes)
+    assert len({t.task_id for t in generated.tasks}) == len(hashes)
 
 
 def test_splits_share_no_answer(generated):
     split_of_answer = {}
     for task in generated.tasks:
-        key = task["answer_doc"] if task["formalization"][0][2] != "?" else task["answer"]
-        assert split_of_answer.setdefault((task["answer"], key), task["split"]) == task["split"]
-    assert set(Counter(t["split"] for t in generated.tasks)) >= {"train", "test"}
+        key = task.answer_doc if task.formalization[0][2] != "?" else task.answer
+        assert split_of_answer.setdefault((task.answer, key), task.split) == task.split
+    assert set(Counter(t.split for t in generated.tasks)) >= {"train", "test"}
 
 
 def test_diversity_and_rejections_are_reported(generated):
-    assert len({t["shape"] for t in generated.tasks}) >= 20
-    assert set(Counter(t["level"] for t in generated.tasks)) == {1, 2, 3}
+    assert len({t.shape for t in generated.tasks}) >= 20
+    assert set(Counter(t.level for t in generated.tasks)) == {1, 2, 3}
     assert generated.rejections["not_unique"] > 0
     assert sum(v for k, v in generated.rejections.items() if k.startswith("shortcut:")) > 0
     assert generated.attempts == len(generated.tasks) + sum(generated.rejections.values())
@@ -67,7 +68,7 @@ def test_diversity_and_rejections_are_reported(generated):
 
 def test_level_filter(small_snapshot):
     result = generate_task_list(small_snapshot, GenerationParams(count=10, seed=1, compose=ComposeParams(min_hops=2, max_hops=4, level=3)))
-    assert {t["level"] for t in result.tasks} == {3}
+    assert {t.level for t in result.tasks} == {3}
 
 
 def _files_digest(directory: Path) -> str:
@@ -94,7 +95,9 @@ def test_files_are_byte_identical_across_processes_and_workers(small_snapshot, t
     card = (small_snapshot / "tasks" / "det-a" / "card.md").read_text()
     assert "snapshot fingerprint" in card and "not_unique" in card and "shortcut (all)" in card
     tasks = read_tasks(small_snapshot, "det-a", "train")
-    assert tasks and isinstance(tasks[0]["evidence"], list) and isinstance(tasks[0]["formalization"][0], list)
+    assert tasks and tasks[0].evidence and len(tasks[0].formalization[0]) == 3
+    schema = pq.read_schema(directory.parent / "det-a" / "train.parquet")
+    assert pa.types.is_list(schema.field("aliases").type) and pa.types.is_list(schema.field("evidence").type)
 
 
 def _pairs_world(pairs: int = 5) -> MemoryWorld:
@@ -144,18 +147,18 @@ def test_hard_end_matches_webshaper_complexity(small_snapshot):
 
     params = GenerationParams(count=30, seed=4, compose=ComposeParams(min_hops=4, max_hops=6, level=3))
     result = generate_task_list(small_snapshot, params)
-    stats = formalization_stats(t["formalization"] for t in result.tasks)
+    stats = formalization_stats(t.formalization for t in result.tasks)
     assert stats.mean_triples >= 12 and stats.mean_constants >= 6 and stats.mean_variables >= 4
     assert stats.malformed_tasks == 0
     for task in result.tasks:
-        for s, _, o in task["formalization"]:
+        for s, _, o in task.formalization:
             assert not ("?" in (s, o) and "C@" in (s[:2], o[:2]))  # no constant on the target
             assert not (s.startswith("C@") and o.startswith("C@"))  # constants never attached to each other
     for task in result.tasks[:5]:
-        assert solve_with_reference(small_snapshot, task).solved, task["question"]
+        assert solve_with_reference(small_snapshot, task).solved, task.question
 
 
 def test_deep_variables_get_sentences_of_their_own(generated):
-    deep = [t for t in generated.tasks if t["hops"] >= 4]
-    told = [t for t in deep if t["question"].startswith(("There is", "Consider a", "Consider an"))]
-    assert told and all(" that " in t["question"] for t in told)
+    deep = [t for t in generated.tasks if t.hops >= 4]
+    told = [t for t in deep if t.question.startswith(("There is", "Consider a", "Consider an"))]
+    assert told and all(" that " in t.question for t in told)

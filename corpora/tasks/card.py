@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from stillweb.corpora.tasks.formalization import formalization_stats
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = ["WEBSHAPER_REFERENCE", "render_card", "question_word_median"]
@@ -42,7 +43,7 @@ def render_card(
     name: str,
     fingerprint: str,
     generator: Mapping[str, object],
-    tasks: Sequence[dict],
+    tasks: Sequence[TaskRecord],
     attempts: int,
     rejections: Mapping[str, int],
     verified: int,
@@ -53,10 +54,10 @@ def render_card(
     ``verify_limit`` is the solvability sample asked for: 0 (no verifier), a
     size (the first N kept candidates) or None (every kept task).
     """
-    stats = formalization_stats(t["formalization"] for t in tasks)
-    hard = [t for t in tasks if t["level"] == 3] or list(tasks)
-    hard_stats = formalization_stats(t["formalization"] for t in hard)
-    steps = [t["oracle_steps"] for t in tasks if t["oracle_steps"] is not None]
+    stats = formalization_stats(t.formalization for t in tasks)
+    hard = [t for t in tasks if t.level == 3] or list(tasks)
+    hard_stats = formalization_stats(t.formalization for t in hard)
+    steps = [t.oracle_steps for t in tasks if t.oracle_steps is not None]
     lines = [
         f"# Task set `{name}`",
         "",
@@ -64,7 +65,7 @@ def render_card(
         f"- snapshot fingerprint: `{fingerprint}`",
         f"- generator parameters: `{json.dumps(dict(generator), sort_keys=True)}`",
         f"- tasks: {len(tasks)} from {attempts} attempts ({_rate(len(tasks), attempts)} kept)",
-        f"- splits: {_counts(Counter(t['split'] for t in tasks))}",
+        f"- splits: {_counts(Counter(t.split for t in tasks))}",
         f"- solvability (reference agent, tools only): {_solvability(verified, verify_limit, rejections)}",
         f"- oracle steps: mean {_mean(steps)}; per level: "
         + (", ".join(f"L{level}: {_mean(s)}" for level, s in sorted(_steps_by_level(tasks).items())) or "n/a"),
@@ -79,14 +80,14 @@ def render_card(
         "",
         "## Distributions",
         "",
-        f"- hops: {_counts(Counter(t['hops'] for t in tasks))}",
-        f"- levels: {_counts(Counter(t['level'] for t in tasks))}",
-        f"- constraints: {_counts(Counter(t['constraints'] for t in tasks))}",
-        f"- distinct shapes: {len({t['shape'] for t in tasks})}",
+        f"- hops: {_counts(Counter(t.hops for t in tasks))}",
+        f"- levels: {_counts(Counter(t.level for t in tasks))}",
+        f"- constraints: {_counts(Counter(t.constraints for t in tasks))}",
+        f"- distinct shapes: {len({t.shape for t in tasks})}",
         "",
         "| shape | tasks |",
         "|---|---|",
-        *[f"| `{shape}` | {count} |" for shape, count in sorted(Counter(t["shape"] for t in tasks).items(), key=lambda kv: (-kv[1], kv[0]))],
+        *[f"| `{shape}` | {count} |" for shape, count in sorted(Counter(t.shape for t in tasks).items(), key=lambda kv: (-kv[1], kv[0]))],
         "",
         "## Complexity against WebShaper (500 released tasks)",
         "",
@@ -97,8 +98,8 @@ def render_card(
         f"| mean variables | {stats.mean_variables} | {hard_stats.mean_variables} | {WEBSHAPER_REFERENCE['mean_variables']} |",
         f"| mean constants | {stats.mean_constants} | {hard_stats.mean_constants} | {WEBSHAPER_REFERENCE['mean_constants']} |",
         f"| malformed tasks | {stats.malformed_tasks} | {hard_stats.malformed_tasks} | {WEBSHAPER_REFERENCE['malformed_tasks']} |",
-        f"| median question words | {question_word_median([t['question'] for t in tasks])} | "
-        f"{question_word_median([t['question'] for t in hard])} | {WEBSHAPER_REFERENCE['median_question_words']} |",
+        f"| median question words | {question_word_median([t.question for t in tasks])} | "
+        f"{question_word_median([t.question for t in hard])} | {WEBSHAPER_REFERENCE['median_question_words']} |",
         "",
     ]
     return "\n".join(lines)
@@ -113,11 +114,11 @@ def _solvability(verified: int, verify_limit: int | None, rejections: Mapping[st
             f"{failed} rejected as `unsolvable`")
 
 
-def _steps_by_level(tasks: Sequence[dict]) -> dict[int, list[int]]:
+def _steps_by_level(tasks: Sequence[TaskRecord]) -> dict[int, list[int]]:
     by_level: dict[int, list[int]] = {}
     for task in tasks:
-        if task["oracle_steps"] is not None:
-            by_level.setdefault(task["level"], []).append(task["oracle_steps"])
+        if task.oracle_steps is not None:
+            by_level.setdefault(task.level, []).append(task.oracle_steps)
     return by_level
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 
@@ -42,14 +43,14 @@ def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path
     if fmt == "hf":
         from datasets import Dataset, DatasetDict
 
-        DatasetDict({s: Dataset.from_list([_flat(t) for t in tasks]) if tasks else Dataset.from_dict({})
+        DatasetDict({s: Dataset.from_list([_flat(t.to_dict()) for t in tasks]) if tasks else Dataset.from_dict({})
                      for s, tasks in splits.items()}).save_to_disk(str(out / name))
         return [out / name]
     written = []
     for split, tasks in splits.items():
         if fmt == "jsonl":
             path = out / f"{split}.jsonl"
-            path.write_text("".join(json.dumps(t, ensure_ascii=False, sort_keys=True) + "\n" for t in tasks), encoding="utf-8")
+            path.write_text("".join(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n" for t in tasks), encoding="utf-8")
         else:
             path = out / f"{split}.parquet"
             rows = [verl_row(t, name, index) for index, t in enumerate(tasks)]
@@ -58,20 +59,20 @@ def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path
     return written
 
 
-def verl_row(task: dict, name: str, index: int) -> dict:
+def verl_row(task: TaskRecord, name: str, index: int) -> dict:
     """One task in the verl/Search-R1 parquet layout."""
     return {
         "data_source": f"stillweb/{name}",
-        "prompt": [{"role": "user", "content": SEARCH_R1_PREFIX + task["question"] + "\n"}],
+        "prompt": [{"role": "user", "content": SEARCH_R1_PREFIX + task.question + "\n"}],
         "ability": "fact-reasoning",
-        "reward_model": {"style": "rule", "ground_truth": {"target": [task["answer"], *task["aliases"]]}},
+        "reward_model": {"style": "rule", "ground_truth": {"target": list(task.golds)}},
         "extra_info": {
-            "split": task["split"],
+            "split": task.split,
             "index": index,
-            "task_id": task["task_id"],
-            "level": task["level"],
-            "hops": task["hops"],
-            "evidence_docs": task["evidence_docs"],
+            "task_id": task.task_id,
+            "level": task.level,
+            "hops": task.hops,
+            "evidence_docs": list(task.evidence_docs),
         },
     }
 
@@ -85,5 +86,5 @@ def _flat(task: dict) -> dict:
 
 
 def _empty_verl_table() -> pa.Table:
-    return pa.Table.from_pylist([verl_row({"question": "", "answer": "", "aliases": [], "split": "", "task_id": "",
-                                           "level": 0, "hops": 0, "evidence_docs": []}, "", 0)]).slice(0, 0)
+    blank = TaskRecord(task_id="", question="", answer="", split="", level=0, hops=0)
+    return pa.Table.from_pylist([verl_row(blank, "", 0)]).slice(0, 0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import multiprocessing
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -25,7 +25,8 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.card import render_card
 from stillweb.corpora.tasks.compose import ComposeParams, compose_query
 from stillweb.corpora.tasks.graph import FactGraph
-from stillweb.corpora.tasks.record import build_record
+from stillweb.corpora.tasks.assemble import build_record
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.shortcut import shortcut_reason
 from stillweb.corpora.tasks.store import task_set_dir, write_task_set
 from stillweb.corpora.tasks.task_world import TaskWorld, open_world
@@ -42,7 +43,7 @@ __all__ = [
     "generate_tasks",
 ]
 
-Verifier = Callable[[dict], "int | None"]  # a task -> the oracle's step count, or None if it failed
+Verifier = Callable[[TaskRecord], "int | None"]  # a task -> the oracle's step count, or None if it failed
 
 VERIFY_SAMPLE = 50  # default solvability sample: the reference agent solves the first 50 kept tasks
 _BATCH = 32
@@ -80,7 +81,7 @@ class GenerationParams:
 class GenerationResult:
     """Tasks in index order plus what happened to every consumed attempt."""
 
-    tasks: list[dict]
+    tasks: list[TaskRecord]
     attempts: int
     rejections: Counter
     verified: int = 0
@@ -100,7 +101,7 @@ class GenerationSummary:
     verified: int
 
 
-def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerprint: str) -> tuple[dict | None, str]:
+def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerprint: str) -> tuple[TaskRecord | None, str]:
     """Attempt ``index``: a task record and "ok", or None and the rejection reason."""
     rng = KeyedRng(params.seed, "task", index)
     composition = compose_query(graph, rng.child("compose"), params.compose)
@@ -108,8 +109,7 @@ def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerp
         return None, composition.reason
     record = build_record(composition.query, composition.proof, graph, rng.child("render"), fingerprint)
     if params.shortcut_filter:
-        answers = [record["answer"], *record["aliases"]]
-        reason = shortcut_reason(graph.world, record["question"], answers, record["answer_doc"])
+        reason = shortcut_reason(graph.world, record.question, list(record.golds), record.answer_doc)
         if reason:
             return None, "shortcut:" + reason
     return record, "ok"
@@ -146,7 +146,7 @@ def generate_task_list(
     try:
         for index, record, reason in _attempts(graph, world if workers > 1 else None, params, workers, loaded.fingerprint):
             result.attempts = index + 1
-            if record is not None and record["canonical_hash"] in seen:
+            if record is not None and record.canonical_hash in seen:
                 record, reason = None, "duplicate"
             if record is not None and verifier is not None and (params.verify_limit is None or result.verified < params.verify_limit):
                 steps = verifier(record)
@@ -154,11 +154,11 @@ def generate_task_list(
                 if steps is None:
                     record, reason = None, "unsolvable"
                 else:
-                    record["oracle_steps"] = steps
+                    record = replace(record, oracle_steps=steps)
             if record is None:
                 result.rejections[reason] += 1
             else:
-                seen.add(record["canonical_hash"])
+                seen.add(record.canonical_hash)
                 result.tasks.append(record)
                 bar.update(1)
             if len(result.tasks) >= params.count:
@@ -227,7 +227,7 @@ def generate_tasks(
         (directory / "card.md").write_text(text, encoding="utf-8")
 
     path = write_task_set(snapshot_path, name, result.tasks, card)
-    splits = Counter(t["split"] for t in result.tasks)
+    splits = Counter(t.split for t in result.tasks)
     return GenerationSummary(
         name=name,
         path=str(path),
@@ -247,7 +247,7 @@ _WORKER_STATE: dict = {}
 
 def _attempts(
     graph: FactGraph, source: TaskWorld | str | Path | None, params: GenerationParams, workers: int, fingerprint: str
-) -> Iterator[tuple[int, dict | None, str]]:
+) -> Iterator[tuple[int, TaskRecord | None, str]]:
     """(index, record, reason) for attempts 0, 1, 2, ... up to the bound, in order."""
     if workers == 1 or source is None:
         for index in range(params.max_attempts):
@@ -266,6 +266,6 @@ def _init_worker(source: TaskWorld | str | Path, params: GenerationParams) -> No
     _WORKER_STATE.update(graph=FactGraph(world), params=params, fingerprint=world.fingerprint)
 
 
-def _run_batch(indexes: range) -> list[tuple[int, dict | None, str]]:
+def _run_batch(indexes: range) -> list[tuple[int, TaskRecord | None, str]]:
     graph, params, fingerprint = _WORKER_STATE["graph"], _WORKER_STATE["params"], _WORKER_STATE["fingerprint"]
     return [(i, *attempt_task(graph, params, i, fingerprint)) for i in indexes]

@@ -1,120 +1,237 @@
-"""Turning a proven query into a task record (the dict of docs/interfaces.md).
+"""The task record: one typed :class:`TaskRecord` for the generator, the task files,
+the exports and the environments (docs/interfaces.md, "Task records").
 
-The record carries the question, answer and aliases, the evidence in solving
-order (each fact with the doc whose plaintext states it), the formalization
-and its canonical hash, and the difficulty descriptors: hops, constraints,
-candidates per hop, level and shape.
+A record carries the question, answer and aliases, the evidence in solving
+order (each fact with the doc whose plaintext states it), the WebShaper
+formalization and its canonical hash, and the difficulty descriptors (hops,
+constraints, candidates per hop, level, shape). Generated records fill every
+field; records from other sources (a jsonl file, a list of dicts) need only
+``question`` and ``answer``, and keep their other keys in ``extra``.
+
+In parquet every field is a typed column (:data:`TASKS_SCHEMA`, lists as
+Arrow lists). Task sets written before the typed columns stored the list
+fields as JSON strings; :meth:`TaskRecord.from_dict` reads both.
+
+To add a field: add it to :class:`TaskRecord` with a default and its Arrow
+type (``_column(pa.<type>, default)``); the schema, rows and dicts follow.
+
+>>> task = TaskRecord.from_dict({"question": "Capital of France?", "answer": "Paris", "aliases": '["paris"]'})
+>>> task.golds, len(task.task_id)
+(('Paris', 'paris'), 16)
+>>> TaskRecord.from_dict(task.to_row()) == task
+True
 """
 
 from __future__ import annotations
 
-from stillweb.corpora.keyed import KeyedRng, stable_hash
-from stillweb.corpora.tasks.compose import query_level
-from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
-from stillweb.corpora.tasks.value_forms import value_forms
-from stillweb.corpora.tasks.graph import FactGraph, normalize_text
-from stillweb.corpora.tasks.prove import Proof
-from stillweb.corpora.tasks.query import Node, Query, formalization
-from stillweb.corpora.tasks.render import render_question
-from stillweb.corpora.tasks.splits import split_of
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-__all__ = ["TASK_FIELDS", "build_record", "shape_of", "answer_key"]
+import pyarrow as pa
 
-TASK_FIELDS = (
-    "task_id", "question", "answer", "aliases", "evidence", "evidence_docs", "formalization",
-    "hops", "constraints", "candidates_per_hop", "level", "shape", "obfuscations",
-    "oracle_steps", "split", "canonical_hash", "answer_doc",
-)
+from stillweb.corpora.keyed import stable_hash
+
+__all__ = ["EvidenceItem", "Obfuscation", "TaskRecord", "TASKS_SCHEMA", "TASK_FIELDS"]
 
 
-def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fingerprint: str) -> dict:
-    """The task record of a proven query (``oracle_steps`` is None until a verifier runs)."""
-    world = graph.world
-    triples = formalization(query)
-    validate_formalization(triples)
-    if query.literal_answer:
-        fact = graph.facts[query.answer_fact]
-        answer = graph.stated_form(fact.index)
-        aliases = [f for f in value_forms(fact.value, fact.date, fact.number) if f != answer]
-        answer_doc = graph.stated_in(fact.index)
-    else:
-        answer = world.title_of(query.root.entity)
-        aliases = [a for a in world.aliases_of(query.root.entity) if a != answer]
-        answer_doc = query.root.entity
-    evidence = _evidence(query, graph)
-    question = render_question(query, graph, rng)
-    chash = canonical_hash(triples)
-    return {
-        "task_id": "sw-" + stable_hash(f"{fingerprint}|{chash}|{question}", 12),
-        "question": question,
-        "answer": answer,
-        "aliases": aliases,
-        "evidence": evidence,
-        "evidence_docs": list(dict.fromkeys(e["doc_id"] for e in evidence)),
-        "formalization": triples,
-        "hops": query.hops,
-        "constraints": query.constraint_count,
-        "candidates_per_hop": _candidates_per_hop(query, proof),
-        "level": query_level(query),
-        "shape": shape_of(query),
-        "obfuscations": query.obfuscations,
-        "oracle_steps": None,
-        "split": split_of(answer_key(query, answer, world.title_of)),
-        "canonical_hash": chash,
-        "answer_doc": answer_doc,
-    }
+def _column(arrow_type: pa.DataType, default: Any = None) -> Any:
+    """A dataclass field stored as a parquet column of ``arrow_type``."""
+    return field(default=default, metadata={"arrow": arrow_type})
 
 
-def answer_key(query: Query, answer: str, title_of) -> str:
-    """The key that decides the split: the answer entity's title, else the literal value."""
-    if query.literal_answer:
-        return "value:" + normalize_text(answer)
-    return "entity:" + title_of(query.root.entity)
+@dataclass(frozen=True)
+class EvidenceItem:
+    """One fact on the solving path: ``subject --relation--> value``, stated in ``doc_id`` (-1: unknown)."""
+
+    subject: str
+    relation: str
+    value: str
+    doc_id: int = -1
+    doc_title: str = ""
+
+    @classmethod
+    def from_dict(cls, item: Mapping[str, Any] | str) -> "EvidenceItem":
+        """An evidence item from its dict (or the JSON of one)."""
+        item = json.loads(item) if isinstance(item, str) else item
+        doc_id = item.get("doc_id")
+        return cls(
+            subject=str(item.get("subject") or ""),
+            relation=str(item.get("relation") or ""),
+            value=str(item.get("value") or ""),
+            doc_id=int(doc_id) if doc_id is not None else -1,
+            doc_title=str(item.get("doc_title") or ""),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item as a plain dict (the keys of the task files)."""
+        return {"subject": self.subject, "relation": self.relation, "value": self.value,
+                "doc_id": self.doc_id, "doc_title": self.doc_title}
 
 
-def shape_of(query: Query) -> str:
-    """A canonical shape name: answer kind, then ``chain-<hops>`` or the variable tree."""
-    kind = "value" if query.literal_answer else "entity"
-    if query.nonlinear:
-        shape = f"{kind}-tree-{_signature(query.root, query)}"
-    else:
-        shape = f"{kind}-chain-{query.hops}"
-    return shape + ("+union" if query.unions else "")
+@dataclass(frozen=True)
+class Obfuscation:
+    """How one constant was obfuscated (WebShaper-style): a value to a period or range,
+    or an entity to a description; ``original`` can be restored from it."""
+
+    kind: str
+    relation: str
+    original: str
+    obfuscated: str
+    variable: str | None = None  # entity_to_description: the variable that replaced the entity
+    low: float | None = None  # date_to_period / number_to_range bounds (years are ints)
+    high: float | None = None
+
+    @classmethod
+    def from_dict(cls, item: Mapping[str, Any]) -> "Obfuscation":
+        """A transform from its dict (keys absent or None are left out)."""
+        low, high = item.get("low"), item.get("high")
+        if item.get("kind") == "date_to_period":  # years: ints whatever the storage
+            low, high = (int(v) if v is not None else None for v in (low, high))
+        return cls(str(item["kind"]), str(item["relation"]), str(item["original"]), str(item["obfuscated"]),
+                   item.get("variable"), low, high)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The transform as the dict the generator made (no None-valued keys)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
 
 
-def _signature(node: Node, query: Query) -> str:
-    children = sorted(_signature(query.node(c), query) for c in node.children)
-    return "v" + (f"({','.join(children)})" if children else "")
+_EVIDENCE_TYPE = pa.struct([("subject", pa.string()), ("relation", pa.string()), ("value", pa.string()),
+                            ("doc_id", pa.int32()), ("doc_title", pa.string())])
+_OBFUSCATION_TYPE = pa.struct([("kind", pa.string()), ("relation", pa.string()), ("original", pa.string()),
+                               ("obfuscated", pa.string()), ("variable", pa.string()),
+                               ("low", pa.float64()), ("high", pa.float64())])
 
 
-def _evidence(query: Query, graph: FactGraph) -> list[dict]:
-    indexes: list[int] = []
-    for node in query.solving_order():
-        indexes.extend(c.fact for c in node.constants)
-        if node.fact >= 0:
-            indexes.append(node.fact)
-    if query.literal_answer:
-        indexes.append(query.answer_fact)
-    items = []
-    for index in indexes:
-        fact = graph.facts[index]
-        doc = graph.stated_in(index)
-        if doc is None:
-            raise ValueError(f"fact {index} has no document stating it")
-        items.append({
-            "subject": graph.world.title_of(fact.subject),
-            "relation": fact.relation,
-            "value": graph.stated_form(index),
-            "doc_id": doc,
-            "doc_title": graph.world.title_of(doc),
-        })
-    return items
+@dataclass(frozen=True)
+class TaskRecord:
+    """A question with its gold answer(s), the evidence that proves it, and how it was made."""
+
+    task_id: str = _column(pa.string(), "")
+    question: str = _column(pa.string(), "")
+    answer: str = _column(pa.string(), "")
+    aliases: tuple[str, ...] = _column(pa.list_(pa.string()), ())
+    evidence: tuple[EvidenceItem, ...] = _column(pa.list_(_EVIDENCE_TYPE), ())
+    evidence_docs: tuple[int, ...] = _column(pa.list_(pa.int32()), ())
+    formalization: tuple[tuple[str, ...], ...] = _column(pa.list_(pa.list_(pa.string())), ())
+    hops: int | None = _column(pa.int32())
+    constraints: int | None = _column(pa.int32())
+    candidates_per_hop: tuple[int, ...] = _column(pa.list_(pa.int32()), ())
+    level: int | None = _column(pa.int32())
+    shape: str | None = _column(pa.string())
+    obfuscations: tuple[Obfuscation, ...] = _column(pa.list_(_OBFUSCATION_TYPE), ())
+    oracle_steps: int | None = _column(pa.int32())  # the reference agent's steps, once verified
+    split: str | None = _column(pa.string())
+    canonical_hash: str | None = _column(pa.string())
+    answer_doc: int | None = _column(pa.int32())
+    answerable: bool = _column(pa.bool_(), True)  # False: no document answers it; the right move is to abstain
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # keys of other sources
+
+    @property
+    def golds(self) -> tuple[str, ...]:
+        """The answer followed by its aliases (none for an unanswerable task)."""
+        return (self.answer, *self.aliases) if self.answerable else ()
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> "TaskRecord":
+        """A record from a dict: a parquet row (typed or JSON-string lists), a jsonl line, or user input.
+
+        ``question`` and ``answer`` are required (``ValueError`` naming what is
+        missing), except that an unanswerable task (``"answerable": false``) has
+        an empty answer; ``task_id`` defaults to a stable hash of both; ``evidence_docs``
+        to the evidence's documents; unknown keys go to ``extra``.
+
+        >>> TaskRecord.from_dict({"question": "q", "answer": "a", "evidence": '[{"doc_id": 4}]'}).evidence_docs
+        (4,)
+        """
+        if isinstance(record, TaskRecord):
+            return record
+        answerable = record.get("answerable") is not False  # absent (older sets): answerable
+        missing = [key for key in ("question", "answer") if not record.get(key) and (answerable or key == "question")]
+        if missing:
+            raise ValueError(f"task record lacks {missing}: {dict(record)!r:.200}")
+        if not answerable and record.get("answer"):
+            raise ValueError(f"an unanswerable task has no answer, got {record['answer']!r}: {dict(record)!r:.200}")
+        question, answer = str(record["question"]), str(record.get("answer") or "")
+        evidence = tuple(EvidenceItem.from_dict(item) for item in _as_list(record.get("evidence")))
+        evidence_docs = tuple(int(doc) for doc in _as_list(record.get("evidence_docs")))
+        if not evidence_docs:
+            evidence_docs = tuple(dict.fromkeys(item.doc_id for item in evidence if item.doc_id >= 0))
+        return cls(
+            task_id=str(record.get("task_id") or stable_hash(question + "\x1f" + answer)),
+            question=question,
+            answer=answer,
+            aliases=tuple(str(alias) for alias in _as_list(record.get("aliases"))),
+            evidence=evidence,
+            evidence_docs=evidence_docs,
+            formalization=tuple(tuple(triple) for triple in _as_list(record.get("formalization"))),
+            hops=_int_or_none(record.get("hops")),
+            constraints=_int_or_none(record.get("constraints")),
+            candidates_per_hop=tuple(int(n) for n in _as_list(record.get("candidates_per_hop"))),
+            level=_int_or_none(record.get("level")),
+            shape=record.get("shape"),
+            obfuscations=tuple(Obfuscation.from_dict(item) for item in _as_list(record.get("obfuscations"))),
+            oracle_steps=_int_or_none(record.get("oracle_steps")),
+            split=record.get("split"),
+            canonical_hash=record.get("canonical_hash"),
+            answer_doc=_int_or_none(record.get("answer_doc")),
+            answerable=answerable,
+            extra={key: _json_ready(value) for key, value in record.items() if key not in _FIELD_NAMES},
+        )
+
+    def to_row(self) -> dict[str, Any]:
+        """The record's typed fields as plain values (one parquet row of :data:`TASKS_SCHEMA`)."""
+        return {
+            "task_id": self.task_id,
+            "question": self.question,
+            "answer": self.answer,
+            "aliases": list(self.aliases),
+            "evidence": [item.to_dict() for item in self.evidence],
+            "evidence_docs": list(self.evidence_docs),
+            "formalization": [list(triple) for triple in self.formalization],
+            "hops": self.hops,
+            "constraints": self.constraints,
+            "candidates_per_hop": list(self.candidates_per_hop),
+            "level": self.level,
+            "shape": self.shape,
+            "obfuscations": [item.to_dict() for item in self.obfuscations],
+            "oracle_steps": self.oracle_steps,
+            "split": self.split,
+            "canonical_hash": self.canonical_hash,
+            "answer_doc": self.answer_doc,
+            "answerable": self.answerable,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole record as plain JSON values: ``extra`` keys, then the typed fields."""
+        return {**self.extra, **self.to_row()}
 
 
-def _candidates_per_hop(query: Query, proof: Proof) -> list[int]:
-    """Candidate counts along the longest chain, deepest variable first, ending at the root."""
-    deepest = max(query.nodes, key=lambda n: (n.depth, -query.nodes.index(n)))
-    path = [deepest]
-    while path[-1].parent is not None:
-        path.append(query.node(path[-1].parent))
-    return [proof.candidates[n.name] for n in path]
+TASK_FIELDS = tuple(f.name for f in fields(TaskRecord) if "arrow" in f.metadata)
+TASKS_SCHEMA = pa.schema([(f.name, f.metadata["arrow"]) for f in fields(TaskRecord) if "arrow" in f.metadata])
+_FIELD_NAMES = frozenset(TASK_FIELDS)
+
+
+def _as_list(value: Any) -> list:
+    """A list from a list/tuple/array, a JSON string of a list (task sets before typed columns), or nothing."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return list(json.loads(value)) if value.strip() else []
+    return list(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _json_ready(value: Any) -> Any:
+    """Values as plain JSON types (numpy arrays from parquet become lists)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return {str(key): _json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(item) for item in value]
+    return value

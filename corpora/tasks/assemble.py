@@ -1,0 +1,115 @@
+"""Turning a proven query into a :class:`~stillweb.corpora.tasks.record.TaskRecord`.
+
+The record carries the question, answer and aliases, the evidence in solving
+order (each fact with the doc whose plaintext states it), the formalization
+and its canonical hash, and the difficulty descriptors: hops, constraints,
+candidates per hop, level and shape.
+"""
+
+from __future__ import annotations
+
+from stillweb.corpora.keyed import KeyedRng, stable_hash
+from stillweb.corpora.tasks.compose import query_level
+from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
+from stillweb.corpora.tasks.value_forms import value_forms
+from stillweb.corpora.tasks.graph import FactGraph, normalize_text
+from stillweb.corpora.tasks.prove import Proof
+from stillweb.corpora.tasks.query import Node, Query, formalization
+from stillweb.corpora.tasks.record import EvidenceItem, Obfuscation, TaskRecord
+from stillweb.corpora.tasks.render import render_question
+from stillweb.corpora.tasks.splits import split_of
+
+__all__ = ["build_record", "shape_of", "answer_key"]
+
+
+def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fingerprint: str) -> TaskRecord:
+    """The task record of a proven query (``oracle_steps`` is None until a verifier runs)."""
+    world = graph.world
+    triples = formalization(query)
+    validate_formalization(triples)
+    if query.literal_answer:
+        fact = graph.facts[query.answer_fact]
+        answer = graph.stated_form(fact.index)
+        aliases = [f for f in value_forms(fact.value, fact.date, fact.number) if f != answer]
+        answer_doc = graph.stated_in(fact.index)
+    else:
+        answer = world.title_of(query.root.entity)
+        aliases = [a for a in world.aliases_of(query.root.entity) if a != answer]
+        answer_doc = query.root.entity
+    evidence = _evidence(query, graph)
+    question = render_question(query, graph, rng)
+    chash = canonical_hash(triples)
+    return TaskRecord(
+        task_id="sw-" + stable_hash(f"{fingerprint}|{chash}|{question}", 12),
+        question=question,
+        answer=answer,
+        aliases=tuple(aliases),
+        evidence=evidence,
+        evidence_docs=tuple(dict.fromkeys(e.doc_id for e in evidence)),
+        formalization=tuple(tuple(triple) for triple in triples),
+        hops=query.hops,
+        constraints=query.constraint_count,
+        candidates_per_hop=tuple(_candidates_per_hop(query, proof)),
+        level=query_level(query),
+        shape=shape_of(query),
+        obfuscations=tuple(Obfuscation.from_dict(item) for item in query.obfuscations),
+        oracle_steps=None,
+        split=split_of(answer_key(query, answer, world.title_of)),
+        canonical_hash=chash,
+        answer_doc=answer_doc,
+    )
+
+
+def answer_key(query: Query, answer: str, title_of) -> str:
+    """The key that decides the split: the answer entity's title, else the literal value."""
+    if query.literal_answer:
+        return "value:" + normalize_text(answer)
+    return "entity:" + title_of(query.root.entity)
+
+
+def shape_of(query: Query) -> str:
+    """A canonical shape name: answer kind, then ``chain-<hops>`` or the variable tree."""
+    kind = "value" if query.literal_answer else "entity"
+    if query.nonlinear:
+        shape = f"{kind}-tree-{_signature(query.root, query)}"
+    else:
+        shape = f"{kind}-chain-{query.hops}"
+    return shape + ("+union" if query.unions else "")
+
+
+def _signature(node: Node, query: Query) -> str:
+    children = sorted(_signature(query.node(c), query) for c in node.children)
+    return "v" + (f"({','.join(children)})" if children else "")
+
+
+def _evidence(query: Query, graph: FactGraph) -> tuple[EvidenceItem, ...]:
+    indexes: list[int] = []
+    for node in query.solving_order():
+        indexes.extend(c.fact for c in node.constants)
+        if node.fact >= 0:
+            indexes.append(node.fact)
+    if query.literal_answer:
+        indexes.append(query.answer_fact)
+    items = []
+    for index in indexes:
+        fact = graph.facts[index]
+        doc = graph.stated_in(index)
+        if doc is None:
+            raise ValueError(f"fact {index} has no document stating it")
+        items.append(EvidenceItem(
+            subject=graph.world.title_of(fact.subject),
+            relation=fact.relation,
+            value=graph.stated_form(index),
+            doc_id=doc,
+            doc_title=graph.world.title_of(doc),
+        ))
+    return tuple(items)
+
+
+def _candidates_per_hop(query: Query, proof: Proof) -> list[int]:
+    """Candidate counts along the longest chain, deepest variable first, ending at the root."""
+    deepest = max(query.nodes, key=lambda n: (n.depth, -query.nodes.index(n)))
+    path = [deepest]
+    while path[-1].parent is not None:
+        path.append(query.node(path[-1].parent))
+    return [proof.candidates[n.name] for n in path]
