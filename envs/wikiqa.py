@@ -6,8 +6,13 @@ configured call format, then the question. Each ``step(text)`` parses the
 policy's text into tool calls, runs them through the snapshot's tools and
 returns their rendered results. The episode *terminates* when the agent
 answers (or makes ``max_format_errors`` format errors) and is *truncated* when
-a limit stops it (turns, tool calls, context tokens); ``info["mask_from_loss"]``
-then recommends dropping it from the loss rather than punishing it.
+a limit stops it (turns, tool calls, context tokens, an action longer than
+``actions.max_action_chars``); ``info["mask_from_loss"]`` then recommends
+dropping it from the loss rather than punishing it.
+
+Every step's ``info["action_flags"]`` names the degenerate-action flags the
+action raised (:mod:`stillweb.envs.degenerate`); the last step's
+``info["episode_stats"]`` sums the episode up (:mod:`stillweb.envs.episode_stats`).
 
 The reward is 0 until the end, then the configured combination of the parts in
 ``info["reward_parts"]`` (see :mod:`stillweb.envs.rewards`).
@@ -29,6 +34,8 @@ import gymnasium as gym
 
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.context import ContextConfig, ContextManager, TokenCounter, ToolEvent, Turn, approx_token_count
+from stillweb.envs.degenerate import ACTION_TOO_LONG, ActionChecks
+from stillweb.envs.episode_stats import EpisodeStats
 from stillweb.envs.normalize import normalize_answer
 from stillweb.envs.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
 from stillweb.envs.snapshot_cache import shared_snapshot
@@ -78,6 +85,7 @@ class _Episode:
     opened_docs: set[int] = field(default_factory=set)
     counts: HallucinationCounts = field(default_factory=HallucinationCounts)
     dropped: tuple[dict[str, Any], ...] = ()
+    stats: EpisodeStats = field(default_factory=EpisodeStats)
     done: bool = False
 
 
@@ -91,6 +99,7 @@ class _TurnOutcome:
     calls: list[ToolCall | None] = field(default_factory=list)
     thought: str = ""
     abstained: bool = False
+    format_error: bool = False
 
 
 class WikiQAEnv(gym.Env[str, str]):
@@ -110,6 +119,8 @@ class WikiQAEnv(gym.Env[str, str]):
             or a dict of its fields: manage the history under a token budget.
         token_counter: ``Callable[[str], int]`` for context tokens (default: bytes/4).
         mask_truncated: recommend masking truncated episodes from the loss.
+        actions: an :class:`~stillweb.envs.degenerate.ActionChecks` or a dict of its
+            fields: the degenerate-action thresholds and the action length cap.
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -130,6 +141,7 @@ class WikiQAEnv(gym.Env[str, str]):
         context: ContextConfig | Mapping[str, Any] | bool | None = None,
         token_counter: TokenCounter | None = None,
         mask_truncated: bool = True,
+        actions: ActionChecks | Mapping[str, Any] | None = None,
         render_mode: str | None = None,
     ) -> None:
         if render_mode not in (None, "ansi"):
@@ -142,6 +154,7 @@ class WikiQAEnv(gym.Env[str, str]):
         self.context_manager = _context_manager(context, token_counter or approx_token_count, tool_format)
         self.count_tokens = token_counter or approx_token_count
         self.mask_truncated = mask_truncated
+        self.action_checks = ActionChecks.from_value(actions)
         self.format = get_format(tool_format, max_calls_per_turn=max_calls_per_turn)
         self.registry = ToolRegistry(self.snapshot, tools=tools)
         self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
@@ -179,17 +192,23 @@ class WikiQAEnv(gym.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
         action = to_charset(action)
-        turn = self._act(action, episode)
+        over_long = self.action_checks.over_long(action)
+        turn = _TurnOutcome() if over_long else self._act(action, episode)
+        flags = self.action_checks.flags(action, format_error=turn.format_error)
+        episode.stats.add_step(len(action), [call for call in turn.calls if call is not None], turn.format_error, flags)
         results = turn.results
         events = tuple(self._record_result(call, result, episode) for call, result in zip(turn.calls, results))
         observation = self.format.render_results(results) if results else ""
+        if over_long:
+            observation = (f"Not run: the action has {len(action)} characters, more than the cap of "
+                           f"{self.action_checks.max_action_chars}; the episode ends here (truncated).")
         observation = _clip(to_charset(observation))
         episode.observations.append(observation)
         episode.turns.append(Turn(action=action, events=events, observation=observation))
         self._extend_context(action, observation, episode)
-        ending, reason = self._ending(turn.answer, episode)
+        ending, reason = ("truncated", ACTION_TOO_LONG) if over_long else self._ending(turn.answer, episode)
         info = self._info()
-        info.update(thought=turn.thought, tool_flags=[result.flag for result in results])
+        info.update(thought=turn.thought, tool_flags=[result.flag for result in results], action_flags=list(flags))
         reward = 0.0
         if ending:
             episode.done = True
@@ -202,6 +221,7 @@ class WikiQAEnv(gym.Env[str, str]):
                 termination_reason=reason if ending == "terminated" else None,
                 truncation_reason=reason if ending == "truncated" else None,
                 mask_from_loss=ending == "truncated" and self.mask_truncated,
+                episode_stats=episode.stats.as_dict(),
             )
         return observation, reward, ending == "terminated", ending == "truncated", info
 
@@ -222,7 +242,7 @@ class WikiQAEnv(gym.Env[str, str]):
         parsed = self.format.parse(action)
         if parsed.error is not None:
             episode.counts.format_error += 1
-            return _TurnOutcome(results=[parsed.error_result()], calls=[None], thought=parsed.thought)
+            return _TurnOutcome(results=[parsed.error_result()], calls=[None], thought=parsed.thought, format_error=True)
         if parsed.answer is not None:
             citations = resolve_citations(self.snapshot, parsed.citations)
             return _TurnOutcome(answer=parsed.answer, citations=citations, thought=parsed.thought, abstained=parsed.abstained)

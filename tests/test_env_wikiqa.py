@@ -64,10 +64,9 @@ def test_step_outside_an_episode_is_a_developer_error(env):
 NASTY_ACTIONS = [
     "",
     " \n\t",
-    "a" * 3_000_000,
     "\ud800\udfff broken surrogates \udc80",
-    "<tool_call>" + "[" * 200_000 + "</tool_call>",
-    '<tool_call>{"name": "search", "arguments": ' + '{"a":' * 50_000 + "1" + "}" * 50_000 + "}</tool_call>",
+    "<tool_call>" + "[" * 90_000 + "</tool_call>",  # longer actions truncate (tests/test_degenerate.py)
+    '<tool_call>{"name": "search", "arguments": ' + '{"a":' * 15_000 + "1" + "}" * 15_000 + "}</tool_call>",
     "<answer>" + write_call("tongyi", "search", {"query": "x"}) + "</answer>",
     "<tool_call>{not json}</tool_call>",
     '<tool_call>{"name": "rm -rf", "arguments": {}}</tool_call>',
