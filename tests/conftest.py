@@ -5,6 +5,14 @@ Tests that read ``../shared/data`` take the ``shared_data`` fixture (or carry th
 ``STILLWEB_REQUIRE_SHARED_DATA=1`` (set by ``.ci/run``): then a skip of such a
 test is reported as a failure, so CI cannot pass by quietly not testing on
 real data.
+
+Tests of an optional extra (``stillweb[ray]``...) carry the ``extra`` marker and
+``pytest.importorskip`` the library: they skip where the extra is not installed,
+except when ``STILLWEB_REQUIRE_EXTRAS=1`` (set by ``.ci/run``), where such a
+skip is a failure.
+
+Ray tests share one local runtime per module (``ray_runtime``: 2 CPUs, 127.0.0.1,
+no dashboard).
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 REQUIRE_SHARED_DATA = os.environ.get("STILLWEB_REQUIRE_SHARED_DATA") == "1"
+REQUIRE_EXTRAS = os.environ.get("STILLWEB_REQUIRE_EXTRAS") == "1"
+RAY_TEST_ENVIRONMENT = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 @pytest.fixture(scope="session")
@@ -30,13 +40,27 @@ def shared_data() -> Path:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Turn skips of tests that need ``../shared/data`` into failures when it is required."""
+    """Turn skips of tests that need ``../shared/data`` or an extra into failures when required."""
     outcome = yield
     report = outcome.get_result()
     needs_data = "shared_data" in item.fixturenames or item.get_closest_marker("shared_data") is not None
     if REQUIRE_SHARED_DATA and needs_data and report.skipped:
         report.outcome = "failed"
         report.longrepr = f"STILLWEB_REQUIRE_SHARED_DATA=1 but this test was skipped: {report.longrepr}"
+    if REQUIRE_EXTRAS and item.get_closest_marker("extra") is not None and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"STILLWEB_REQUIRE_EXTRAS=1 but this test of an extra was skipped: {report.longrepr}"
+
+
+@pytest.fixture(scope="module")
+def ray_runtime():
+    """A local Ray runtime for one test module: 2 CPUs, bound to 127.0.0.1, no dashboard."""
+    ray = pytest.importorskip("ray")
+    os.environ.update(RAY_TEST_ENVIRONMENT)
+    ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, object_store_memory=200 * 2**20,
+             log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
 
 
 @pytest.fixture(scope="session")

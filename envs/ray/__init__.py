@@ -1,0 +1,15 @@
+"""stillweb on Ray (the ``stillweb[ray]`` extra): environment pools, a vector env over them,
+and async rollouts into a trajectory buffer.
+
+- :class:`EnvPool`: environments on actors, batched reset/step, async refs, replay after faults.
+- :class:`RayVectorEnv`: a ``gymnasium.vector.VectorEnv`` over a pool.
+- :class:`RolloutService`, :class:`TrajectoryBuffer`: rLLM-style async rollouts.
+
+Nothing outside this subpackage (and the lazily imported Ray build/generation helpers)
+imports ``ray``; ``import stillweb.envs`` does not.
+"""
+
+from stillweb.envs.ray.pool import EnvPool, EnvPoolActor
+from stillweb.envs.ray.vector import RayVectorEnv
+
+__all__ = ["EnvPool", "EnvPoolActor", "RayVectorEnv"]
