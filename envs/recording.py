@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import IO, Any
@@ -30,7 +30,7 @@ import gymnasium as gym
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.spaces import to_charset
 
-__all__ = ["RecordEpisodes", "ReplayResult", "replay", "canonical_json"]
+__all__ = ["RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "canonical_json", "UNRECORDED_INFO_KEYS"]
 
 UNRECORDED_INFO_KEYS = ("messages",)
 
@@ -132,12 +132,47 @@ def replay(path: str | Path, **kwarg_overrides: Any) -> ReplayResult:
     header = next(lines, (0, {}))[1]
     if header.get("type") != "header":
         raise ValueError(f"{path}: line 1 is not a stillweb recording header")
+    checked = 0
+    for rerun_record in rerun(header, lines, **kwarg_overrides):
+        if rerun_record.error is not None:
+            return ReplayResult(False, checked, rerun_record.number, "step", "a step", rerun_record.error)
+        field_name = rerun_record.first_difference()
+        if field_name is not None:
+            return ReplayResult(False, checked, rerun_record.number, field_name, rerun_record.record.get(field_name),
+                                rerun_record.replayed[field_name])
+        checked += 1
+    return ReplayResult(True, checked)
+
+
+@dataclass(frozen=True)
+class RerunRecord:
+    """One re-run reset or step: the recorded line, what the env returned now
+    (the recorded fields), its whole ``info`` (``messages`` included), or the
+    error of a step the env refused."""
+
+    number: int
+    record: dict[str, Any]
+    replayed: dict[str, Any]
+    info: dict[str, Any]
+    error: str | None = None
+
+    def first_difference(self) -> str | None:
+        """The first field (in name order) whose replayed value differs from the recorded one."""
+        return next((key for key in sorted(self.replayed)
+                     if canonical_json(self.replayed[key]) != canonical_json(self.record.get(key))), None)
+
+
+def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]]], **kwarg_overrides: Any) -> Iterator[RerunRecord]:
+    """Re-create the recorded env from ``header`` and re-run ``(line number, record)``
+    pairs in order, yielding each outcome; stops after a step the env refuses.
+
+    Raises ``ValueError`` for a record of unknown type.
+    """
     import stillweb.envs  # noqa: F401 - registers the environments
 
     env = gym.make(header["env_id"], **{**header["kwargs"], **kwarg_overrides})
-    checked = 0
     try:
-        for number, record in lines:
+        for number, record in records:
             if record.get("type") == "reset":
                 observation, info = env.reset(seed=record["seed"], options=record["options"])
                 replayed = {"observation": observation, "info": _recorded(info)}
@@ -145,7 +180,8 @@ def replay(path: str | Path, **kwarg_overrides: Any) -> ReplayResult:
                 try:
                     observation, reward, terminated, truncated, info = env.step(record["action"])
                 except RuntimeError as error:
-                    return ReplayResult(False, checked, number, "step", "a step", f"{type(error).__name__}: {error}")
+                    yield RerunRecord(number, record, {}, {}, f"{type(error).__name__}: {error}")
+                    return
                 replayed = {
                     "observation": observation,
                     "reward": reward,
@@ -154,14 +190,10 @@ def replay(path: str | Path, **kwarg_overrides: Any) -> ReplayResult:
                     "info": _recorded(info),
                 }
             else:
-                raise ValueError(f"{path}:{number}: unknown record type {record.get('type')!r}")
-            for key in sorted(replayed):
-                if canonical_json(replayed[key]) != canonical_json(record.get(key)):
-                    return ReplayResult(False, checked, number, key, record.get(key), replayed[key])
-            checked += 1
+                raise ValueError(f"line {number}: unknown record type {record.get('type')!r}")
+            yield RerunRecord(number, record, replayed, dict(info))
     finally:
         env.close()
-    return ReplayResult(True, checked)
 
 
 def _read(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -23,7 +23,7 @@ from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.agents import ReferenceAgent, run_episode
 from stillweb.envs.wikiqa import WikiQAEnv
 
-__all__ = ["REFERENCE_TOOLS", "SolveResult", "ReferenceVerifier", "solve_with_reference",
+__all__ = ["REFERENCE_TOOLS", "SolveResult", "ReferenceVerifier", "reference_budget", "solve_with_reference",
            "generate_verified_tasks"]
 
 REFERENCE_TOOLS = ("search", "open", "find")  # all the reference agent calls (cheaper envs than every tool)
@@ -41,10 +41,15 @@ class SolveResult:
     ending: str | None
 
 
+def reference_budget(task: TaskRecord | Mapping[str, Any]) -> int:
+    """The turns (and tool calls) the reference agent gets on ``task``: sized to its evidence."""
+    return _CALLS_PER_EVIDENCE * len(TaskRecord.from_dict(task).evidence) + 4
+
+
 def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
     """Run the reference agent on ``task`` in WikiQA-v0 with limits sized to its evidence."""
     task = TaskRecord.from_dict(task)
-    budget = _CALLS_PER_EVIDENCE * len(task.evidence) + 4
+    budget = reference_budget(task)
     env = WikiQAEnv(snapshot_path, tasks=[task], tool_format=tool_format, tools=list(REFERENCE_TOOLS),
                     max_turns=budget, max_tool_calls=budget)
     try:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-LAYERS = {"corpora": "stillweb/corpora", "sandboxes": "stillweb/sandboxes", "envs": "stillweb/envs", "cli": "stillweb/cli"}
+LAYERS = {"corpora": "stillweb/corpora", "sandboxes": "stillweb/sandboxes", "envs": "stillweb/envs", "cli": "stillweb/cli",
+          "server": "stillweb/server"}
 
 
 @pytest.mark.slow
@@ -26,4 +27,7 @@ def test_wheel_holds_every_module_under_stillweb(tmp_path):
         for path in (REPO / folder).rglob("*.py")
     }
     assert expected - names == set(), "modules missing from the wheel (add the subpackage to pyproject's packages)"
+    viewer_assets = {f"stillweb/server/viewer/{path.relative_to(REPO / 'server' / 'viewer').as_posix()}"
+                     for pattern in ("templates/*.html", "static/*") for path in (REPO / "server" / "viewer").glob(pattern)}
+    assert viewer_assets and viewer_assets - names == set(), "viewer templates/static missing (pyproject package-data)"
     assert "stillweb/__init__.py" not in names  # a namespace package: the layers install side by side

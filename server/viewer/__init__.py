@@ -1,0 +1,25 @@
+"""The stillweb viewer: web pages to look at what an agent sees.
+
+``stillweb view SNAPSHOT [--tasks NAME] [--episodes PATH]`` serves, beside the
+tool and session API of ``stillweb serve``:
+
+- ``/view/search`` and ``/view/doc/{id or title}``: search the snapshot with the
+  agent's own ``search`` tool (same ranking, same snippets) and open documents
+  with their facts, links, redirects and source id;
+- ``/view/tasks`` and ``/view/tasks/{task_id}``: a task set with filters, one
+  task's question, answers, formalization graph (SVG), evidence and the
+  reference agent's tool calls;
+- ``/view/episodes``: replay recorded trajectory files step by step, and compare
+  two side by side;
+- ``/view/play``: play a task by hand through the ``/sessions`` API remote
+  trainers use, and save the episode as a recording ``stillweb replay`` checks.
+
+Pages are server-rendered Jinja2 templates with autoescaping; every asset is
+package data (no CDN, no build step, a few lines of JavaScript).
+
+>>> app = make_viewer_app("snapshots/syn", tasks="default")   # doctest: +SKIP
+"""
+
+from stillweb.server.viewer.app import ViewerConfig, make_viewer_app
+
+__all__ = ["ViewerConfig", "make_viewer_app"]

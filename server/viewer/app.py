@@ -1,0 +1,68 @@
+"""The viewer app: the tool and session API of ``stillweb serve`` plus the viewer's pages.
+
+The pages reuse the server's parts rather than copies of them: searches go through
+the snapshot's :class:`~stillweb.sandboxes.ToolRegistry` (the agent's tools),
+hand-played episodes through the ``/sessions`` routes (the API remote trainers use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+import stillweb.envs  # noqa: F401 - registers the environments sessions serve
+from stillweb.envs.snapshot_cache import shared_snapshot
+from stillweb.server.base import ServerSettings, create_base_app
+from stillweb.server.session_store import SessionStore
+from stillweb.server.sessions import add_session_routes, default_env_ids
+from stillweb.server.tools import SnapshotCatalog, add_tool_routes
+from stillweb.server.viewer import browse, play, replay, tasks
+
+__all__ = ["ViewerConfig", "make_viewer_app"]
+
+PREFIX = "/view"
+
+
+@dataclass(frozen=True)
+class ViewerConfig:
+    """What the viewer shows.
+
+    ``snapshot``: the snapshot directory; ``tasks``: a task-set name inside it
+    (``None``: the first one, if any); ``episodes``: recording files or
+    directories of ``*.jsonl`` recordings (hand-played episodes are saved into
+    the first directory among them).
+    """
+
+    snapshot: str | Path
+    tasks: str | None = None
+    episodes: Sequence[str | Path] = field(default_factory=tuple)
+
+
+def make_viewer_app(config: ViewerConfig | str | Path, settings: ServerSettings | None = None) -> FastAPI:
+    """The FastAPI app serving the viewer pages under ``/view`` and the server API beside them."""
+    if not isinstance(config, ViewerConfig):
+        config = ViewerConfig(snapshot=config)
+    settings = settings or ServerSettings(max_sessions=32)
+    app = create_base_app(settings, title="stillweb viewer", description=__doc__ or "")
+    snapshot = shared_snapshot(config.snapshot)
+    catalog = SnapshotCatalog([snapshot])
+    add_tool_routes(app, catalog)
+    add_session_routes(app, catalog, default_env_ids(), SessionStore(settings.max_sessions, settings.idle_timeout_s))
+    task_set = tasks.TaskSetView.open(snapshot, config.tasks)
+    trajectories = replay.TrajectoryFiles([Path(path) for path in config.episodes])
+    app.include_router(browse.router(catalog), prefix=PREFIX)
+    app.include_router(tasks.router(catalog, task_set), prefix=PREFIX)
+    app.include_router(replay.router(catalog, trajectories), prefix=PREFIX)
+    app.include_router(play.router(app, catalog, task_set, trajectories), prefix=PREFIX)
+    app.mount(f"{PREFIX}/static", StaticFiles(packages=[("stillweb.server.viewer", "static")]), name="viewer-static")
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> RedirectResponse:
+        return RedirectResponse(f"{PREFIX}/", status_code=307)
+
+    return app

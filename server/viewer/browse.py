@@ -1,0 +1,95 @@
+"""Snapshot pages: the home page, search with the agent's own tool, and documents
+with their facts, links, redirects and source id."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from fastapi import APIRouter, Query
+from fastapi.responses import HTMLResponse
+
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.sandboxes.tools.search import DEFAULT_K, MAX_K
+from stillweb.sandboxes.tools.types import ToolCall
+from stillweb.server.tools import SnapshotCatalog
+from stillweb.server.viewer.pages import error_page, render
+
+__all__ = ["router", "DocumentGraph"]
+
+MAX_LISTED_LINKS = 200
+
+
+class DocumentGraph:
+    """The link and redirect neighbourhood of documents (tables read once, filtered with Arrow)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    @cached_property
+    def _links(self) -> pa.Table:
+        path = self.snapshot.path / "links.parquet"
+        return pq.read_table(path) if path.is_file() else pa.table({"source": pa.array([], pa.int32()), "target": pa.array([], pa.int32())})
+
+    def links(self, doc_id: int, column: str, other: str) -> list[int]:
+        """Doc ids at ``other`` of links whose ``column`` is ``doc_id``, ascending and distinct."""
+        table = self._links.filter(pc.equal(self._links.column(column), doc_id))
+        return sorted(set(table.column(other).to_pylist()))
+
+    def aliases(self, doc_id: int) -> list[str]:
+        """The redirect titles that lead to ``doc_id``, sorted."""
+        return sorted(alias for alias, target in self.snapshot.redirects.items() if target == doc_id)
+
+
+def router(catalog: SnapshotCatalog) -> APIRouter:
+    """The home, search and document pages."""
+    snapshot = catalog.snapshot()
+    registry = catalog.registry()
+    graph = DocumentGraph(snapshot)
+    pages = APIRouter(include_in_schema=False)
+
+    @pages.get("/", response_class=HTMLResponse)
+    def home() -> HTMLResponse:
+        return render("home.html", snapshot=snapshot, name=catalog.default_name, manifest=snapshot.manifest)
+
+    @pages.get("/search", response_class=HTMLResponse)
+    def search(q: str = Query(default="", max_length=2000), k: int = Query(default=DEFAULT_K, ge=1, le=MAX_K)) -> HTMLResponse:
+        if not q.strip():
+            return render("search.html", query=q, k=k, result=None, hits=[])
+        # The agent's search tool: the same validation, ranking, snippets and text.
+        result = registry.call(ToolCall("search", {"query": q, "k": k}))
+        hits = result.data["queries"][0]["results"] if result.ok else []
+        return render("search.html", query=q, k=k, result=result, hits=hits)
+
+    @pages.get("/doc/{ref:path}", response_class=HTMLResponse)
+    def document(ref: str) -> HTMLResponse:
+        key: int | str = int(ref) if ref.isdigit() else ref
+        doc = snapshot.lookup(key)
+        if doc is None:
+            near = snapshot.nearest_titles(ref) if isinstance(key, str) else []
+            hint = f" Titles close to it: {', '.join(near)}." if near else ""
+            return error_page(404, "No such document", f"The snapshot has no document {ref!r}.{hint}")
+        redirected_from = ref if isinstance(key, str) and ref != doc.title and ref in snapshot.redirects else None
+        facts = [
+            {"fact": fact, "object_title": snapshot.title_of(fact.object) if fact.object >= 0 else None}
+            for fact in snapshot.facts(subject=doc.doc_id)
+        ]
+        stated_here = snapshot.facts_table.filter(pc.equal(snapshot.facts_table.column("evidence"), doc.doc_id)).num_rows
+        outgoing = graph.links(doc.doc_id, "source", "target")
+        incoming = graph.links(doc.doc_id, "target", "source")
+        return render(
+            "doc.html",
+            doc=doc,
+            source_id=getattr(doc, "source_id", None),
+            redirected_from=redirected_from,
+            aliases=graph.aliases(doc.doc_id),
+            facts=facts,
+            stated_here=stated_here,
+            outgoing=[(d, snapshot.title_of(d)) for d in outgoing[:MAX_LISTED_LINKS]],
+            incoming=[(d, snapshot.title_of(d)) for d in incoming[:MAX_LISTED_LINKS]],
+            counts={"outgoing": len(outgoing), "incoming": len(incoming)},
+        )
+
+    return pages

@@ -1,0 +1,46 @@
+"""Rendering viewer pages: one autoescaping Jinja2 environment over the package's
+templates, and the error page every route uses instead of a JSON error or a 500."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+__all__ = ["render", "error_page", "pretty_json"]
+
+_ENVIRONMENT = Environment(
+    loader=PackageLoader("stillweb.server.viewer", "templates"),
+    autoescape=True,  # every {{ value }} is HTML-escaped: document and task text never becomes markup
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON (sorted keys, non-ASCII kept) for showing structured values."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def _query(**params: Any) -> str:
+    """``?a=1&b=2`` of the non-empty params (for links in templates)."""
+    kept = {key: value for key, value in params.items() if value not in (None, "")}
+    return "?" + urlencode(kept) if kept else ""
+
+
+_ENVIRONMENT.filters["json"] = pretty_json
+_ENVIRONMENT.globals["query"] = _query
+
+
+def render(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """The HTML page of ``template`` filled with ``context``."""
+    return HTMLResponse(_ENVIRONMENT.get_template(template).render(**context), status_code=status_code)
+
+
+def error_page(status_code: int, title: str, message: str) -> HTMLResponse:
+    """A page that says what went wrong and what to do (never a stack trace)."""
+    return render("error.html", status_code, title=title, message=message)

@@ -1,0 +1,89 @@
+"""Replay pages: the trajectory files, one episode step by step (the policy's text,
+its parsed calls, the observation, reward parts, flags and the managed context),
+and two episodes side by side."""
+
+from __future__ import annotations
+
+from itertools import zip_longest
+from typing import Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import HTMLResponse
+
+from stillweb.sandboxes.formats import get_format
+from stillweb.server.tools import SnapshotCatalog
+from stillweb.server.viewer.pages import error_page, render
+from stillweb.server.viewer.trajectories import ContextReruns, EpisodeRecord, Recording, TrajectoryError, TrajectoryFiles, flags_of
+
+__all__ = ["router", "step_view"]
+
+def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: dict | str | None) -> dict[str, Any]:
+    """Everything a page shows about one recorded reset or step."""
+    number, record = line
+    info = record.get("info") if isinstance(record.get("info"), dict) else {}
+    view: dict[str, Any] = {"line": number, "record": record, "info": info, "flags": flags_of(info),
+                            "reward_parts": info.get("reward_parts"), "parsed": None, "rerun": None}
+    if record.get("type") == "step" and isinstance(record.get("action"), str):
+        try:
+            view["parsed"] = get_format(recording.tool_format).parse(record["action"])
+        except ValueError:
+            view["parsed"] = None
+    if isinstance(context, dict):
+        view["rerun"] = context.get(number)
+    return view
+
+
+def _episode_or_error(recording: Recording, index: int) -> EpisodeRecord:
+    if not recording.episodes:
+        raise TrajectoryError(f"{recording.name!r} has a header but no episodes")
+    if not 0 <= index < len(recording.episodes):
+        raise TrajectoryError(f"{recording.name!r} has episodes 0..{len(recording.episodes) - 1}, not {index}")
+    return recording.episodes[index]
+
+
+def router(catalog: SnapshotCatalog, files: TrajectoryFiles) -> APIRouter:
+    """The trajectory list, episode and comparison pages."""
+    reruns = ContextReruns(catalog.snapshot())
+    pages = APIRouter(include_in_schema=False)
+
+    @pages.get("/episodes", response_class=HTMLResponse)
+    def listing() -> HTMLResponse:
+        entries = []
+        for name, _ in files.listing():
+            try:
+                recording = files.open(name)
+                entries.append({"name": name, "recording": recording, "problem": None})
+            except TrajectoryError as error:
+                entries.append({"name": name, "recording": None, "problem": str(error)})
+        return render("episodes.html", entries=entries, configured=bool(files.paths))
+
+    @pages.get("/episodes/{name:path}", response_class=HTMLResponse)
+    def episode_page(name: str, episode: int = Query(default=0, ge=0), step: int = Query(default=0, ge=0)) -> HTMLResponse:
+        try:
+            recording = files.open(name)
+            chosen = _episode_or_error(recording, episode)
+        except TrajectoryError as error:
+            return error_page(error.status, "Cannot show this trajectory", str(error))
+        lines = (chosen.reset, *chosen.steps)
+        step = min(step, len(lines) - 1)
+        context = reruns.context(recording)
+        return render("episode.html", recording=recording, episode=chosen, step=step, count=len(lines),
+                      view=step_view(recording, lines[step], context),
+                      context_problem=context if isinstance(context, str) else None,
+                      outline=[step_view(recording, line, None) for line in lines])
+
+    @pages.get("/compare", response_class=HTMLResponse)
+    def compare(a: str = Query(max_length=1000), b: str = Query(max_length=1000),
+                ae: int = Query(default=0, ge=0), be: int = Query(default=0, ge=0)) -> HTMLResponse:
+        sides = []
+        try:
+            for name, index in ((a, ae), (b, be)):
+                recording = files.open(name)
+                sides.append((recording, _episode_or_error(recording, index)))
+        except TrajectoryError as error:
+            return error_page(error.status, "Cannot compare these trajectories", str(error))
+        columns = [[step_view(recording, line, None) for line in (episode.reset, *episode.steps)] for recording, episode in sides]
+        rows = list(zip_longest(*columns))
+        return render("compare.html", sides=sides, rows=rows, same_task=sides[0][1].task_id == sides[1][1].task_id)
+
+    return pages

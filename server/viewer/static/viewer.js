@@ -1,0 +1,7 @@
+// stillweb viewer: the only script. Arrow keys step through a replay (links #prev / #next).
+document.addEventListener("keydown", function (event) {
+  var target = event.target;
+  if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.tagName === "SELECT")) return;
+  var link = event.key === "ArrowLeft" ? document.getElementById("prev") : event.key === "ArrowRight" ? document.getElementById("next") : null;
+  if (link) window.location.href = link.href;
+});

@@ -1,0 +1,240 @@
+"""Recorded trajectory files (the :mod:`stillweb.envs.recording` format) as the viewer
+reads them: which files there are, their episodes, and the context the model saw.
+
+A file that is missing, empty, not JSON or not a recording raises
+:class:`TrajectoryError` with a message for the page (line number included);
+the viewer never answers a bad file with a 500. The context after context
+management is not recorded (``info["messages"]`` is left out of recordings):
+:class:`ContextReruns` re-runs the file's env to get it, which also checks that
+each step still gives the recorded result.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.envs.recording import rerun
+
+__all__ = ["flags_of", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
+
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_RERUN_RECORDS = 5000
+RERUN_CACHE = 4
+
+
+# Info keys shown as flags whatever their name says (plus every key naming a flag or a reason).
+FLAG_KEYS = ("hallucination_counts", "mask_from_loss")
+
+
+def flags_of(info: dict[str, Any]) -> dict[str, Any]:
+    """The info entries that flag something: tool flags, termination and truncation
+    reasons, hallucination counts and any key with ``flag`` or ``reason`` in its name
+    (so flags added later show without a change here); empty values left out."""
+    shown = {}
+    for key in sorted(info):
+        if key in FLAG_KEYS or "flag" in key or key.endswith("_reason"):
+            value = info[key]
+            if isinstance(value, dict):
+                value = {name: count for name, count in value.items() if count}
+            if isinstance(value, list) and not any(item is not None for item in value):
+                value = None
+            if value not in (None, {}, [], False):
+                shown[key] = value
+    return shown
+
+
+class TrajectoryError(ValueError):
+    """A trajectory file that cannot be shown, and why (``status``: 404 missing, 422 damaged)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One episode of a recording: its reset line and its steps (line number, record)."""
+
+    index: int
+    reset: tuple[int, dict[str, Any]]
+    steps: tuple[tuple[int, dict[str, Any]], ...]
+
+    @property
+    def task_id(self) -> str | None:
+        """The task of the episode (from the reset's info)."""
+        info = self.reset[1].get("info")
+        return info.get("task_id") if isinstance(info, dict) else None
+
+    @property
+    def reward(self) -> float:
+        """The sum of the recorded step rewards."""
+        return sum(float(record.get("reward") or 0.0) for _, record in self.steps)
+
+    @property
+    def ending(self) -> str:
+        """``terminated``, ``truncated`` or ``unfinished``."""
+        last = self.steps[-1][1] if self.steps else {}
+        return "terminated" if last.get("terminated") else "truncated" if last.get("truncated") else "unfinished"
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A parsed recording: its header and episodes."""
+
+    name: str
+    path: Path
+    header: dict[str, Any]
+    episodes: tuple[EpisodeRecord, ...]
+
+    @property
+    def tool_format(self) -> str:
+        """The recorded env's call format (the env default, ``tongyi``, when not given)."""
+        kwargs = self.header.get("kwargs")
+        return str(kwargs.get("tool_format") or "tongyi") if isinstance(kwargs, dict) else "tongyi"
+
+
+_STEP_FIELDS = ("action", "observation", "reward", "terminated", "truncated", "info")
+_RESET_FIELDS = ("seed", "options", "observation", "info")
+
+
+def read_recording(path: Path, name: str) -> Recording:
+    """Parse the recording at ``path``; :class:`TrajectoryError` says what is wrong and where."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise TrajectoryError(f"the trajectory file {name!r} does not exist (any more): was it moved or deleted?", 404) from None
+    except OSError as error:
+        raise TrajectoryError(f"the trajectory file {name!r} cannot be read: {error.strerror}") from None
+    if size > MAX_FILE_BYTES:
+        raise TrajectoryError(f"the trajectory file {name!r} has {size:,} bytes, more than the viewer reads ({MAX_FILE_BYTES:,})")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise TrajectoryError(f"the trajectory file {name!r} is not readable UTF-8 text: {error}") from None
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as error:
+            raise TrajectoryError(f"line {number} of {name!r} is not JSON ({error}): the file is damaged or not a recording") from None
+        if not isinstance(record, dict):
+            raise TrajectoryError(f"line {number} of {name!r} is not a JSON object")
+        records.append((number, record))
+    if not records:
+        raise TrajectoryError(f"the trajectory file {name!r} is empty")
+    header = records[0][1]
+    if header.get("type") != "header" or not isinstance(header.get("env_id"), str) or not isinstance(header.get("kwargs"), dict):
+        raise TrajectoryError(f"line {records[0][0]} of {name!r} is not a recording header (env_id, kwargs): "
+                              "record episodes with stillweb.envs.RecordEpisodes")
+    return Recording(name, path, header, _episodes(records[1:], name))
+
+
+def _episodes(records: list[tuple[int, dict[str, Any]]], name: str) -> tuple[EpisodeRecord, ...]:
+    episodes: list[EpisodeRecord] = []
+    reset: tuple[int, dict[str, Any]] | None = None
+    steps: list[tuple[int, dict[str, Any]]] = []
+    for number, record in records:
+        kind = record.get("type")
+        required = _RESET_FIELDS if kind == "reset" else _STEP_FIELDS if kind == "step" else None
+        if required is None:
+            raise TrajectoryError(f"line {number} of {name!r} has unknown record type {str(kind)[:50]!r} (expected reset or step)")
+        missing = [field for field in required if field not in record]
+        if missing:
+            raise TrajectoryError(f"line {number} of {name!r}: a {kind} record without {', '.join(missing)}")
+        if kind == "reset":
+            if reset is not None:
+                episodes.append(EpisodeRecord(len(episodes), reset, tuple(steps)))
+            reset, steps = (number, record), []
+        elif reset is None:
+            raise TrajectoryError(f"line {number} of {name!r} is a step before any reset")
+        else:
+            steps.append((number, record))
+    if reset is not None:
+        episodes.append(EpisodeRecord(len(episodes), reset, tuple(steps)))
+    return tuple(episodes)
+
+
+class TrajectoryFiles:
+    """The trajectory files the viewer shows: given files, and ``*.jsonl`` in given directories.
+
+    Names are the file name (``dir/file`` for files found in a directory); only
+    listed names can be opened, so a URL never reaches another path.
+    """
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+
+    @property
+    def save_dir(self) -> Path | None:
+        """The first given directory (where hand-played episodes are saved), if any."""
+        return next((path for path in self.paths if path.is_dir()), None)
+
+    def listing(self) -> list[tuple[str, Path]]:
+        """(name, path) of every trajectory file, in the order given, directory contents sorted."""
+        found: list[tuple[str, Path]] = []
+        for path in self.paths:
+            if path.is_dir():
+                found.extend((f"{path.name}/{file.name}", file) for file in sorted(path.glob("*.jsonl")) if file.is_file())
+            else:
+                found.append((path.name, path))
+        return found
+
+    def open(self, name: str) -> Recording:
+        """The parsed recording ``name``; :class:`TrajectoryError` if unknown or unreadable."""
+        for listed, path in self.listing():
+            if listed == name:
+                return read_recording(path, name)
+        known = ", ".join(listed for listed, _ in self.listing()) or "none (start the viewer with --episodes PATH)"
+        raise TrajectoryError(f"no trajectory file named {name!r}; the files are: {known}", 404)
+
+
+@dataclass(frozen=True)
+class RerunStep:
+    """A record re-run: the messages the model saw after it, and whether it matched."""
+
+    messages: list[dict[str, Any]] | None
+    difference: str | None
+    error: str | None = None
+
+
+class ContextReruns:
+    """Re-runs recordings to recover the managed context of each step (cached per file version)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple, dict[int, RerunStep] | str] = OrderedDict()
+
+    def context(self, recording: Recording) -> dict[int, RerunStep] | str:
+        """Line number -> :class:`RerunStep`, or a message saying why the file could not be re-run."""
+        stat = recording.path.stat()
+        key = (str(recording.path), stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._rerun(recording)
+                while len(self._cache) > RERUN_CACHE:
+                    self._cache.popitem(last=False)
+            return self._cache[key]
+
+    def _rerun(self, recording: Recording) -> dict[int, RerunStep] | str:
+        records = [line for episode in recording.episodes for line in (episode.reset, *episode.steps)]
+        if len(records) > MAX_RERUN_RECORDS:
+            return f"the file has {len(records)} resets and steps; the viewer re-runs at most {MAX_RERUN_RECORDS}"
+        recorded_snapshot = recording.header["kwargs"].get("snapshot")
+        overrides = {} if isinstance(recorded_snapshot, str) and Path(recorded_snapshot).is_dir() else {"snapshot": str(self.snapshot.path)}
+        outcome: dict[int, RerunStep] = {}
+        try:
+            for item in rerun(recording.header, records, **overrides):
+                messages = item.info.get("messages")
+                outcome[item.number] = RerunStep(messages if isinstance(messages, list) else None, item.first_difference(), item.error)
+        except Exception as error:  # noqa: BLE001 - a recording's kwargs are file input: any failure is a page message
+            return f"the recorded env could not be re-run: {type(error).__name__}: {str(error)[:500]}"
+        return outcome

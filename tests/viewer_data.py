@@ -1,0 +1,64 @@
+"""Data for the viewer tests: a task set on the small snapshot, a snapshot whose
+document and task text is hostile HTML, and a recorded reference-agent episode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+
+HOSTILE_DOC = "<script>window.__pwned = 1</script>Script Page talks about <b>bold tags</b> & ampersands."
+HOSTILE_QUESTION = "<script>window.__pwned = 2</script>Which page talks about <b>bold tags</b>?"
+HOSTILE_TASK_ID = "t-script"
+
+
+def viewer_task_set(snapshot: Path, name: str = "viewer") -> Path:
+    """Generate a small task set ``name`` in ``snapshot`` (once) and return the snapshot."""
+    from stillweb.corpora.tasks.generate import generate_tasks
+
+    if not (snapshot / "tasks" / name).is_dir():
+        generate_tasks(snapshot, name, 12, seed=1)
+    return snapshot
+
+
+def hostile_snapshot(directory: Path) -> Path:
+    """A snapshot (Hugging Face rows) whose first document and only task carry ``<script>`` text."""
+    from stillweb.corpora.build_from_source import build_parquet
+    from stillweb.corpora.tasks.store import write_task_set
+
+    rows = [
+        {"title": "Script Page", "text": HOSTILE_DOC},
+        {"title": "River Ostra", "text": "The River Ostra flows past Script Page and the old mill."},
+        {"title": "Old Mill", "text": "The old mill stands on the River Ostra."},
+    ]
+    source = directory / "hostile.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out = directory / "hostile"
+    build_parquet(source, out, workers=1, progress=False)
+    task = {
+        "task_id": HOSTILE_TASK_ID, "question": HOSTILE_QUESTION, "answer": "Script Page",
+        "aliases": ["<img src=x onerror=\"window.__pwned = 3\">"],
+        "evidence": [{"subject": "Script Page", "relation": "<mentions>", "value": "<b>bold tags</b>", "doc_id": 0, "doc_title": "Script Page"}],
+        "evidence_docs": [0], "formalization": [["?", "<script>mentions</script>", "C@<b>bold tags</b>"]],
+        "hops": 1, "constraints": 1, "candidates_per_hop": [1], "level": 1, "shape": "entity-chain-1",
+        "obfuscations": [], "oracle_steps": None, "split": "train", "canonical_hash": "h", "answer_doc": 0,
+    }
+    write_task_set(out, "hostile", [task], lambda folder: (folder / "card.md").write_text("hostile\n", encoding="utf-8"))
+    return out
+
+
+def record_reference_episode(snapshot: Path, tasks: str, task: dict, path: Path, **kwargs) -> Path:
+    """Record the reference agent solving ``task`` to ``path`` (the RecordEpisodes format)."""
+    import stillweb.envs  # noqa: F401
+    from stillweb.envs import RecordEpisodes, ReferenceAgent, run_episode
+    from stillweb.envs.solvability import reference_budget
+
+    budget = reference_budget(task)
+    env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot), tasks=tasks, split=task["split"],
+                                  max_turns=budget, max_tool_calls=budget, **kwargs), path)
+    try:
+        run_episode(env, ReferenceAgent(task, kwargs.get("tool_format", "tongyi")), seed=0, options={"task_id": task["task_id"]})
+    finally:
+        env.close()
+    return path
