@@ -29,7 +29,7 @@ from viewer_data import HOSTILE_DOC, HOSTILE_QUESTION, HOSTILE_TASK_ID, hostile_
 def viewed(small_snapshot, tmp_path_factory):
     """(client, snapshot path, a task, the episodes directory) of a viewer over the small snapshot."""
     snapshot = viewer_task_set(small_snapshot)
-    task = read_tasks(snapshot, "viewer", "train")[0]
+    task = read_tasks(snapshot, "viewer", "train")[0].to_row()
     episodes = tmp_path_factory.mktemp("episodes")
     record_reference_episode(snapshot, "viewer", task, episodes / "reference.jsonl")
     client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(episodes,))))
@@ -84,7 +84,7 @@ def test_document_page_has_facts_links_and_follows_redirects(viewed):
 
 def test_task_list_filters_and_task_page(viewed):
     client, snapshot, task, _ = viewed
-    every = [t for split in ("train", "dev", "test") for t in read_tasks(snapshot, "viewer", split)]
+    every = [t.to_row() for split in ("train", "dev", "test") for t in read_tasks(snapshot, "viewer", split)]
     listing = client.get("/view/tasks")
     assert listing.status_code == 200 and f"{len(every)} of {len(every)} tasks" in listing.text
     hops = str(task["hops"])

@@ -25,6 +25,7 @@ def viewer_task_set(snapshot: Path, name: str = "viewer") -> Path:
 def hostile_snapshot(directory: Path) -> Path:
     """A snapshot (Hugging Face rows) whose first document and only task carry ``<script>`` text."""
     from stillweb.corpora.build_from_source import build_parquet
+    from stillweb.corpora.tasks.record import TaskRecord
     from stillweb.corpora.tasks.store import write_task_set
 
     rows = [
@@ -44,7 +45,7 @@ def hostile_snapshot(directory: Path) -> Path:
         "hops": 1, "constraints": 1, "candidates_per_hop": [1], "level": 1, "shape": "entity-chain-1",
         "obfuscations": [], "oracle_steps": None, "split": "train", "canonical_hash": "h", "answer_doc": 0,
     }
-    write_task_set(out, "hostile", [task], lambda folder: (folder / "card.md").write_text("hostile\n", encoding="utf-8"))
+    write_task_set(out, "hostile", [TaskRecord.from_dict(task)], lambda folder: (folder / "card.md").write_text("hostile\n", encoding="utf-8"))
     return out
 
 

@@ -31,7 +31,8 @@ FILTERS = ("split", "hops", "level", "shape")
 
 @dataclass(frozen=True)
 class TaskSetView:
-    """The tasks of one task set of the snapshot (every split), in split then file order."""
+    """The tasks of one task set of the snapshot (every split), in split then file order,
+    as plain dicts (:meth:`~stillweb.corpora.tasks.record.TaskRecord.to_row`) for the templates."""
 
     snapshot: Snapshot
     name: str | None
@@ -51,7 +52,7 @@ class TaskSetView:
             name = available[0]
         elif name not in available:
             raise FileNotFoundError(f"no task set {name!r} in {snapshot.path / 'tasks'}; available: {available}")
-        rows = [task for split in SPLITS if (snapshot.path / "tasks" / name / f"{split}.parquet").is_file()
+        rows = [task.to_row() for split in SPLITS if (snapshot.path / "tasks" / name / f"{split}.parquet").is_file()
                 for task in read_tasks(snapshot.path, name, split)]
         return cls(snapshot, name, tuple(rows))
 
