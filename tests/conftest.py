@@ -81,3 +81,44 @@ def wiki_snapshot(tmp_path_factory, shared_data) -> Path:
     out = tmp_path_factory.mktemp("snapshots") / "enwiki-sample"
     build_wikipedia(shared_data / WIKI_SAMPLE, out, workers=1, progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def tasks_snapshot(small_snapshot, tmp_path_factory) -> Path:
+    """A copy of ``small_snapshot`` with a generated task set ``hard`` (12 tasks), built once per session."""
+    import shutil
+
+    from stillweb.corpora.tasks.generate import generate_tasks
+
+    path = tmp_path_factory.mktemp("tasks-snapshot") / "snap"
+    shutil.copytree(small_snapshot, path)
+    generate_tasks(path, "hard", 12, seed=0, allow_partial=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def reference_trace():
+    """``trace(snapshot, tasks, task_id)``: the reference agent's episode in-process (openai format):
+    a list of ``(tool name, arguments, observation, reward, info)``, one per step (``max_turns=64``)."""
+    from stillweb.envs import ReferenceAgent, WikiQAEnv
+    from stillweb.sandboxes.formats import get_format
+
+    def trace(snapshot, tasks, task_id, split="train", max_turns=64):
+        env = WikiQAEnv(snapshot, tasks, split, tool_format="openai", max_calls_per_turn=1, max_turns=max_turns,
+                        tools=["search", "open", "find", "calculator", "answer"])
+        observation, info = env.reset(options={"task_id": task_id})
+        agent = ReferenceAgent(env.tasks.by_id(task_id).record, tool_format="openai")
+        parser, steps, done = get_format("openai"), [], False
+        while not done:
+            action = agent.act(observation)
+            parsed = parser.parse(action)
+            if parsed.answer is not None:
+                name, arguments = "answer", {"text": parsed.answer, "citations": parsed.citations}
+            else:
+                name, arguments = parsed.calls[0].name, parsed.calls[0].arguments
+            observation, reward, terminated, truncated, info = env.step(action)
+            steps.append((name, arguments, observation, reward, info))
+            done = terminated or truncated
+        return steps
+
+    return trace
