@@ -107,7 +107,7 @@ def reference_trace():
         env = WikiQAEnv(snapshot, tasks, split, tool_format="openai", max_calls_per_turn=1, max_turns=max_turns,
                         tools=["search", "open", "find", "calculator", "answer"])
         observation, info = env.reset(options={"task_id": task_id})
-        agent = ReferenceAgent(env.tasks.by_id(task_id).record, tool_format="openai")
+        agent = ReferenceAgent(env.tasks.by_id(task_id), tool_format="openai")
         parser, steps, done = get_format("openai"), [], False
         while not done:
             action = agent.act(observation)
