@@ -30,7 +30,10 @@ import gymnasium as gym
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.spaces import to_charset
 
-__all__ = ["RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "canonical_json", "UNRECORDED_INFO_KEYS"]
+__all__ = [
+    "RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "canonical_json", "UNRECORDED_INFO_KEYS",
+    "header_record", "reset_record", "step_record",
+]
 
 UNRECORDED_INFO_KEYS = ("messages",)
 
@@ -45,6 +48,30 @@ def canonical_json(value: Any) -> str:
     {"a":[1.5,"\\u00e9"],"b":1}
     """
     return json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def header_record(spec: gym.envs.registration.EnvSpec) -> dict[str, Any]:
+    """The first record of a recording: env id, constructor kwargs, package version."""
+    return {"type": "header", "env_id": spec.id, "kwargs": dict(spec.kwargs), "package_version": PACKAGE_VERSION}
+
+
+def reset_record(seed: int | None, options: dict[str, Any] | None, observation: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    """The record of one reset (``info["messages"]`` left out)."""
+    return {"type": "reset", "seed": seed, "options": options, "observation": observation, "info": _recorded(info)}
+
+
+def step_record(action: Any, observation: str, reward: float, terminated: bool, truncated: bool,
+                info: Mapping[str, Any]) -> dict[str, Any]:
+    """The record of one step: the action as the env read it and everything it returned."""
+    return {
+        "type": "step",
+        "action": to_charset(action) if isinstance(action, str) else action,
+        "observation": observation,
+        "reward": reward,
+        "terminated": terminated,
+        "truncated": truncated,
+        "info": _recorded(info),
+    }
 
 
 class RecordEpisodes(gym.Wrapper):
@@ -62,28 +89,18 @@ class RecordEpisodes(gym.Wrapper):
             raise ValueError("RecordEpisodes needs an env made by gym.make (it records env.spec to replay it)")
         self.path = Path(path)
         self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
-        self._write({"type": "header", "env_id": spec.id, "kwargs": dict(spec.kwargs), "package_version": PACKAGE_VERSION})
+        self._write(header_record(spec))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset the env and record the seed, options, observation and info."""
         observation, info = self.env.reset(seed=seed, options=options)
-        self._write({"type": "reset", "seed": seed, "options": options, "observation": observation, "info": _recorded(info)})
+        self._write(reset_record(seed, options, observation, info))
         return observation, info
 
     def step(self, action: str):
         """Step the env and record the action and everything it returned."""
         observation, reward, terminated, truncated, info = self.env.step(action)
-        self._write(
-            {
-                "type": "step",
-                "action": to_charset(action) if isinstance(action, str) else action,
-                "observation": observation,
-                "reward": reward,
-                "terminated": terminated,
-                "truncated": truncated,
-                "info": _recorded(info),
-            }
-        )
+        self._write(step_record(action, observation, reward, terminated, truncated, info))
         return observation, reward, terminated, truncated, info
 
     def close(self) -> None:

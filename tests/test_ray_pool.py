@@ -13,19 +13,18 @@ import pytest
 
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.envs import RandomTextAgent, ReferenceAgent
+from ray_support import ENV_ID, env_kwargs_for
 from stillweb.envs.recording import canonical_json
-from test_remote import fact_tasks
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.extra("ray")
 
-ENV_ID = "stillweb/WikiQA-v0"
 NUM_ENVS = 4
 
 
 @pytest.fixture(scope="module")
 def env_kwargs(small_snapshot):
-    return {"snapshot": str(small_snapshot), "tasks": fact_tasks(small_snapshot, 6), "max_turns": 6}
+    return env_kwargs_for(small_snapshot)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +34,7 @@ def scripts(env_kwargs):
     for index in range(NUM_ENVS):
         env = gym.make(ENV_ID, **env_kwargs)
         observation, info = env.reset(seed=index)
-        task = env.unwrapped.tasks.by_id(info["task_id"]).record
+        task = env.unwrapped.tasks.by_id(info["task_id"])
         agent = ReferenceAgent(task) if index % 2 == 0 else RandomTextAgent(index)
         actions, done = [], False
         while not done:

@@ -9,7 +9,21 @@ Nothing outside this subpackage (and the lazily imported Ray build/generation he
 imports ``ray``; ``import stillweb.envs`` does not.
 """
 
+from stillweb.envs.ray.buffer import Trajectory, TrajectoryBuffer
 from stillweb.envs.ray.pool import EnvPool, EnvPoolActor
+from stillweb.envs.ray.policies import HttpPolicy, ScriptedPolicy
+from stillweb.envs.ray.rollouts import EpisodeSpec, RolloutService, RolloutWorker
 from stillweb.envs.ray.vector import RayVectorEnv
 
-__all__ = ["EnvPool", "EnvPoolActor", "RayVectorEnv"]
+__all__ = [
+    "EnvPool",
+    "EnvPoolActor",
+    "EpisodeSpec",
+    "HttpPolicy",
+    "RayVectorEnv",
+    "RolloutService",
+    "RolloutWorker",
+    "ScriptedPolicy",
+    "Trajectory",
+    "TrajectoryBuffer",
+]
