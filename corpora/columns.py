@@ -48,3 +48,23 @@ class StringColumn:
 
     def __getitem__(self, row: int) -> str:
         return self.bytes(row).decode("utf-8")
+
+    def many_bytes(self, rows: list[int]) -> list[bytes]:
+        """The UTF-8 bytes of each of ``rows``, in order (one call for a page of search hits)."""
+        return [view.tobytes() for view in self._views(rows)]
+
+    def many(self, rows: list[int]) -> list[str]:
+        """The strings of ``rows``, in order, decoded straight from the column's buffer."""
+        return [str(view, "utf-8") for view in self._views(rows)]
+
+    def _views(self, rows: list[int]) -> list[memoryview]:
+        starts, offsets, data, length = self._starts, self._offsets, self._data, self._length
+        views = []
+        for row in rows:
+            if not 0 <= row < length:
+                raise IndexError(f"row {row} out of range 0..{length - 1}")
+            chunk = bisect.bisect_right(starts, row) - 1
+            local = row - starts[chunk]
+            chunk_offsets = offsets[chunk]
+            views.append(data[chunk][chunk_offsets[local] : chunk_offsets[local + 1]])
+        return views

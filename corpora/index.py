@@ -12,6 +12,7 @@ layout never change a ranking.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -106,6 +107,7 @@ class SearchIndex:
         self._searcher = self._index.searcher()
         self.num_docs = self._searcher.num_docs
         self._single_segment = self._searcher.num_segments == 1
+        self._address_is_doc_id = self._single_segment and _addresses_are_doc_ids(directory, self._searcher)
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
         boosts = {"title": INDEX_PARAMETERS["title_boost"]} if "title" in fields else {}
@@ -133,6 +135,8 @@ class SearchIndex:
         segment sorted by doc_id is doc_id order (``test_snapshot`` checks this against
         :meth:`_top_tie_safe`)."""
         hits = self._searcher.search(parsed, k, count=False).hits
+        if self._address_is_doc_id:  # skip the fast-field read: the segment-local address is the doc_id
+            return [Hit(address.doc, score) for score, address in hits]
         ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
         return [Hit(doc_id, score) for (score, _address), doc_id in zip(hits, ids)]
 
@@ -148,6 +152,28 @@ class SearchIndex:
             if len(hits) < limit or ranked[k - 1][0] != -hits[-1][0]:
                 return [Hit(doc_id, -neg) for neg, doc_id in ranked[:k]]
             limit *= 4
+
+
+def _addresses_are_doc_ids(directory: Path, searcher: tantivy.Searcher) -> bool:
+    """True when a document's address in the (single) segment equals its ``doc_id``.
+
+    A snapshot's builder adds each document once, with ``doc_id`` 0..n-1, and sorts
+    the index by ``doc_id`` ascending; n distinct ascending ids from 0 to n-1 leave
+    no room for a gap, so the sort order, the absence of deletes and a few sampled
+    addresses confirm it without reading n values.
+    """
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+    except (OSError, ValueError):
+        return False
+    sort = (meta.get("index_settings") or {}).get("sort_by_field") or {}
+    segments = meta.get("segments") or []
+    if sort != {"field": "doc_id", "order": "Asc"} or len(segments) != 1 or segments[0].get("deletes"):
+        return False
+    count = searcher.num_docs
+    samples = sorted({0, 1, count // 3, count // 2, count - 2, count - 1} & set(range(count)))
+    values = searcher.fast_field_values("doc_id", [tantivy.DocAddress(0, doc) for doc in samples])
+    return values == samples
 
 
 MAX_SNIPPET_TERMS = 12

@@ -154,11 +154,11 @@ class Snapshot:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ValueError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
         hits = self._index.search(query, k)
+        ids = [doc_id for doc_id, _score in hits]
         needles = snippet_needles(query)
-        texts = self._texts
         return [
-            SearchResult(h.doc_id, self.title_of(h.doc_id), h.score, make_snippet(texts.bytes(h.doc_id), needles))
-            for h in hits
+            SearchResult(doc_id, title, score, make_snippet(text, needles))
+            for (doc_id, score), title, text in zip(hits, self._titles.many(ids), self._texts.many_bytes(ids))
         ]
 
     def nearest_titles(self, text: str, n: int = 5) -> list[str]:

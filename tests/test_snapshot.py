@@ -221,3 +221,13 @@ def test_single_segment_ranking_equals_the_tie_safe_ranking(snap):
             assert fast == safe, (query, k)
             ties += len({hit.score for hit in fast}) < len(fast)
     assert ties > 10  # the comparison really exercised score ties
+
+
+def test_document_address_is_the_doc_id_in_a_built_index(snap):
+    """The fast path reads doc ids from tantivy's addresses; every address must map to its own doc_id."""
+    import tantivy
+
+    index = snap._index
+    assert index._address_is_doc_id
+    addresses = [tantivy.DocAddress(0, doc) for doc in range(index.num_docs)]
+    assert index._searcher.fast_field_values("doc_id", addresses) == list(range(index.num_docs))
