@@ -13,6 +13,8 @@ from gymnasium.envs.registration import register, registry
 
 from stillweb.envs.agents import RandomTextAgent, ReferenceAgent, run_episode
 from stillweb.envs.context import ContextConfig, ContextManager
+from stillweb.envs.degenerate import ActionChecks
+from stillweb.envs.health import HealthConfig, HealthMonitor, VectorHealthMonitor
 from stillweb.envs.lookup import LookupEnv
 from stillweb.envs.recording import RecordEpisodes, replay
 from stillweb.envs.rewards import RewardConfig
@@ -20,14 +22,18 @@ from stillweb.envs.task_loader import Task, load_tasks
 from stillweb.envs.wikiqa import WikiQAEnv
 
 __all__ = [
+    "ActionChecks",
     "ContextConfig",
     "ContextManager",
+    "HealthConfig",
+    "HealthMonitor",
     "LookupEnv",
     "RandomTextAgent",
     "RecordEpisodes",
     "ReferenceAgent",
     "RewardConfig",
     "Task",
+    "VectorHealthMonitor",
     "WikiQAEnv",
     "load_tasks",
     "replay",

@@ -32,7 +32,7 @@ from stillweb.envs.spaces import to_charset
 
 __all__ = [
     "RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "canonical_json", "UNRECORDED_INFO_KEYS",
-    "header_record", "reset_record", "step_record",
+    "header_record", "reset_record", "step_record", "recorded_episode_stats",
 ]
 
 UNRECORDED_INFO_KEYS = ("messages",)
@@ -145,10 +145,7 @@ def replay(path: str | Path, **kwarg_overrides: Any) -> ReplayResult:
     snapshot that moved). Raises ``ValueError`` naming the line if the file is
     not a recording.
     """
-    lines = _read(Path(path))
-    header = next(lines, (0, {}))[1]
-    if header.get("type") != "header":
-        raise ValueError(f"{path}: line 1 is not a stillweb recording header")
+    header, lines = _open_recording(Path(path))
     checked = 0
     for rerun_record in rerun(header, lines, **kwarg_overrides):
         if rerun_record.error is not None:
@@ -211,6 +208,33 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
             yield RerunRecord(number, record, replayed, dict(info))
     finally:
         env.close()
+
+
+def recorded_episode_stats(path: str | Path) -> tuple[list[dict[str, Any]], int]:
+    """The ``info["episode_stats"]`` of every finished episode in a recording, in order, and how many
+    finished episodes lack them (recorded by an env without them, e.g. Lookup-v0 or an older version).
+
+    Raises ``ValueError`` naming the line if the file is not a recording.
+    """
+    _, lines = _open_recording(Path(path))
+    found, missing = [], 0
+    for _, record in lines:
+        if record.get("type") == "step" and (record.get("terminated") or record.get("truncated")):
+            stats = (record.get("info") or {}).get("episode_stats")
+            if isinstance(stats, dict):
+                found.append(stats)
+            else:
+                missing += 1
+    return found, missing
+
+
+def _open_recording(path: Path) -> tuple[dict[str, Any], Iterator[tuple[int, dict[str, Any]]]]:
+    """The header of a recording and an iterator over its other (line number, record) pairs."""
+    lines = _read(path)
+    header = next(lines, (0, {}))[1]
+    if header.get("type") != "header":
+        raise ValueError(f"{path}: line 1 is not a stillweb recording header")
+    return header, lines
 
 
 def _read(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
