@@ -4,6 +4,7 @@
 """
 
 from stillweb.corpora.manifest import SnapshotError
-from stillweb.corpora.snapshot import Document, Fact, SearchResult, Snapshot
+from stillweb.corpora.records import Fact, SearchResult
+from stillweb.corpora.snapshot import Document, Snapshot
 
 __all__ = ["Snapshot", "SnapshotError", "SearchResult", "Document", "Fact"]

@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 import tantivy
 
-__all__ = ["IndexBuilder", "SearchIndex", "Hit", "INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K"]
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings.
 INDEX_PARAMETERS = {
@@ -91,13 +90,6 @@ class IndexBuilder:
         return self._index.searcher().num_segments
 
 
-class Hit(NamedTuple):
-    """One ranked document: its id and BM25 score."""
-
-    doc_id: int
-    score: float
-
-
 class SearchIndex:
     """Read-only access to a snapshot's index."""
 
@@ -117,8 +109,10 @@ class SearchIndex:
             parsed, _errors = self._index.parse_query_lenient(query, fields, field_boosts=boosts)
             return parsed
 
-    def search(self, query: str, k: int, fields: tuple[str, ...] = ("title", "body")) -> list[Hit]:
-        """Top ``k`` hits for agent text ``query`` (already validated), ties by doc_id.
+    def search(self, query: str, k: int, fields: tuple[str, ...] = ("title", "body")) -> list[tuple[int, float]]:
+        """Top ``k`` ``(doc_id, BM25 score)`` pairs for agent text ``query`` (already validated),
+        ties by doc_id; :meth:`stillweb.corpora.snapshot.Snapshot.search` makes them
+        :class:`~stillweb.corpora.records.SearchResult` hits.
 
         Parses strictly first (faster) and falls back to tantivy's lenient parser
         for text that is not valid query syntax (``don't``, ``alpha (``...).
@@ -130,17 +124,17 @@ class SearchIndex:
             return self._top_single_segment(parsed, k)
         return self._top_tie_safe(parsed, k)
 
-    def _top_single_segment(self, parsed: tantivy.Query, k: int) -> list[Hit]:
+    def _top_single_segment(self, parsed: tantivy.Query, k: int) -> list[tuple[int, float]]:
         """tantivy's own top k: its collector breaks score ties by doc address, which in one
         segment sorted by doc_id is doc_id order (``test_snapshot`` checks this against
         :meth:`_top_tie_safe`)."""
         hits = self._searcher.search(parsed, k, count=False).hits
         if self._address_is_doc_id:  # skip the fast-field read: the segment-local address is the doc_id
-            return [Hit(address.doc, score) for score, address in hits]
+            return [(address.doc, score) for score, address in hits]
         ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
-        return [Hit(doc_id, score) for (score, _address), doc_id in zip(hits, ids)]
+        return [(doc_id, score) for (score, _address), doc_id in zip(hits, ids)]
 
-    def _top_tie_safe(self, parsed: tantivy.Query, k: int) -> list[Hit]:
+    def _top_tie_safe(self, parsed: tantivy.Query, k: int) -> list[tuple[int, float]]:
         """Top k for any segment layout: fetch past score ties and sort by (-score, doc_id)."""
         limit = k + 1  # one past k shows whether a score tie crosses the cut
         while True:
@@ -150,7 +144,7 @@ class SearchIndex:
             ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
             ranked = sorted((-score, doc_id) for (score, _addr), doc_id in zip(hits, ids))
             if len(hits) < limit or ranked[k - 1][0] != -hits[-1][0]:
-                return [Hit(doc_id, -neg) for neg, doc_id in ranked[:k]]
+                return [(doc_id, -neg) for neg, doc_id in ranked[:k]]
             limit *= 4
 
 

@@ -1,15 +1,19 @@
-"""The records that flow through a build: raw pages in, parsed pages out, and the
-Arrow schemas of the snapshot's tables.
+"""The records that flow through a build and out of a snapshot: raw pages in,
+parsed pages out, the Arrow schemas of the snapshot's tables, and the facts and
+search results a snapshot returns.
 
 A source (synthetic world, XML dump, parquet) yields :class:`RawPage`; the
-wikitext parser turns each article into a :class:`ParsedPage`; the snapshot
-builder assigns dense doc ids and writes the tables below. Keeping the schemas
-here, in one place, is what lets every layer read a snapshot the same way.
+wikitext parser turns each article into a :class:`ParsedPage` (with its
+:class:`ExtractedFact` list); the snapshot builder assigns dense doc ids and
+writes the tables below, whose fact rows read back as :class:`Fact`. Keeping
+the schemas and records here, in one place, is what lets every layer read a
+snapshot the same way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -17,6 +21,8 @@ __all__ = [
     "RawPage",
     "ParsedPage",
     "ExtractedFact",
+    "Fact",
+    "SearchResult",
     "DOCS_SCHEMA",
     "FACTS_SCHEMA",
     "LINKS_SCHEMA",
@@ -65,6 +71,42 @@ class ExtractedFact:
     number: float | None = None
     date: str | None = None
     template: str = ""
+
+
+class Fact(NamedTuple):
+    """One fact of a snapshot's knowledge graph: row ``index`` of ``facts.parquet``.
+
+    Ids are doc ids (``object == -1`` for literal values). Unlike
+    :class:`ExtractedFact` (what one page states, before titles resolve to doc
+    ids) it names documents by id. A named tuple: the cheapest immutable
+    record to build for every fact of a large world.
+    """
+
+    index: int
+    subject: int
+    relation: str
+    value: str
+    value_type: str
+    object: int
+    number: float | None
+    date: str | None
+    template: str
+    evidence: int
+
+    @property
+    def is_edge(self) -> bool:
+        """True when the fact links two entities."""
+        return self.object >= 0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One search hit: ``doc_id``, ``title``, BM25 ``score`` and a text ``snippet``."""
+
+    doc_id: int
+    title: str
+    score: float
+    snippet: str
 
 
 @dataclass

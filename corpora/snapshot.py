@@ -22,20 +22,11 @@ import pyarrow.parquet as pq
 from stillweb.corpora.columns import StringColumn
 from stillweb.corpora.index import MAX_K, SearchIndex, query_terms
 from stillweb.corpora.manifest import SnapshotError, read_manifest
+from stillweb.corpora.records import Fact, SearchResult
 
 __all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "make_snippet", "snippet_needles"]
 
 SNIPPET_CHARS = 240
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """One search hit: ``doc_id``, ``title``, BM25 ``score`` and a text ``snippet``."""
-
-    doc_id: int
-    title: str
-    score: float
-    snippet: str
 
 
 @dataclass(frozen=True)
@@ -48,21 +39,6 @@ class Document:
     kind: str
     text: str
     categories: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One fact of the knowledge graph (ids are doc ids; ``object == -1`` for literals)."""
-
-    subject: int
-    relation: str
-    value: str
-    value_type: str
-    object: int
-    number: float | None
-    date: str | None
-    template: str
-    evidence: int
 
 
 def snippet_needles(query: str) -> list[bytes]:
@@ -165,7 +141,7 @@ class Snapshot:
         """Titles that best match ``text`` (title-only search), for 'not found' hints."""
         if not isinstance(text, str) or not text.strip():
             return []
-        return [self.title_of(hit.doc_id) for hit in self._index.search(text, n, fields=("title",))]
+        return [self.title_of(doc_id) for doc_id, _score in self._index.search(text, n, fields=("title",))]
 
     # -- documents ------------------------------------------------------------------
 
@@ -246,13 +222,14 @@ class Snapshot:
             raise SnapshotError(f"cannot read facts {self.path / 'facts.parquet'}: {error}") from None
 
     def facts(self, subject: int | None = None, relation: str | None = None, object: int | None = None) -> list[Fact]:
-        """Facts matching every given filter, in table order."""
+        """Facts matching every given filter, in table order (``Fact.index`` is the row)."""
         table = self.facts_table
         mask = None
         for column, value in (("subject", subject), ("relation", relation), ("object", object)):
             if value is not None:
                 condition = pc.equal(table.column(column), value)
                 mask = condition if mask is None else pc.and_(mask, condition)
+        rows = range(table.num_rows) if mask is None else pc.indices_nonzero(mask).to_pylist()
         if mask is not None:
             table = table.filter(mask)
-        return [Fact(**row) for row in table.to_pylist()]
+        return [Fact(index, **row) for index, row in zip(rows, table.to_pylist())]

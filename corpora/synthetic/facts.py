@@ -21,20 +21,24 @@ from stillweb.corpora.synthetic.world import PRESENT_YEAR, World, decode_date, k
 
 T = TypeVar("T")
 
-__all__ = ["Fact", "entity_facts", "fact_value_string", "format_number", "canonical_number"]
+__all__ = ["InfoboxField", "entity_facts", "fact_value_string", "format_number", "canonical_number"]
 
 
 @dataclass(frozen=True, slots=True)
-class Fact:
-    """One infobox fact. ``value`` is a gid (entity), a YYYYMMDD int (date), an int
-    year, an int or float (number), or a str (text)."""
+class InfoboxField:
+    """One infobox field of a synthetic entity, with its value still typed: a gid
+    (entity), a YYYYMMDD int (date), an int year, an int or float (number), or a
+    str (text). It becomes page text in ``render`` and a
+    :class:`~stillweb.corpora.synthetic.world.TrueFact` (titles and strings, as
+    extraction must recover it) in ``World.true_facts``; the snapshot's
+    :class:`~stillweb.corpora.records.Fact` (doc ids) is what a build extracts."""
 
     relation: str
     value_type: str
     value: int | float | str
 
 
-def entity_facts(world: World, gid: int) -> list[Fact]:
+def entity_facts(world: World, gid: int) -> list[InfoboxField]:
     """The infobox facts of entity ``gid``, in infobox order."""
     kind, index = world.locate(gid)
     return _FACT_BUILDERS[kind](world, index)
@@ -55,7 +59,7 @@ def format_number(value: int | float) -> str:
     return f"{int(value):,}"
 
 
-def fact_value_string(world: World, fact: Fact) -> str:
+def fact_value_string(world: World, fact: InfoboxField) -> str:
     """The value of a fact as :class:`~stillweb.corpora.records.ExtractedFact` states it."""
     if fact.value_type == "entity":
         return world.titles[fact.value]
@@ -69,8 +73,8 @@ def fact_value_string(world: World, fact: Fact) -> str:
     return str(fact.value)
 
 
-def _entity(world: World, relation: str, kind: str, index: int) -> Fact:
-    return Fact(relation, "entity", world.gid(kind, index))
+def _entity(world: World, relation: str, kind: str, index: int) -> InfoboxField:
+    return InfoboxField(relation, "entity", world.gid(kind, index))
 
 
 def _distinct(rng: KeyedRng, items: Sequence[T], count: int) -> list[T]:
@@ -101,19 +105,19 @@ def _area(rng: KeyedRng, low_tenths: int, high_tenths: int) -> float:
     return _log_uniform(rng, low_tenths, high_tenths) / 10
 
 
-def _person(world: World, i: int) -> list[Fact]:
-    facts = [Fact("birth_date", "date", world.birth[i]), _entity(world, "birth_place", "city", world.birth_city[i])]
+def _person(world: World, i: int) -> list[InfoboxField]:
+    facts = [InfoboxField("birth_date", "date", world.birth[i]), _entity(world, "birth_place", "city", world.birth_city[i])]
     rng = world.rng("person", i, "attributes")
     death_city = rng.integer(0, world.counts["city"] - 1)
     if world.death[i]:
-        facts.append(Fact("death_date", "date", world.death[i]))
+        facts.append(InfoboxField("death_date", "date", world.death[i]))
         facts.append(_entity(world, "death_place", "city", death_city))
     facts.append(_entity(world, "nationality", "country", world.city_country[world.birth_city[i]]))
     occupation = nm.OCCUPATIONS[world.occupation[i]]
-    facts.append(Fact("occupation", "text", occupation[:1].upper() + occupation[1:]))
+    facts.append(InfoboxField("occupation", "text", occupation[:1].upper() + occupation[1:]))
     instrument = rng.choice(nm.INSTRUMENTS)
     if occupation in ("musician", "singer"):
-        facts.append(Fact("instrument", "text", instrument))
+        facts.append(InfoboxField("instrument", "text", instrument))
     for university in _distinct(rng, range(world.counts["university"]), rng.weighted_choice((0, 1, 2), (3, 5, 2))):
         facts.append(_entity(world, "alma_mater", "university", university))
     employer = rng.integer(0, world.counts["company"] - 1)
@@ -131,37 +135,37 @@ def _person(world: World, i: int) -> list[Fact]:
     return facts
 
 
-def _city(world: World, i: int) -> list[Fact]:
+def _city(world: World, i: int) -> list[InfoboxField]:
     rng = world.rng("city", i, "attributes")
     country = world.city_country[i]
     is_capital = i < world.counts["country"]
     population = _log_uniform(rng, 2_000, 3_000_000) * (3 if is_capital else 1)
     facts = [
         _entity(world, "country", "country", country),
-        Fact("population", "number", population),
-        Fact("area_km2", "number", _area(rng, 50, 9_000)),
-        Fact("elevation_m", "number", rng.integer(0, 2500)),
+        InfoboxField("population", "number", population),
+        InfoboxField("area_km2", "number", _area(rng, 50, 9_000)),
+        InfoboxField("elevation_m", "number", rng.integer(0, 2500)),
     ]
     if rng.chance(0.7):
-        facts.append(Fact("founded", "year", rng.integer(1000, 1900)))
+        facts.append(InfoboxField("founded", "year", rng.integer(1000, 1900)))
     politicians = world.living_politicians.get(country)
     if politicians and rng.chance(0.6):
         facts.append(_entity(world, "mayor", "person", rng.choice(politicians)))
     return facts
 
 
-def _country(world: World, i: int) -> list[Fact]:
+def _country(world: World, i: int) -> list[InfoboxField]:
     rng = world.rng("country", i, "attributes")
     demonym = world.demonyms[i]
     facts = [
         _entity(world, "capital", "city", i),
-        Fact("population", "number", _log_uniform(rng, 300_000, 90_000_000)),
-        Fact("area_km2", "number", _area(rng, 8_000, 9_000_000)),
-        Fact("currency", "text", f"{demonym} {rng.choice(nm.CURRENCY_UNITS)}"),
-        Fact("official_language", "text", demonym),
+        InfoboxField("population", "number", _log_uniform(rng, 300_000, 90_000_000)),
+        InfoboxField("area_km2", "number", _area(rng, 8_000, 9_000_000)),
+        InfoboxField("currency", "text", f"{demonym} {rng.choice(nm.CURRENCY_UNITS)}"),
+        InfoboxField("official_language", "text", demonym),
     ]
     if rng.chance(0.7):
-        facts.append(Fact("independence_date", "date", keyed_date(rng, 1800, 1995)))
+        facts.append(InfoboxField("independence_date", "date", keyed_date(rng, 1800, 1995)))
     politicians = world.living_politicians.get(i)
     if politicians and rng.chance(0.6):
         facts.append(_entity(world, "head_of_state", "person", rng.choice(politicians)))
@@ -189,15 +193,15 @@ def company_headquarters(world: World, i: int) -> int:
     return world.rng("company", i, "headquarters").integer(0, world.counts["city"] - 1)
 
 
-def _company(world: World, i: int) -> list[Fact]:
+def _company(world: World, i: int) -> list[InfoboxField]:
     founders, year = company_founding(world, i)
     rng = world.rng("company", i, "attributes")
     facts = [_entity(world, "founded_by", "person", p) for p in founders]
     facts += [
-        Fact("founded", "year", year),
+        InfoboxField("founded", "year", year),
         _entity(world, "headquarters", "city", company_headquarters(world, i)),
-        Fact("industry", "text", nm.INDUSTRIES[world.industry[i]]),
-        Fact("employees", "number", _log_uniform(rng, 10, 250_000)),
+        InfoboxField("industry", "text", nm.INDUSTRIES[world.industry[i]]),
+        InfoboxField("employees", "number", _log_uniform(rng, 10, 250_000)),
     ]
     pool = world.occupation_pool[nm.OCCUPATIONS.index("businessperson")]
     ceo = rng.choice(pool)
@@ -216,16 +220,16 @@ def university_founding(world: World, i: int) -> tuple[int | None, int]:
     return None, rng.integer(1450, 1995)
 
 
-def _university(world: World, i: int) -> list[Fact]:
+def _university(world: World, i: int) -> list[InfoboxField]:
     founder, year = university_founding(world, i)
     city = world.university_city(i)
-    facts = [Fact("founded", "year", year)]
+    facts = [InfoboxField("founded", "year", year)]
     if founder is not None:
         facts.append(_entity(world, "founded_by", "person", founder))
     facts += [
         _entity(world, "located_in", "city", city),
         _entity(world, "country", "country", world.city_country[city]),
-        Fact("students", "number", _log_uniform(world.rng("university", i, "students"), 300, 60_000)),
+        InfoboxField("students", "number", _log_uniform(world.rng("university", i, "students"), 300, 60_000)),
     ]
     return facts
 
@@ -252,13 +256,13 @@ def award_first_years(world: World) -> list[int]:
     return world.award_first_year
 
 
-def _award(world: World, i: int) -> list[Fact]:
+def _award(world: World, i: int) -> list[InfoboxField]:
     presenter_kind, presenter, country, first_year = award_origin(world, i)
     return [
         _entity(world, "presenter", presenter_kind, presenter),
         _entity(world, "country", "country", country),
-        Fact("first_awarded", "year", first_year),
-        Fact("awarded_for", "text", f"Excellence in {nm.AWARD_FIELDS[world.award_field[i]][0].lower()}"),
+        InfoboxField("first_awarded", "year", first_year),
+        InfoboxField("awarded_for", "text", f"Excellence in {nm.AWARD_FIELDS[world.award_field[i]][0].lower()}"),
     ]
 
 
@@ -266,21 +270,21 @@ def _company_from(world: World, rng: KeyedRng, industry: str) -> int:
     return rng.choice(world.industry_pool[nm.INDUSTRIES.index(industry)])
 
 
-def _book(world: World, i: int) -> list[Fact]:
+def _book(world: World, i: int) -> list[InfoboxField]:
     rng = world.rng("book", i, "attributes")
     author = world.creator["book"][i]
     nationality = world.city_country[world.birth_city[author]]
     return [
         _entity(world, "author", "person", author),
         _entity(world, "publisher", "company", _company_from(world, rng, "Publishing")),
-        Fact("publication_date", "date", world.work_date("book", i)),
-        Fact("genre", "text", rng.choice(nm.BOOK_GENRES)),
-        Fact("pages", "number", rng.integer(80, 900)),
-        Fact("language", "text", world.demonyms[nationality]),
+        InfoboxField("publication_date", "date", world.work_date("book", i)),
+        InfoboxField("genre", "text", rng.choice(nm.BOOK_GENRES)),
+        InfoboxField("pages", "number", rng.integer(80, 900)),
+        InfoboxField("language", "text", world.demonyms[nationality]),
     ]
 
 
-def _film(world: World, i: int) -> list[Fact]:
+def _film(world: World, i: int) -> list[InfoboxField]:
     rng = world.rng("film", i, "attributes")
     director = world.creator["film"][i]
     actors = world.occupation_pool[nm.OCCUPATIONS.index("actor")]
@@ -288,37 +292,37 @@ def _film(world: World, i: int) -> list[Fact]:
     facts += [_entity(world, "starring", "person", a) for a in _distinct(rng, actors, rng.integer(2, 3))]
     facts += [
         _entity(world, "production_company", "company", _company_from(world, rng, "Film production")),
-        Fact("release_date", "date", world.work_date("film", i)),
-        Fact("runtime", "number", rng.integer(72, 195)),
-        Fact("genre", "text", rng.choice(nm.FILM_GENRES)),
+        InfoboxField("release_date", "date", world.work_date("film", i)),
+        InfoboxField("runtime", "number", rng.integer(72, 195)),
+        InfoboxField("genre", "text", rng.choice(nm.FILM_GENRES)),
         _entity(world, "country", "country", world.city_country[world.birth_city[director]]),
     ]
     return facts
 
 
-def _album(world: World, i: int) -> list[Fact]:
+def _album(world: World, i: int) -> list[InfoboxField]:
     rng = world.rng("album", i, "attributes")
     return [
         _entity(world, "performer", "person", world.creator["album"][i]),
         _entity(world, "record_label", "company", _company_from(world, rng, "Music")),
-        Fact("release_date", "date", world.work_date("album", i)),
-        Fact("genre", "text", rng.choice(nm.MUSIC_GENRES)),
-        Fact("tracks", "number", rng.integer(6, 22)),
+        InfoboxField("release_date", "date", world.work_date("album", i)),
+        InfoboxField("genre", "text", rng.choice(nm.MUSIC_GENRES)),
+        InfoboxField("tracks", "number", rng.integer(6, 22)),
     ]
 
 
-def _event(world: World, i: int) -> list[Fact]:
+def _event(world: World, i: int) -> list[InfoboxField]:
     city, date = world.event_place_and_date(i)
     rng = world.rng("event", i, "attributes")
     facts = [
-        Fact("date", "date", date),
+        InfoboxField("date", "date", date),
         _entity(world, "located_in", "city", city),
         _entity(world, "country", "country", world.city_country[city]),
     ]
     organizer = rng.integer(0, world.counts["company"] - 1)
     if rng.chance(0.7) and company_founding(world, organizer)[1] <= date // 10000:
         facts.append(_entity(world, "organizer", "company", organizer))
-    facts.append(Fact("attendance", "number", _log_uniform(rng, 200, 400_000)))
+    facts.append(InfoboxField("attendance", "number", _log_uniform(rng, 200, 400_000)))
     return facts
 
 

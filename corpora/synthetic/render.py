@@ -17,7 +17,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.choices import SmallChoices
-from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number
+from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number
 from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATION_PHRASES, SECTION_PLANS
 from stillweb.corpora.synthetic.world import World, decode_date
 
@@ -154,7 +154,7 @@ class _ArticleWriter:
         self.kind, self.index = world.locate(gid)
         self.name = world.names[gid]
         self.facts = entity_facts(world, gid)
-        self.values: dict[str, list[Fact]] = {}
+        self.values: dict[str, list[InfoboxField]] = {}
         for fact in self.facts:
             self.values.setdefault(fact.relation, []).append(fact)
         self.choices = SmallChoices(world.rng(self.kind, self.index, "prose"))
@@ -189,7 +189,7 @@ class _ArticleWriter:
         year, month, day = decode_date(value)
         return f"{day} {MONTHS[month - 1]} {year}" if self.day_first else f"{MONTHS[month - 1]} {day}, {year}"
 
-    def infobox_value(self, fact: Fact) -> str:
+    def infobox_value(self, fact: InfoboxField) -> str:
         if fact.value_type == "entity":
             return self.world.link(fact.value)
         if fact.value_type == "date":
@@ -199,7 +199,7 @@ class _ArticleWriter:
             return format_number(fact.value)
         return str(fact.value)
 
-    def prose_value(self, fact: Fact) -> str:
+    def prose_value(self, fact: InfoboxField) -> str:
         if fact.value_type == "date":
             return self.date_text(fact.value)
         if fact.value_type == "text" and fact.relation in LOWERCASE_TEXT:

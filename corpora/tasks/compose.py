@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.formalization import TARGET, variable
-from stillweb.corpora.tasks.graph import Fact, FactGraph
+from stillweb.corpora.records import Fact
+from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query

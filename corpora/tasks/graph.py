@@ -15,16 +15,16 @@ text) are attributes. The indexes answer, fast and deterministically:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.value_forms import value_forms
 from stillweb.corpora.tasks.task_world import TaskWorld
 
-__all__ = ["Fact", "FactGraph", "IDENTITY_RELATIONS", "normalize_text", "fact_year"]
+__all__ = ["FactGraph", "IDENTITY_RELATIONS", "normalize_text", "fact_year"]
 
 # Relations that name the entity itself or say nothing checkable: never constants or answers.
 IDENTITY_RELATIONS = frozenset({
@@ -35,27 +35,6 @@ IDENTITY_RELATIONS = frozenset({
 def normalize_text(text: str) -> str:
     """Lowercase with collapsed whitespace: the form used for matching values."""
     return " ".join(text.split()).lower()
-
-
-class Fact(NamedTuple):
-    """One row of facts.parquet (``object == -1`` for literal values); a named tuple,
-    the cheapest immutable record to build for every fact of a large world."""
-
-    index: int
-    subject: int
-    relation: str
-    value: str
-    value_type: str
-    object: int
-    number: float | None
-    date: str | None
-    template: str
-    evidence: int
-
-    @property
-    def is_edge(self) -> bool:
-        """True when the fact links two entities."""
-        return self.object >= 0
 
 
 def fact_year(fact: Fact) -> int | None:

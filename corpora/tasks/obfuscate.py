@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.graph import Fact, fact_year, normalize_text
+from stillweb.corpora.records import Fact
+from stillweb.corpora.tasks.graph import fact_year, normalize_text
 from stillweb.corpora.tasks.query import Condition
 
 __all__ = ["exact_condition", "obfuscated_condition", "year_period", "number_range"]

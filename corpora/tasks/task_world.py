@@ -16,18 +16,9 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from stillweb.corpora.records import FACTS_SCHEMA
+from stillweb.corpora.records import FACTS_SCHEMA, SearchResult
 
-__all__ = ["Hit", "TaskWorld", "SnapshotWorld", "MemoryWorld", "open_world"]
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result as the shortcut filter sees it."""
-
-    doc_id: int
-    title: str
-    snippet: str
+__all__ = ["TaskWorld", "SnapshotWorld", "MemoryWorld", "open_world"]
 
 
 class TaskWorld(Protocol):
@@ -41,7 +32,7 @@ class TaskWorld(Protocol):
 
     def text_of(self, doc_id: int) -> str: ...
 
-    def search(self, query: str, k: int) -> list[Hit]: ...
+    def search(self, query: str, k: int) -> list[SearchResult]: ...
 
     def aliases_of(self, doc_id: int) -> list[str]: ...
 
@@ -66,9 +57,9 @@ class SnapshotWorld:
         """The plaintext of a document."""
         return self.snapshot.get(doc_id).text
 
-    def search(self, query: str, k: int) -> list[Hit]:
-        """The snapshot's BM25 search, as hits."""
-        return [Hit(r.doc_id, r.title, r.snippet) for r in self.snapshot.search(query, k=k)]
+    def search(self, query: str, k: int) -> list[SearchResult]:
+        """The snapshot's BM25 search."""
+        return self.snapshot.search(query, k=k)
 
     def aliases_of(self, doc_id: int) -> list[str]:
         """Redirect titles pointing at a document, sorted."""
@@ -118,8 +109,8 @@ class MemoryWorld:
         """The text of a document."""
         return self.texts[doc_id]
 
-    def search(self, query: str, k: int) -> list[Hit]:
-        """Documents ranked by distinct query words contained (ties by doc id)."""
+    def search(self, query: str, k: int) -> list[SearchResult]:
+        """Documents ranked by distinct query words contained (the score; ties by doc id)."""
         words = {w.lower() for w in _WORD.findall(query)}
         scored = []
         for doc_id in sorted(self.texts):
@@ -128,7 +119,7 @@ class MemoryWorld:
             if score:
                 scored.append((-score, doc_id))
         scored.sort()
-        return [Hit(d, self.titles[d], self.texts[d][:200]) for _, d in scored[:k]]
+        return [SearchResult(d, self.titles[d], float(-negative), self.texts[d][:200]) for negative, d in scored[:k]]
 
     def aliases_of(self, doc_id: int) -> list[str]:
         """Redirect titles of a document, sorted."""

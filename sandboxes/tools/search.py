@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
 
 if TYPE_CHECKING:
-    from stillweb.corpora.snapshot import SearchResult, Snapshot
+    from stillweb.corpora.records import SearchResult
+    from stillweb.corpora.snapshot import Snapshot
 
 __all__ = ["SearchTool", "MAX_QUERIES", "MAX_K", "DEFAULT_K"]
 
