@@ -22,13 +22,13 @@ from stillweb.envs.agents import write_call
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.formal_svg import formalization_svg, term_columns
-from viewer_data import HOSTILE_DOC, HOSTILE_QUESTION, HOSTILE_TASK_ID, hostile_snapshot, record_reference_episode, viewer_task_set
+from viewer_data import HOSTILE_DOC, HOSTILE_QUESTION, HOSTILE_TASK_ID, hostile_snapshot, record_reference_episode, viewer_snapshot
 
 
 @pytest.fixture(scope="module")
 def viewed(small_snapshot, tmp_path_factory):
     """(client, snapshot path, a task, the episodes directory) of a viewer over the small snapshot."""
-    snapshot = viewer_task_set(small_snapshot)
+    snapshot = viewer_snapshot(small_snapshot, tmp_path_factory.mktemp("viewer"))
     task = read_tasks(snapshot, "viewer", "train")[0].to_row()
     episodes = tmp_path_factory.mktemp("episodes")
     record_reference_episode(snapshot, "viewer", task, episodes / "reference.jsonl")

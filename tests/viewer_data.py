@@ -13,12 +13,16 @@ HOSTILE_QUESTION = "<script>window.__pwned = 2</script>Which page talks about <b
 HOSTILE_TASK_ID = "t-script"
 
 
-def viewer_task_set(snapshot: Path, name: str = "viewer") -> Path:
-    """Generate a small task set ``name`` in ``snapshot`` (once) and return the snapshot."""
+def viewer_snapshot(source: Path, directory: Path, name: str = "viewer") -> Path:
+    """A copy of the snapshot ``source`` in ``directory`` with a small task set ``name``
+    (a copy, so the shared session snapshot keeps its task sets)."""
+    import shutil
+
     from stillweb.corpora.tasks.generate import generate_tasks
 
-    if not (snapshot / "tasks" / name).is_dir():
-        generate_tasks(snapshot, name, 12, seed=1)
+    snapshot = directory / source.name
+    shutil.copytree(source, snapshot)
+    generate_tasks(snapshot, name, 12, seed=1)
     return snapshot
 
 

@@ -22,12 +22,14 @@ from stillweb.corpora.tasks.formalization import TARGET, is_constant, is_variabl
 
 __all__ = ["formalization_svg", "term_columns"]
 
-COLUMN_WIDTH = 250
+COLUMN_WIDTH = 260
 ROW_HEIGHT = 74
 NODE_WIDTH = 170
 NODE_HEIGHT = 40
 MARGIN = 24
 LABEL_CHARS = 24
+TARGET_RADIUS = 19
+VARIABLE_HALF_WIDTH = NODE_WIDTH / 2 - 30
 
 
 def term_columns(triples: Sequence[Sequence[str]]) -> dict[str, int]:
@@ -73,33 +75,46 @@ def formalization_svg(triples: Sequence[Sequence[str]]) -> Markup:
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
     ]
-    parts.extend(_edge(position[subject], position[obj], relation) for subject, relation, obj in triples)
+    edges = [_edge(position[subject], position[obj], relation, _half_width(subject), _half_width(obj))
+             for subject, relation, obj in triples]
+    parts.extend(line for line, _ in edges)
     parts.extend(_node(term, *position[term]) for term in columns)
+    parts.extend(label for _, label in edges)  # relation labels on top of lines and nodes
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def _edge(start: tuple[float, float], end: tuple[float, float], relation: str) -> str:
+def _half_width(term: str) -> float:
+    """Half the drawn width of a term's node (where its edges start and end)."""
+    if term == TARGET:
+        return TARGET_RADIUS
+    return VARIABLE_HALF_WIDTH if is_variable(term) else NODE_WIDTH / 2
+
+
+def _edge(start: tuple[float, float], end: tuple[float, float], relation: str, start_half: float, end_half: float) -> tuple[str, str]:
+    """(the arrow, its relation label) between two node centres."""
     (x1, y1), (x2, y2) = start, end
     if x1 != x2:  # leave and enter at the node sides
         direction = 1 if x2 > x1 else -1
-        x1, x2 = x1 + direction * NODE_WIDTH / 2, x2 - direction * NODE_WIDTH / 2
+        x1, x2 = x1 + direction * start_half, x2 - direction * end_half
     else:
         direction = 1 if y2 > y1 else -1
         y1, y2 = y1 + direction * NODE_HEIGHT / 2, y2 - direction * NODE_HEIGHT / 2
     label = escape(_short(relation))
-    return (f'<g class="edge"><title>{escape(relation)}</title><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-            f'stroke="#555" stroke-width="1.5" marker-end="url(#arrow)"/>'
-            f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 6:.1f}" text-anchor="middle" class="relation">{label}</text></g>')
+    line = (f'<g class="edge"><title>{escape(relation)}</title><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'stroke="#555" stroke-width="1.5" marker-end="url(#arrow)"/></g>')
+    text = (f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 6:.1f}" text-anchor="middle" class="relation">'
+            f'<title>{escape(relation)}</title>{label}</text>')
+    return line, text
 
 
 def _node(term: str, x: float, y: float) -> str:
     if term == TARGET:
-        kind, shape = "target", (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="19"/><circle cx="{x:.1f}" cy="{y:.1f}" r="14"/>')
+        kind, shape = "target", (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{TARGET_RADIUS}"/><circle cx="{x:.1f}" cy="{y:.1f}" r="{TARGET_RADIUS - 5}"/>')
         label = "?"
     elif is_variable(term):
         kind, label = "variable", term[2:]
-        shape = f'<ellipse cx="{x:.1f}" cy="{y:.1f}" rx="{NODE_WIDTH / 2 - 30:.1f}" ry="{NODE_HEIGHT / 2:.1f}"/>'
+        shape = f'<ellipse cx="{x:.1f}" cy="{y:.1f}" rx="{VARIABLE_HALF_WIDTH:.1f}" ry="{NODE_HEIGHT / 2:.1f}"/>'
     else:
         kind, label = "constant", term[2:] if is_constant(term) else term
         shape = (f'<rect x="{x - NODE_WIDTH / 2:.1f}" y="{y - NODE_HEIGHT / 2:.1f}" width="{NODE_WIDTH}" '
