@@ -23,8 +23,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.agents import write_answer, write_call
-from stillweb.envs.recording import UNRECORDED_INFO_KEYS, canonical_json
-from stillweb.envs.spaces import to_charset
+from stillweb.envs.recording import canonical_json, reset_record, step_record
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.tasks import TaskSetView
@@ -56,11 +55,11 @@ class PlayLog:
         return bool(last.get("terminated") or last.get("truncated"))
 
     def add(self, record: dict[str, Any], info: dict[str, Any], kept: int | None) -> None:
-        """Append the record of a reset or step answered by the session API (``info`` with its message delta)."""
+        """Append the record of a reset or step answered by the session API; ``info`` (with
+        its message delta, see :func:`~stillweb.server.sessions.message_delta`) updates the context."""
         delta = info.get("messages")
         if isinstance(delta, list):
             self.messages = self.messages[: kept or 0] + delta
-        record["info"] = {key: value for key, value in info.items() if key not in UNRECORDED_INFO_KEYS}
         self.records.append(record)
 
     def recording(self) -> bytes:
@@ -158,8 +157,7 @@ def router(app: FastAPI, catalog: SnapshotCatalog, task_set: TaskSetView, files:
             return error_page(status, "Could not reset the episode", str(reset.get("detail")))
         header = {"type": "header", "env_id": ENV_ID, "kwargs": {**kwargs, "snapshot": str(snapshot.path)}, "package_version": PACKAGE_VERSION}
         log = PlayLog(header, task["task_id"])
-        log.add({"type": "reset", "seed": PLAY_SEED, "options": options, "observation": reset["observation"]},
-                reset["info"], reset["messages_kept"])
+        log.add(reset_record(PLAY_SEED, options, reset["observation"], reset["info"]), reset["info"], reset["messages_kept"])
         logs[session_id] = log
         while len(logs) > MAX_LOGS:
             logs.popitem(last=False)
@@ -190,8 +188,7 @@ def router(app: FastAPI, catalog: SnapshotCatalog, task_set: TaskSetView, files:
         if status != 200:
             log.problem = f"the session API answered {status}: {result.get('detail')}"
         else:
-            record = {"type": "step", "action": to_charset(action), "observation": result["observation"], "reward": result["reward"],
-                      "terminated": result["terminated"], "truncated": result["truncated"]}
+            record = step_record(action, result["observation"], result["reward"], result["terminated"], result["truncated"], result["info"])
             log.add(record, result["info"], result["messages_kept"])
         return RedirectResponse(f"/view/play/{session_id}", status_code=303)
 
