@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def append_section(title: str, body: str) -> None:
-    """Append a dated section (machine, command) to BENCHMARKS.md and echo it."""
+    """File a dated run (machine, command) under its area in BENCHMARKS.md's history and echo it.
+
+    The area is the title up to its first ``:``, ``,`` or ``(`` ("Search latency: synthetic
+    100,000 articles" -> "Search latency"); a new area is added at the end. The table of
+    current figures at the top is edited by hand from the printed run.
+    """
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -45,11 +51,44 @@ def append_section(title: str, body: str) -> None:
     except OSError:
         commit = "?"
     command = " ".join(["python"] + [os.path.relpath(sys.argv[0], BENCHMARKS.parent)] + sys.argv[1:])
-    section = (f"\n## {title}\n\n- date: {now}\n- machine: {machine()}\n- commit: {commit}\n"
-               f"- command: `{command}`\n\n{body.strip()}\n")
-    if not BENCHMARKS.exists():
-        BENCHMARKS.write_text("# Benchmarks\n\nFigures appended by the scripts in `scripts/`; each section says "
-                              "its machine, date, command and the baseline it compares with.\n")
-    with BENCHMARKS.open("a", encoding="utf-8") as handle:
-        handle.write(section)
-    print(section)
+    body = re.sub(r"^### ", "##### ", body.strip(), flags=re.M)
+    run = (f"#### {title} ({now})\n\n- date: {now}\n- machine: {machine()}\n- commit: {commit}\n"
+           f"- command: `{command}`\n\n{body}\n")
+    text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else "# Benchmarks\n\n## History\n"
+    BENCHMARKS.write_text(file_run(text, area_of(title), run), encoding="utf-8")
+    print(run)
+
+
+def area_of(title: str) -> str:
+    """The history area of a run title.
+
+    >>> area_of("Search latency: synthetic 100,000 articles"), area_of("Task generator, round 2 (x)")
+    ('Search latency', 'Task generator')
+    """
+    return re.split(r"[:,(]", title)[0].strip()
+
+
+def file_run(text: str, area: str, run: str) -> str:
+    """``text`` with ``run`` added at the end of the history area ``area`` (created at the end if new).
+
+    >>> print(file_run("# B\\n\\n## History\\n\\n### A\\n\\n#### a1\\n\\n### C\\n", "A", "#### a2\\n"), end="")
+    # B
+    <BLANKLINE>
+    ## History
+    <BLANKLINE>
+    ### A
+    <BLANKLINE>
+    #### a1
+    <BLANKLINE>
+    #### a2
+    <BLANKLINE>
+    ### C
+    """
+    if "\n## History\n" not in text:
+        text = text.rstrip("\n") + "\n\n## History\n"
+    heading = re.search(rf"^### {re.escape(area)}\n", text, flags=re.M)
+    if heading is None:
+        return text.rstrip("\n") + f"\n\n### {area}\n\n{run}"
+    following = re.compile(r"^#{1,3} ", flags=re.M).search(text, heading.end())
+    end = following.start() if following else len(text)
+    return text[:end].rstrip("\n") + f"\n\n{run}" + ("\n" + text[end:] if following else "")
