@@ -47,7 +47,6 @@ from stillweb.sandboxes.tools.answer import resolve_citations
 
 __all__ = ["WikiQAEnv", "EpisodeLimits"]
 
-PAGE_TOOLS = ("open",)
 
 
 @dataclass(frozen=True)
@@ -263,13 +262,11 @@ class WikiQAEnv(gym.Env[str, str]):
 
     def _record_result(self, call: ToolCall | None, result: ToolResult, episode: _Episode) -> ToolEvent:
         """Note which docs a result showed or opened; the event for the context manager."""
-        listed = tuple(dict.fromkeys(_doc_ids(result.data)))
+        listed = result.shown_docs
         episode.seen_docs.update(listed)
-        opened = None
-        if result.ok and result.name in PAGE_TOOLS and isinstance(result.data, dict):
-            opened = result.data.get("doc_id")
-            if isinstance(opened, int):
-                episode.opened_docs.add(opened)
+        opened = result.opened_doc if result.ok else None
+        if opened is not None:
+            episode.opened_docs.add(opened)
         arguments = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
         return ToolEvent(name=result.name, arguments=arguments, result=result, listed_docs=listed, opened_doc=opened)
 
@@ -356,18 +353,6 @@ def _context_manager(
     if tool_format == "search_r1":
         config = replace(config, drop_unfollowed_searches=False)
     return ContextManager(config, counter)
-
-
-def _doc_ids(data: Any) -> list[int]:
-    """The doc ids a result shows: ``data["doc_id"]`` (open, find) and every
-    ``data["queries"][i]["results"][j]["doc_id"]`` (search), in order."""
-    if not isinstance(data, dict):
-        return []
-    found = [data["doc_id"]] if type(data.get("doc_id")) is int else []
-    for query in data.get("queries") or ():
-        if isinstance(query, dict):
-            found.extend(hit["doc_id"] for hit in query.get("results") or () if isinstance(hit, dict) and type(hit.get("doc_id")) is int)
-    return found
 
 
 def _clip(text: str) -> str:

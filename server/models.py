@@ -72,6 +72,9 @@ class ToolResultBody(BaseModel):
     flag: Flag | None = Field(default=None, description="None on success", examples=[None])
     terminal: bool = Field(default=False, description="true for the answer tool", examples=[False])
     call_id: str | None = Field(default=None, examples=["call_1"])
+    shown_docs: list[int] = Field(default_factory=list, description="doc ids the result names, in order",
+                                  examples=[[12, 40]])
+    opened_doc: int | None = Field(default=None, description="the document whose page `open` returned", examples=[None])
 
 
 class ToolBatchRequest(BaseModel):

@@ -63,10 +63,26 @@ def call(registry: ToolRegistry, name: str, **arguments) -> ToolResult:
 def test_call_and_result_round_trip_through_json():
     tool_call = ToolCall("search", {"query": "x"}, call_id="c1")
     assert ToolCall.from_dict(json.loads(json.dumps(tool_call.to_dict()))) == tool_call
-    result = ToolResult("search", "text", {"a": [1]}, flag="not_found", call_id="c1")
+    result = ToolResult("search", "text", {"a": [1]}, flag="not_found", call_id="c1", shown_docs=(3, 1), opened_doc=3)
     assert ToolResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
     with pytest.raises(ValueError, match="flag"):
         ToolResult("x", "y", flag="oops")
+
+
+def test_results_report_the_documents_they_showed_and_opened(registry):
+    """The typed fields agree with the structured data, so environments never read ``data`` or ``text``."""
+    found = call(registry, "search", query=["Warsaw", "river Curie"], k=3)
+    hits = [hit["doc_id"] for query in found.data["queries"] for hit in query["results"]]
+    assert found.shown_docs == tuple(dict.fromkeys(hits)) and found.shown_docs and found.opened_doc is None
+    doc = found.shown_docs[0]
+    opened = call(registry, "open", doc=doc)
+    assert opened.shown_docs == (doc,) and opened.opened_doc == doc
+    assert call(registry, "find", doc=doc, pattern="a").shown_docs == (doc,)
+    assert call(registry, "find", doc=doc, pattern="a").opened_doc is None
+    beyond = call(registry, "open", doc=doc, page=999)
+    assert beyond.flag == "bad_arguments" and beyond.shown_docs == (doc,) and beyond.opened_doc is None
+    missing = call(registry, "open", doc="No Such Title Anywhere")
+    assert missing.flag == "not_found" and missing.shown_docs == () and missing.opened_doc is None
 
 
 def test_registry_whitelist_and_names(snapshot):

@@ -146,7 +146,8 @@ class OpenTool(Tool):
                 f"page {number} is out of range: [doc {document.doc_id}] {document.title} has pages 1 to {len(pages)}. "
                 f"Example: {example_call(self.name, {'doc': document.doc_id, 'page': len(pages)})}"
             )
-            raise ToolInputError("bad_arguments", message, {"doc_id": document.doc_id, "pages": len(pages)})
+            raise ToolInputError("bad_arguments", message, {"doc_id": document.doc_id, "pages": len(pages)},
+                                 shown_docs=(document.doc_id,))
         content = pages.page(number)
         position = f"Page {number} of {len(pages)}."
         if number < len(pages):
@@ -163,7 +164,7 @@ class OpenTool(Tool):
             "pages": len(pages),
             "content": content,
         }
-        return self.result(text, data)
+        return self.result(text, data, shown_docs=(document.doc_id,), opened_doc=document.doc_id)
 
 
 class FindTool(Tool):
@@ -210,7 +211,7 @@ class FindTool(Tool):
                 text += f"\n(showing the first {len(shown)} of {total}; use a longer phrase to narrow down)"
             text += f"\nRead around a match with {example_call('open', {'doc': document.doc_id, 'page': shown[0]['page']})}"
         data = {"doc_id": document.doc_id, "title": document.title, "pattern": pattern, "total": total, "matches": shown}
-        return self.result(text, data)
+        return self.result(text, data, shown_docs=(document.doc_id,))
 
 
 def _matching_lines(pages: _Pages, pattern: str, limit: int) -> tuple[list[dict], int]:

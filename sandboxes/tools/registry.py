@@ -99,7 +99,8 @@ class ToolRegistry:
         try:
             result = self._dispatch(name, getattr(call, "arguments", None))
         except ToolInputError as error:
-            result = ToolResult(name=str(name), text=error.message, data=error.data, flag=error.flag)
+            result = ToolResult(name=str(name), text=error.message, data=error.data, flag=error.flag,
+                                shown_docs=error.shown_docs)
         except Exception as error:  # the agent boundary: no policy input may crash the environment
             message = f"The {preview(name, 40)} tool failed: {type(error).__name__}: {str(error)[:200]}"
             result = ToolResult(name=str(name)[:100], text=message, flag="tool_error")

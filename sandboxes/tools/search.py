@@ -77,7 +77,8 @@ class SearchTool(Tool):
             results = self.snapshot.search(q, k)
             sections.append(_render(q, results))
             data.append({"query": q, "results": [_as_dict(result) for result in results]})
-        return self.result("\n\n".join(sections), {"queries": data})
+        shown = tuple(dict.fromkeys(hit["doc_id"] for query in data for hit in query["results"]))
+        return self.result("\n\n".join(sections), {"queries": data}, shown_docs=shown)
 
 
 def _render(query: str, results: list[SearchResult]) -> str:

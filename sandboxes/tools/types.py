@@ -61,6 +61,11 @@ class ToolResult:
     ``text`` is what the model sees; ``data`` is the same content, structured and
     JSON-serialisable; ``flag`` is ``None`` on success or one of :data:`FLAGS`;
     ``terminal`` is true for the ``answer`` tool; ``call_id`` echoes the call's id.
+    ``shown_docs`` are the doc ids the result names, in order (search hits, the
+    document of ``open``/``find``, also when an out-of-range page is flagged);
+    ``opened_doc`` is the document whose page ``open`` returned. Environments
+    track what an episode saw and read from these two fields, never from ``text``
+    or ``data``.
     """
 
     name: str
@@ -69,6 +74,8 @@ class ToolResult:
     flag: str | None = None
     terminal: bool = False
     call_id: str | None = None
+    shown_docs: tuple[int, ...] = ()
+    opened_doc: int | None = None
 
     def __post_init__(self) -> None:
         if self.flag not in FLAGS:
@@ -88,6 +95,8 @@ class ToolResult:
             "flag": self.flag,
             "terminal": self.terminal,
             "call_id": self.call_id,
+            "shown_docs": list(self.shown_docs),
+            "opened_doc": self.opened_doc,
         }
 
     @classmethod
@@ -100,23 +109,27 @@ class ToolResult:
             flag=payload.get("flag"),
             terminal=bool(payload.get("terminal", False)),
             call_id=payload.get("call_id"),
+            shown_docs=tuple(payload.get("shown_docs") or ()),
+            opened_doc=payload.get("opened_doc"),
         )
 
 
 class ToolInputError(Exception):
     """Raised inside a tool when the policy's input cannot be served.
 
-    The registry converts it into ``ToolResult(text=message, flag=flag, data=data)``;
-    ``message`` must say what was wrong and how to call the tool correctly.
+    The registry converts it into ``ToolResult(text=message, flag=flag, data=data,
+    shown_docs=shown_docs)``; ``message`` must say what was wrong and how to call
+    the tool correctly.
     """
 
-    def __init__(self, flag: str, message: str, data: Any = None) -> None:
+    def __init__(self, flag: str, message: str, data: Any = None, shown_docs: tuple[int, ...] = ()) -> None:
         if flag not in FLAGS or flag is None:
             raise ValueError(f"ToolInputError flag must be one of {FLAGS[1:]}, got {flag!r}")
         super().__init__(message)
         self.flag = flag
         self.message = message
         self.data = data
+        self.shown_docs = shown_docs
 
 
 class Tool(ABC):
@@ -140,9 +153,13 @@ class Tool(ABC):
     def run(self, arguments: dict) -> ToolResult:
         """Execute the tool on validated ``arguments``."""
 
-    def result(self, text: str, data: Any = None, terminal: bool = False) -> ToolResult:
+    def result(
+        self, text: str, data: Any = None, terminal: bool = False,
+        shown_docs: tuple[int, ...] = (), opened_doc: int | None = None,
+    ) -> ToolResult:
         """A successful result of this tool."""
-        return ToolResult(name=self.name, text=text, data=data, terminal=terminal)
+        return ToolResult(name=self.name, text=text, data=data, terminal=terminal,
+                          shown_docs=shown_docs, opened_doc=opened_doc)
 
 
 def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
