@@ -35,10 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--no-progress", action="store_true")
     generate.set_defaults(handler=run_generate)
 
-    export = actions.add_parser("export", help="export a task set as jsonl, a HF dataset or verl parquet")
+    export = actions.add_parser("export", help="export a task set as jsonl, a HF dataset, verl parquet or SFT data")
     export.add_argument("snapshot", metavar="DIR")
     export.add_argument("name", metavar="NAME")
-    export.add_argument("--format", required=True, choices=("jsonl", "hf", "verl"))
+    export.add_argument("--format", required=True, choices=("jsonl", "hf", "verl", "sft"),
+                        help="sft: the reference agent's solved episodes as chat messages with tools")
+    export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
+                        help="sft messages: OpenAI tool_calls (default) or Tongyi <tool_call>/<tool_response> text")
     export.add_argument("--out", required=True, metavar="PATH")
     export.set_defaults(handler=run_export)
 
@@ -68,6 +71,13 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     """Handler of ``tasks export``."""
     from stillweb.corpora.tasks.export import export_tasks
+
+    if args.format == "sft":
+        from stillweb.envs.integrations.sft import export_sft
+
+        for path in export_sft(args.snapshot, args.name, args.out, shape=args.shape, progress=True):
+            print(path, file=sys.stdout)
+        return 0
 
     for path in export_tasks(args.snapshot, args.name, args.format, args.out):
         print(path, file=sys.stdout)
