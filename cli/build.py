@@ -1,24 +1,33 @@
-"""``stillweb build synthetic|wikipedia|parquet``: make a corpus snapshot."""
+"""``stillweb build synthetic|wikipedia|corpus``: make a corpus snapshot."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from stillweb.corpora.build_from_source import build_parquet, build_synthetic, build_wikipedia
+from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
+from stillweb.corpora.row_accounting import DEDUPE_POLICIES, describe_rows
+from stillweb.corpora.sources.row_corpus import FORMATS, MAX_ROW_CHARS, ColumnMap
 
 EXAMPLES = """examples:
   stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn-20k
   stillweb build wikipedia ../shared/data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2 --out snapshots/enwiki-sample
-  stillweb build parquet wikipedia-en-00000.parquet --out snapshots/hf
+  stillweb build wikipedia enwiki-pages-articles.xml.bz2 --passages 100 --out snapshots/wiki-passages
+  stillweb build corpus wiki-18.jsonl.gz --out snapshots/wiki18          (FlashRAG / Search-R1 passages)
+  stillweb build corpus beir/scifact --out snapshots/scifact             (BEIR folder: corpus.jsonl)
+  stillweb build corpus kilt_knowledgesource.json --format kilt --out snapshots/kilt
+  stillweb build corpus 'parts/*.parquet' --id-column doc --text-column body --out snapshots/mine
+  stillweb build corpus collection.tsv --format tsv --out snapshots/msmarco   (headerless: id, text)
 """
 
 
-def _workers(value: str) -> int:
-    workers = int(value)
-    if workers < 1:
-        raise argparse.ArgumentTypeError(f"--workers must be at least 1, got {value}")
-    return workers
+def _positive(name: str):
+    def parse(value: str) -> int:
+        number = int(value)
+        if number < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {value}")
+        return number
+    return parse
 
 
 def register(subparsers) -> None:
@@ -29,8 +38,13 @@ def register(subparsers) -> None:
     sources = build.add_subparsers(dest="source", metavar="SOURCE", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", required=True, help="snapshot directory to write (replaced atomically)")
-    common.add_argument("--workers", type=_workers, default=os.cpu_count() or 1, help="parsing processes (default: all cores)")
-    common.add_argument("--quiet", action="store_true", help="no progress bar")
+    common.add_argument("--workers", type=_positive("--workers"), default=os.cpu_count() or 1,
+                        help="parsing processes (default: all cores)")
+    common.add_argument("--quiet", action="store_true", help="no progress output")
+    common.add_argument("--passages", type=_positive("--passages"), metavar="WORDS",
+                        help="split pages into WORDS-word passages (the DPR / wiki-18 recipe uses 100)")
+    strict = argparse.ArgumentParser(add_help=False)
+    strict.add_argument("--strict", action="store_true", help="fail on the first row that would be skipped")
 
     synthetic = sources.add_parser("synthetic", parents=[common], help="the seeded fictional encyclopedia (default corpus)",
                                    epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -38,35 +52,56 @@ def register(subparsers) -> None:
     synthetic.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
     synthetic.set_defaults(handler=_run_synthetic)
 
-    wikipedia = sources.add_parser("wikipedia", parents=[common], help="a MediaWiki pages-articles XML dump (.xml or .xml.bz2)",
+    wikipedia = sources.add_parser("wikipedia", parents=[common, strict],
+                                   help="a MediaWiki pages-articles XML dump (.xml or .xml.bz2)",
                                    epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     wikipedia.add_argument("path", help="the dump file")
     wikipedia.add_argument("--skip-bad", action="store_true", help="count and skip malformed pages instead of failing")
     wikipedia.set_defaults(handler=_run_wikipedia)
 
-    parquet = sources.add_parser("parquet", parents=[common], help="Hugging Face wikimedia/wikipedia parquet or jsonl",
-                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parquet.add_argument("path", help="a .parquet or .jsonl file, or a directory of them")
-    parquet.set_defaults(handler=_run_parquet)
+    corpus = sources.add_parser(
+        "corpus", aliases=["parquet"], parents=[common, strict],
+        help="a row corpus: wiki-18, BEIR, KILT, save_to_disk, parquet/jsonl/json/csv/tsv (gz, bz2, zst)",
+        description="One document per source row, the corpus's ids kept as source_id. Inputs are files, "
+                    "folders or globs, read in the order given (a folder or glob in name order).",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    corpus.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files, folders or globs")
+    corpus.add_argument("--format", choices=FORMATS, help="override format detection")
+    corpus.add_argument("--id-column", help="column holding the corpus's own id")
+    corpus.add_argument("--title-column", help="column holding the title")
+    corpus.add_argument("--text-column", help="column holding the text")
+    corpus.add_argument("--dedupe", choices=DEDUPE_POLICIES, default="none",
+                        help="skip later rows repeating an earlier row's id, title or text (default none: "
+                             "every row is a document, a repeated id is an error)")
+    corpus.add_argument("--max-row-chars", type=_positive("--max-row-chars"), default=MAX_ROW_CHARS,
+                        help=f"skip rows whose text is longer (default {MAX_ROW_CHARS})")
+    corpus.set_defaults(handler=_run_corpus)
 
 
 def _report(result) -> int:
     manifest = result.manifest
+    counts = manifest["counts"]
     print(f"snapshot: {result.path}")
     print(f"fingerprint: {manifest['fingerprint']}")
-    print("counts: " + ", ".join(f"{k}={v}" for k, v in manifest["counts"].items() if not isinstance(v, dict)))
+    print("counts: " + ", ".join(f"{k}={v}" for k, v in counts.items() if not isinstance(v, dict)))
+    print(describe_rows(counts["rows"]))
     return 0
 
 
 def _run_synthetic(args) -> int:
     if args.articles < 1:
         raise ValueError(f"--articles must be at least 1, got {args.articles}")
-    return _report(build_synthetic(args.articles, args.seed, args.out, workers=args.workers, progress=not args.quiet))
+    return _report(build_synthetic(args.articles, args.seed, args.out, workers=args.workers, progress=not args.quiet,
+                                   passages=args.passages))
 
 
 def _run_wikipedia(args) -> int:
-    return _report(build_wikipedia(args.path, args.out, workers=args.workers, skip_bad=args.skip_bad, progress=not args.quiet))
+    return _report(build_wikipedia(args.path, args.out, workers=args.workers, skip_bad=args.skip_bad,
+                                   progress=not args.quiet, passages=args.passages, strict=args.strict))
 
 
-def _run_parquet(args) -> int:
-    return _report(build_parquet(args.path, args.out, workers=args.workers, progress=not args.quiet))
+def _run_corpus(args) -> int:
+    columns = ColumnMap(id=args.id_column, title=args.title_column, text=args.text_column)
+    return _report(build_rows(args.inputs, args.out, format=args.format, columns=columns, dedupe=args.dedupe,
+                              strict=args.strict, passages=args.passages, max_row_chars=args.max_row_chars,
+                              workers=args.workers, progress=not args.quiet))

@@ -5,7 +5,12 @@
   real Wikipedia; its true facts are kept (``truth.parquet``) and the
   precision and recall of the extracted facts against them are recorded.
 - :func:`build_wikipedia`: a ``pages-articles`` XML dump (plain or ``.bz2``).
-- :func:`build_parquet`: the Hugging Face ``wikimedia/wikipedia`` layout.
+- :func:`build_rows`: any row corpus (wiki-18, BEIR, KILT, ``save_to_disk``,
+  parquet / JSON lines / JSON / CSV / TSV, compressed or not): one document per row,
+  the corpus's ids kept as ``source_id`` (:mod:`stillweb.corpora.sources.row_corpus`).
+
+Every build accounts for its rows (read, written, skipped by reason) in
+``manifest["counts"]["rows"]``; ``passages=WORDS`` splits pages into passages.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.row_accounting import RowAccount
 from stillweb.corpora.snapshot_build import BuildResult, build_snapshot
 
-__all__ = ["build_synthetic", "build_wikipedia", "build_parquet", "fact_recovery", "TRUTH_SCHEMA"]
+__all__ = ["build_synthetic", "build_wikipedia", "build_rows", "fact_recovery", "TRUTH_SCHEMA"]
 
 TRUTH_SCHEMA = pa.schema(
     [
@@ -52,8 +58,10 @@ def fact_recovery(snapshot_dir: Path) -> dict:
     }
 
 
-def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int = 1, progress: bool = True) -> BuildResult:
-    """Build the synthetic world of ``articles`` articles from ``seed`` into ``out``."""
+def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int = 1, progress: bool = True,
+                    passages: int | None = None) -> BuildResult:
+    """Build the synthetic world of ``articles`` articles from ``seed`` into ``out``
+    (``passages=WORDS``: a passage-level snapshot of WORDS-word windows)."""
     from stillweb.corpora.sources.wikipedia_xml import read_dump
     from stillweb.corpora.synthetic import generate_world, write_xml_dump
 
@@ -78,10 +86,11 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
             read_dump(dump_path),
             out,
             source={"kind": "synthetic", "articles": articles, "seed": seed},
-            parameters={"articles": articles, "seed": seed},
+            parameters={"articles": articles, "seed": seed, **_passage_parameters(passages)},
             workers=workers,
             progress=progress,
             extra_files=add_truth,
+            passage_words=passages,
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -104,39 +113,64 @@ def _truth_table(rows: list[tuple]) -> pa.Table:
                                 schema=TRUTH_SCHEMA)
 
 
+def _passage_parameters(passages: int | None) -> dict:
+    return {"passage_words": passages} if passages else {}
+
+
 def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip_bad: bool = False,
-                    progress: bool = True) -> BuildResult:
-    """Build from a MediaWiki ``pages-articles`` XML dump (plain or ``.bz2``)."""
+                    progress: bool = True, passages: int | None = None, strict: bool = False) -> BuildResult:
+    """Build from a MediaWiki ``pages-articles`` XML dump (plain or ``.bz2``).
+
+    Pages keep their dump semantics: a repeated title is skipped (``duplicate_title``),
+    redirects become aliases. ``passages=WORDS`` makes a Search-R1 style passage index.
+    """
     from stillweb.corpora.sources.wikipedia_xml import DumpStats, read_dump
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"dump not found: {path}")
     stats = DumpStats()
-    result = build_snapshot(
+    account = RowAccount(dedupe="title", strict=strict)
+
+    def count_bad_pages(_tmp: Path) -> dict:
+        account.add_skipped("bad_page", stats.bad_pages, stats.bad_page_notes[0] if stats.bad_page_notes else "")
+        return {"skipped_bad_pages": stats.bad_pages}
+
+    return build_snapshot(
         read_dump(path, skip_bad=skip_bad, stats=stats),
         out,
         source={"kind": "wikipedia-xml", "file": path.name, "bytes": path.stat().st_size},
-        parameters={"skip_bad": skip_bad},
+        parameters={"skip_bad": skip_bad, **_passage_parameters(passages)},
         workers=workers,
         progress=progress,
-        extra_files=lambda _tmp: {"skipped_bad_pages": stats.bad_pages},
+        extra_files=count_bad_pages,
+        account=account,
+        passage_words=passages,
     )
-    return result
 
 
-def build_parquet(path: str | Path, out: str | Path, *, workers: int = 1, progress: bool = True) -> BuildResult:
-    """Build from a Hugging Face ``wikimedia/wikipedia`` parquet or jsonl file (text only, no facts)."""
-    from stillweb.corpora.sources.hf_wikipedia import read_hf
+def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None = None, columns=None,
+               dedupe: str = "none", strict: bool = False, passages: int | None = None,
+               max_row_chars: int | None = None, workers: int = 1, progress: bool = True) -> BuildResult:
+    """Build from a row corpus: one document per row unless ``dedupe`` says otherwise.
 
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"not found: {path}")
+    ``inputs`` are files, folders or globs read in the order given; ``format`` and
+    ``columns`` (a :class:`~stillweb.corpora.sources.row_corpus.ColumnMap`) override
+    detection. ``dedupe`` is ``none`` (a repeated source id is an error), ``id``,
+    ``title`` or ``text``; ``strict`` fails on the first skipped row.
+    """
+    from stillweb.corpora.sources.row_corpus import MAX_ROW_CHARS, CorpusSpec
+
+    spec = CorpusSpec.detect(list(inputs), format, columns, max_row_chars or MAX_ROW_CHARS)
+    account = RowAccount(dedupe=dedupe, strict=strict)
     return build_snapshot(
-        read_hf(path),
+        spec.read(),
         out,
-        source={"kind": "hf-wikipedia", "file": path.name},
-        parameters={},
+        source=spec.describe(),
+        parameters={"dedupe": dedupe, "strict": strict, "max_row_chars": spec.max_row_chars,
+                    **_passage_parameters(passages)},
         workers=workers,
         progress=progress,
+        account=account,
+        passage_words=passages,
     )

@@ -82,7 +82,9 @@ class GraphWriter:
         """Resolve titles (``titles[i]`` is doc ``i``), write links, facts and redirects; return counts."""
         self._links.close()
         self._facts.close()
-        title_ids = {title: doc_id for doc_id, title in enumerate(titles)}
+        title_ids: dict[str, int] = {}
+        for doc_id, title in enumerate(titles):
+            title_ids.setdefault(title, doc_id)  # a title's first passage stands for the page
         aliases = _resolve_redirects(self._redirects, title_ids)
         resolver = _TitleResolver(pa.array(titles, pa.string()), aliases)
 

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 __all__ = [
     "FORMAT",
+    "READABLE_FORMATS",
     "MANIFEST_NAME",
     "TABLE_FILES",
     "SnapshotError",
@@ -27,7 +28,8 @@ __all__ = [
     "write_manifest",
 ]
 
-FORMAT = "stillweb-snapshot/1"
+FORMAT = "stillweb-snapshot/2"  # 2: docs carry ``source_id`` (the corpus's own id)
+READABLE_FORMATS = ("stillweb-snapshot/1", FORMAT)  # version 1 snapshots read with empty source ids
 MANIFEST_NAME = "manifest.json"
 TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet")
 _HASH_BATCH_ROWS = 65_536
@@ -132,8 +134,8 @@ def read_manifest(directory: Path) -> dict:
         raise SnapshotError(f"not a stillweb snapshot (no {MANIFEST_NAME}): {path}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise SnapshotError(f"damaged manifest {path}: {error}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise SnapshotError(f"{path} is not a {FORMAT} manifest")
+    if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
+        raise SnapshotError(f"{path} is not a {' or '.join(READABLE_FORMATS)} manifest")
     return manifest
 
 

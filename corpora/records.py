@@ -19,6 +19,7 @@ import pyarrow as pa
 
 __all__ = [
     "RawPage",
+    "SkippedRow",
     "ParsedPage",
     "ExtractedFact",
     "Fact",
@@ -38,7 +39,9 @@ class RawPage:
     ``text`` is wikitext for dumps and the synthetic world, plaintext for
     parquet sources (``is_wikitext=False``). ``redirect`` is the target title
     when the page is a redirect. ``position`` says where the page came from
-    (page index or byte offset) for error messages.
+    (``"file:row N"`` for row corpora, ``"page N"`` for dumps) for error messages.
+    ``source_id`` is the corpus's own id of the row (a dump's page id, a passage
+    corpus's ``id`` / ``_id``), kept next to the dense doc id.
     """
 
     title: str
@@ -47,6 +50,21 @@ class RawPage:
     url: str = ""
     is_wikitext: bool = True
     position: str = ""
+    source_id: str = ""
+
+
+@dataclass(frozen=True)
+class SkippedRow:
+    """A source row that cannot become a document, and why.
+
+    Readers yield it in place of a :class:`RawPage`; the build counts it under
+    ``reason`` (a short snake_case word such as ``empty_text`` or ``not_json``)
+    or, with ``strict``, stops at the first one naming ``position`` and ``detail``.
+    """
+
+    reason: str
+    position: str
+    detail: str = ""
 
 
 # Typed values of facts: an entity (the object is another document), a date
@@ -101,12 +119,14 @@ class Fact(NamedTuple):
 
 @dataclass(frozen=True)
 class SearchResult:
-    """One search hit: ``doc_id``, ``title``, BM25 ``score`` and a text ``snippet``."""
+    """One search hit: ``doc_id``, ``title``, BM25 ``score``, a text ``snippet`` and
+    ``source_id`` (the corpus's own id of the document, ``""`` when it has none)."""
 
     doc_id: int
     title: str
     score: float
     snippet: str
+    source_id: str = ""
 
 
 @dataclass
@@ -116,6 +136,7 @@ class ParsedPage:
     title: str
     text: str
     url: str = ""
+    source_id: str = ""
     kind: str = "article"  # "article" | "disambiguation" | "list"
     links: list[str] = field(default_factory=list)
     facts: list[ExtractedFact] = field(default_factory=list)
@@ -125,6 +146,7 @@ class ParsedPage:
 DOCS_SCHEMA = pa.schema(
     [
         ("doc_id", pa.int32()),
+        ("source_id", pa.string()),  # the corpus's own id ("" when it has none)
         ("title", pa.string()),
         ("url", pa.string()),
         ("kind", pa.string()),

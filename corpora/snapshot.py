@@ -31,9 +31,10 @@ SNIPPET_CHARS = 240
 
 @dataclass(frozen=True)
 class Document:
-    """One article of a snapshot."""
+    """One document of a snapshot (an article, or one passage of a passage-level snapshot)."""
 
     doc_id: int
+    source_id: str
     title: str
     url: str
     kind: str
@@ -90,6 +91,9 @@ class Snapshot:
             raise SnapshotError(f"cannot read documents {docs_path}: {error}") from None
         self._titles = StringColumn(self._docs.column("title"))
         self._texts = StringColumn(self._docs.column("text"))
+        # Format 1 snapshots have no source ids: they read as "".
+        has_ids = "source_id" in self._docs.column_names
+        self._source_ids = StringColumn(self._docs.column("source_id")) if has_ids else None
         try:
             self._index = SearchIndex(path / "index")
         except (OSError, ValueError) as error:
@@ -133,8 +137,9 @@ class Snapshot:
         ids = [doc_id for doc_id, _score in hits]
         needles = snippet_needles(query)
         return [
-            SearchResult(doc_id, title, score, make_snippet(text, needles))
-            for (doc_id, score), title, text in zip(hits, self._titles.many(ids), self._texts.many_bytes(ids))
+            SearchResult(doc_id, title, score, make_snippet(text, needles), source_id)
+            for (doc_id, score), title, text, source_id in zip(hits, self._titles.many(ids), self._texts.many_bytes(ids),
+                                                               self._source_ids_of(ids))
         ]
 
     def nearest_titles(self, text: str, n: int = 5) -> list[str]:
@@ -149,9 +154,32 @@ class Snapshot:
         """The title of a document id (``IndexError`` when out of range)."""
         return self._titles[doc_id]
 
+    def _source_ids_of(self, doc_ids: list[int]) -> list[str]:
+        """Source ids of a page of hits, in one column pass (``""`` each for a format 1 snapshot)."""
+        return self._source_ids.many(doc_ids) if self._source_ids is not None else [""] * len(doc_ids)
+
+    def source_id_of(self, doc_id: int) -> str:
+        """The corpus's own id of a document (``""`` when the source had none)."""
+        return self._source_ids[doc_id] if self._source_ids is not None else ""
+
     @cached_property
+    def _title_groups(self) -> tuple[dict[str, int], dict[str, list[int]]]:
+        """Title -> its first doc id, and title -> all its doc ids for titles with several passages."""
+        first: dict[str, int] = {}
+        several: dict[str, list[int]] = {}
+        for doc_id, title in enumerate(self._docs.column("title").to_pylist()):
+            known = first.setdefault(title, doc_id)
+            if known != doc_id:
+                several.setdefault(title, [known]).append(doc_id)
+        return first, several
+
+    @property
     def _title_ids(self) -> dict[str, int]:
-        return {title: i for i, title in enumerate(self._docs.column("title").to_pylist())}
+        return self._title_groups[0]
+
+    def passages_of(self, doc_id: int) -> list[int]:
+        """Doc ids of every document sharing ``doc_id``'s title, in source order (``[doc_id]`` when alone)."""
+        return list(self._title_groups[1].get(self.title_of(doc_id), [doc_id]))
 
     @cached_property
     def _folded_ids(self) -> dict[str, int]:
@@ -197,6 +225,7 @@ class Snapshot:
         row = self._docs.slice(doc_id, 1).to_pylist()[0]
         return Document(
             doc_id=row["doc_id"],
+            source_id=row.get("source_id") or "",
             title=row["title"],
             url=row["url"],
             kind=row["kind"],

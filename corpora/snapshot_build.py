@@ -25,12 +25,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm import tqdm
 
 from stillweb.corpora.index import INDEX_PARAMETERS, IndexBuilder
 from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_writer import GraphWriter
-from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, RawPage
+from stillweb.corpora.passages import split_passages
+from stillweb.corpora.progress import progress_bar
+from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, RawPage, SkippedRow
+from stillweb.corpora.row_accounting import RowAccount
 from stillweb.corpora.wikitext import normalize_title, parse_page
 from stillweb.corpora.version import PACKAGE_VERSION
 
@@ -62,23 +64,30 @@ def render_fact_box(page: ParsedPage) -> str:
 
 
 def _parse(page: RawPage) -> ParsedPage:
-    if not page.is_wikitext:
-        return ParsedPage(title=page.title, text=page.text, url=page.url)
-    parsed = parse_page(page.title, page.text)
+    if not page.is_wikitext:  # a row corpus: the title as given, only whitespace collapsed
+        return ParsedPage(title=" ".join(page.title.split()), text=page.text, url=page.url, source_id=page.source_id)
+    parsed = parse_page(_normalise_title(page.title), page.text)
+    parsed.source_id = page.source_id
     if page.url:
         parsed.url = page.url
     return parsed
 
 
-def _parse_chunk(pages: list[RawPage]) -> list[ParsedPage]:
-    return [_parse(page) for page in pages]
+def _parse_chunk(pages: list[RawPage]) -> list[tuple[str, ParsedPage]]:
+    return [(page.position, _parse(page)) for page in pages]
 
 
-def _chunks(pages: Iterable[RawPage], graph: GraphWriter, size: int) -> Iterator[list[RawPage]]:
-    """Article pages in chunks for the workers; redirects go straight to the graph."""
+def _chunks(
+    pages: Iterable[RawPage | SkippedRow], graph: GraphWriter, account: RowAccount, size: int
+) -> Iterator[list[RawPage]]:
+    """Article pages in chunks for the workers; redirects go straight to the graph, skips to the account."""
     chunk: list[RawPage] = []
     for page in pages:
+        if isinstance(page, SkippedRow):
+            account.skip(page.reason, page.position, page.detail)
+            continue
         if page.redirect is not None:
+            account.redirect(page.position)
             graph.add_redirect(_normalise_title(page.title), _normalise_title(page.redirect))
             continue
         chunk.append(page)
@@ -110,6 +119,7 @@ class _DocsWriter:
     def add(self, doc_id: int, page: ParsedPage, text: str) -> None:
         row = self._rows
         row["doc_id"].append(doc_id)
+        row["source_id"].append(page.source_id)
         row["title"].append(page.title)
         row["url"].append(page.url or _default_url(page.title))
         row["kind"].append(page.kind)
@@ -150,7 +160,7 @@ def _exchange(tmp: Path, out: Path) -> None:
 
 
 def build_snapshot(
-    pages: Iterable[RawPage],
+    pages: Iterable[RawPage | SkippedRow],
     out: str | Path,
     *,
     source: dict,
@@ -159,6 +169,8 @@ def build_snapshot(
     total: int | None = None,
     progress: bool = True,
     extra_files: Callable[[Path], dict] | None = None,
+    account: RowAccount | None = None,
+    passage_words: int | None = None,
 ) -> BuildResult:
     """Parse ``pages`` and write a complete snapshot at ``out`` (replacing one that is there).
 
@@ -167,7 +179,14 @@ def build_snapshot(
     parsing processes are used (1 = in this process); the result does not
     depend on it. ``extra_files(tmp_dir)`` may write more files into the
     snapshot before it is sealed and returns counts to record.
+
+    ``account`` decides and counts every row (default: a dump's page semantics,
+    ``RowAccount(dedupe="title")``); its summary is the manifest's ``counts.rows``.
+    ``passage_words`` splits each parsed page into passages of that many words
+    (:func:`~stillweb.corpora.passages.split_passages`); facts and links stay
+    with a page's first passage.
     """
+    account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
@@ -179,7 +198,7 @@ def build_snapshot(
         graph = GraphWriter(tmp / ".graph-spill")
         titles: list[str] = []
         kinds: dict[str, int] = {}
-        chunks = _chunks(pages, graph, _PARSE_CHUNK)
+        chunks = _chunks(pages, graph, account, _PARSE_CHUNK)
         if workers > 1:  # fork before tantivy starts its writer threads
             # Freeze the parent's objects (a source may hold a whole world in memory) so the
             # workers' garbage collector never touches, and so copies, the pages they share.
@@ -191,22 +210,22 @@ def build_snapshot(
             parsed_chunks = map(_parse_chunk, chunks)
         docs = _DocsWriter(tmp)
         index = IndexBuilder(tmp / "index")
-        bar = tqdm(total=total, unit="page", desc="building", disable=not progress, mininterval=1.0)
-        seen_titles: set[str] = set()
+        bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
         for chunk in parsed_chunks:
-            for page in chunk:
-                page.title = _normalise_title(page.title)
-                if page.title in seen_titles:
-                    continue  # a duplicate title: the first one wins
-                seen_titles.add(page.title)
-                doc_id = len(titles)
-                titles.append(page.title)
+            for position, page in chunk:
                 box = render_fact_box(page)
                 text = f"{box}\n\n{page.text}" if box else page.text
-                docs.add(doc_id, page, text)
-                index.add(doc_id, page.title, text)
-                graph.add_page(doc_id, page)
-                kinds[page.kind] = kinds.get(page.kind, 0) + 1
+                if not account.admit(page.title, text, page.source_id, position):
+                    continue
+                pieces = split_passages(page, text, passage_words) if passage_words else [(page, text)]
+                for number, (piece, piece_text) in enumerate(pieces):
+                    doc_id = len(titles)
+                    titles.append(piece.title)
+                    docs.add(doc_id, piece, piece_text)
+                    index.add(doc_id, piece.title, piece_text)
+                    if number == 0:
+                        graph.add_page(doc_id, page)
+                    kinds[piece.kind] = kinds.get(piece.kind, 0) + 1
             bar.update(len(chunk))
         bar.close()
         if pool is not None:
@@ -221,6 +240,7 @@ def build_snapshot(
         shutil.rmtree(tmp / ".graph-spill")
         if extra_files is not None:
             counts.update(extra_files(tmp))
+        counts["rows"] = account.summary()
         manifest = {
             "name": out.name,
             "source": source,

@@ -207,7 +207,8 @@ class WikiQAEnv(gym.Env[str, str]):
         self._extend_context(action, observation, episode)
         ending, reason = ("truncated", ACTION_TOO_LONG) if over_long else self._ending(turn.answer, episode)
         info = self._info()
-        info.update(thought=turn.thought, tool_flags=[result.flag for result in results], action_flags=list(flags))
+        info.update(thought=turn.thought, tool_flags=[result.flag for result in results], action_flags=list(flags),
+                    shown_docs=self._shown_docs(events))
         reward = 0.0
         if ending:
             episode.done = True
@@ -215,6 +216,8 @@ class WikiQAEnv(gym.Env[str, str]):
             reward = parts.total
             info.update(
                 answer=turn.answer,
+                cited_source_ids=[self._source_id(item.get("doc_id")) if isinstance(item, dict) else None
+                                  for item in turn.citations],
                 reward_parts=parts.as_dict(),
                 outcome=parts.outcome,
                 termination_reason=reason if ending == "terminated" else None,
@@ -269,6 +272,16 @@ class WikiQAEnv(gym.Env[str, str]):
             episode.opened_docs.add(opened)
         arguments = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
         return ToolEvent(name=result.name, arguments=arguments, result=result, listed_docs=listed, opened_doc=opened)
+
+    def _source_id(self, doc_id: Any) -> str | None:
+        """The corpus's own id of ``doc_id`` (``None`` when it names no document)."""
+        return self.snapshot.source_id_of(doc_id) if type(doc_id) is int and 0 <= doc_id < len(self.snapshot) else None
+
+    def _shown_docs(self, events: tuple[ToolEvent, ...]) -> list[dict]:
+        """``[{"doc_id", "source_id"}]`` of the documents this step's results showed, in order,
+        so recorded trajectories keep the corpus's ids next to the dense doc ids."""
+        doc_ids = dict.fromkeys(doc_id for event in events for doc_id in event.listed_docs)
+        return [{"doc_id": doc_id, "source_id": self._source_id(doc_id)} for doc_id in doc_ids]
 
     def _extend_context(self, action: str, observation: str, episode: _Episode) -> None:
         if self.context_manager is None:

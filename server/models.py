@@ -124,8 +124,9 @@ class RetrieveRequest(BaseModel):
 class RetrievedDocument(BaseModel):
     """A document in Search-R1's corpus format."""
 
-    id: str = Field(examples=["12"])
+    id: str = Field(description="the corpus's own id (source_id), or the doc id when the corpus has none", examples=["12"])
     contents: str = Field(description="title, newline, text", examples=["Velland\nVelland is a small country. Its capital is Ostra."])
+    doc_id: int = Field(description="stillweb's dense doc id (for open and citations)", examples=[11])
 
 
 class ScoredDocument(BaseModel):

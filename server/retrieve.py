@@ -3,9 +3,11 @@ style trainers and SkyRL-gym's search environment work against stillweb unchange
 
 Request: ``{"queries": [...], "topk": 3, "return_scores": true}`` (or ``"query":
 "..."``, as SkyRL-gym's ``SearchToolGroup`` sends). Response: one list per
-query, best first; with scores ``{"document": {"id", "contents"}, "score"}``,
-without them the documents alone. ``contents`` is ``"Title\\ntext"`` (the text
-cut to ``max_chars``). A blank query has no results.
+query, best first; with scores ``{"document": {"id", "contents", "doc_id"}, "score"}``,
+without them the documents alone. ``id`` is the corpus's own id (a wiki-18 or
+BEIR passage id, so gold ids and qrels match), or the doc id when the corpus has
+none; ``contents`` is ``"Title\\ntext"`` (the text cut to ``max_chars``). A blank
+query has no results.
 """
 
 from __future__ import annotations
@@ -62,4 +64,5 @@ def retrieve(
 
 def _document(snapshot: Snapshot, doc_id: int, max_chars: int) -> RetrievedDocument:
     document = snapshot.get(doc_id)
-    return RetrievedDocument(id=str(doc_id), contents=f"{document.title}\n{document.text[:max_chars]}")
+    return RetrievedDocument(id=document.source_id or str(doc_id), doc_id=doc_id,
+                             contents=f"{document.title}\n{document.text[:max_chars]}")

@@ -90,7 +90,10 @@ def test_retrieve_search_r1_format(client, small_snapshot):
     body = client.post("/retrieve", json={"queries": ["river", "film director", "   "], "topk": 3, "return_scores": True}).json()
     assert len(body["result"]) == 3 and body["result"][2] == []
     hits = snapshot.search("river", 3)
-    assert [item["document"]["id"] for item in body["result"][0]] == [str(hit.doc_id) for hit in hits]
+    # Search-R1's id is the corpus's own id (the dump's page id here); doc_id is stillweb's dense id
+    assert [item["document"]["id"] for item in body["result"][0]] == [hit.source_id for hit in hits]
+    assert [item["document"]["doc_id"] for item in body["result"][0]] == [hit.doc_id for hit in hits]
+    assert all(hit.source_id for hit in hits)
     assert [item["score"] for item in body["result"][0]] == [pytest.approx(hit.score) for hit in hits]
     first = snapshot.get(hits[0].doc_id)
     assert body["result"][0][0]["document"]["contents"] == f"{first.title}\n{first.text[:2000]}"

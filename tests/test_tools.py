@@ -158,7 +158,7 @@ def test_search_lists_numbered_results(registry):
     assert result.text.startswith('Results for "Warsaw capital":\n1. [doc 1] Warsaw\n   Warsaw is the capital')
     hits = result.data["queries"][0]["results"]
     assert [hit["doc_id"] for hit in hits][0] == 1
-    assert set(hits[0]) == {"doc_id", "title", "score", "snippet"}
+    assert set(hits[0]) == {"doc_id", "source_id", "title", "score", "snippet"}
 
 
 def test_search_matches_snapshot_search(registry, snapshot):

@@ -151,7 +151,8 @@ def _page_record(page: ElementTree.Element, index: int) -> RawPage:
             text = _revision_text(child)  # the last revision wins
     if text is None and redirect_target is None:
         raise DumpError(f"page {index} ({title!r}) has no revision text")
-    return RawPage(title=title, text=text or "", redirect=redirect_target, position=f"page {index}")
+    page_id = (_child_text(page, "id") or "").strip()
+    return RawPage(title=title, text=text or "", redirect=redirect_target, position=f"page {index}", source_id=page_id)
 
 
 def _revision_text(revision: ElementTree.Element) -> str | None:

@@ -7,6 +7,11 @@ paragraph break (blank line) inside the window, else the last line break, else
 the last space, else exactly at the limit. A ``doc`` argument is a doc id (int,
 or a numeric string, see :func:`stillweb.sandboxes.tools.validation.doc_reference`) or
 a title; redirects and case-insensitive titles resolve through the snapshot.
+
+In a passage-level snapshot (wiki-18, BEIR, a ``--passages`` build) several
+documents share a page title. Opening that title reads all of them, in source
+order, each headed ``[passage <doc id> | id <source id>]``; ``find`` searches
+them together. Opening a doc id reads that one passage.
 """
 
 from __future__ import annotations
@@ -81,12 +86,30 @@ def resolve_document(snapshot: Snapshot, doc: int | str) -> Document:
     raise ToolInputError("not_found", message, {"doc": reference, "nearest_titles": list(nearest)})
 
 
-def _header(document: Document, doc: int | str) -> str:
+def _header(document: Document, doc: int | str, passages: list[int]) -> str:
     header = f"[doc {document.doc_id}] {document.title}"
     reference = doc_reference(doc)
+    if len(passages) > 1 and isinstance(reference, str):
+        header += f" ({len(passages)} passages)"
+    elif len(passages) > 1:
+        header += f" (passage {passages.index(document.doc_id) + 1} of {len(passages)} with this title; open the title to read all)"
     if isinstance(reference, str) and reference != document.title:
         header += f" (resolved from {preview(reference)})"
     return header
+
+
+def _reading(snapshot: Snapshot, document: Document, doc: int | str) -> tuple[str, list[int]]:
+    """The text to read for ``doc`` and the doc ids of its title's passages: a title
+    names all its passages (joined in source order), a doc id only itself."""
+    passages = snapshot.passages_of(document.doc_id)
+    if len(passages) == 1 or not isinstance(doc_reference(doc), str):
+        return document.text, passages
+    parts = []
+    for doc_id in passages:
+        source_id = snapshot.source_id_of(doc_id)
+        label = f"[passage {doc_id}" + (f" | id {source_id}]" if source_id else "]")
+        parts.append(f"{label}\n{snapshot.get(doc_id).text}")
+    return "\n\n".join(parts), passages
 
 
 @dataclass(frozen=True)
@@ -97,8 +120,8 @@ class _Pages:
     starts: list[int]
 
     @classmethod
-    def of(cls, document: Document) -> _Pages:
-        return cls(document.text, paginate(document.text))
+    def of(cls, text: str) -> _Pages:
+        return cls(text, paginate(text))
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -139,32 +162,36 @@ class OpenTool(Tool):
     def run(self, arguments: dict) -> ToolResult:
         """The requested page of the document, with 'page i of n' and how to read on."""
         document = resolve_document(self.snapshot, arguments["doc"])
-        pages = _Pages.of(document)
+        text, passages = _reading(self.snapshot, document, arguments["doc"])
+        pages = _Pages.of(text)
         number = arguments.get("page", 1)
+        reopen = _reopen(passages, arguments["doc"], document)
         if number > len(pages):
             message = (
                 f"page {number} is out of range: [doc {document.doc_id}] {document.title} has pages 1 to {len(pages)}. "
-                f"Example: {example_call(self.name, {'doc': document.doc_id, 'page': len(pages)})}"
+                f"Example: {example_call(self.name, {'doc': reopen, 'page': len(pages)})}"
             )
             raise ToolInputError("bad_arguments", message, {"doc_id": document.doc_id, "pages": len(pages)},
-                                 shown_docs=(document.doc_id,))
+                                 shown_docs=_shown(passages, arguments["doc"], document))
         content = pages.page(number)
         position = f"Page {number} of {len(pages)}."
         if number < len(pages):
-            following = example_call(self.name, {"doc": document.doc_id, "page": number + 1})
+            following = example_call(self.name, {"doc": reopen, "page": number + 1})
             position += f" Next page: {following}"
         else:
             position += " End of document."
-        text = f"{_header(document, arguments['doc'])}\n{position}\n---\n{content.strip()}\n---\n{position}"
+        text = f"{_header(document, arguments['doc'], passages)}\n{position}\n---\n{content.strip()}\n---\n{position}"
         data = {
             "doc_id": document.doc_id,
+            "source_id": document.source_id,
+            "passages": _passage_list(self.snapshot, passages),
             "title": document.title,
             "url": document.url,
             "page": number,
             "pages": len(pages),
             "content": content,
         }
-        return self.result(text, data, shown_docs=(document.doc_id,), opened_doc=document.doc_id)
+        return self.result(text, data, shown_docs=_shown(passages, arguments["doc"], document), opened_doc=document.doc_id)
 
 
 class FindTool(Tool):
@@ -198,9 +225,10 @@ class FindTool(Tool):
                 "bad_arguments",
                 f"argument 'pattern' must contain a non-space character. Example: {example_call(self.name, self.example)}",
             )
-        pages = _Pages.of(document)
+        text, passages = _reading(self.snapshot, document, arguments["doc"])
+        pages = _Pages.of(text)
         shown, total = _matching_lines(pages, pattern, MAX_FIND_MATCHES)
-        header = _header(document, arguments["doc"])
+        header = _header(document, arguments["doc"], passages)
         if not shown:
             text = f"No line of {header} ({len(pages)} pages) contains {json.dumps(pattern, ensure_ascii=False)}."
         else:
@@ -209,9 +237,33 @@ class FindTool(Tool):
             text += "\n".join(lines)
             if total > len(shown):
                 text += f"\n(showing the first {len(shown)} of {total}; use a longer phrase to narrow down)"
-            text += f"\nRead around a match with {example_call('open', {'doc': document.doc_id, 'page': shown[0]['page']})}"
-        data = {"doc_id": document.doc_id, "title": document.title, "pattern": pattern, "total": total, "matches": shown}
-        return self.result(text, data, shown_docs=(document.doc_id,))
+            reopen = _reopen(passages, arguments["doc"], document)
+            text += f"\nRead around a match with {example_call('open', {'doc': reopen, 'page': shown[0]['page']})}"
+        data = {"doc_id": document.doc_id, "source_id": document.source_id, "title": document.title,
+                "pattern": pattern, "total": total, "matches": shown}
+        return self.result(text, data, shown_docs=_shown(passages, arguments["doc"], document))
+
+
+def _combined(passages: list[int], doc: int | str) -> bool:
+    """Whether ``doc`` (a title) reads several passages as one document."""
+    return len(passages) > 1 and isinstance(doc_reference(doc), str)
+
+
+def _shown(passages: list[int], doc: int | str, document: Document) -> tuple[int, ...]:
+    """The doc ids a page of ``open``/``find`` names: every passage of a title read whole, else the one document."""
+    return tuple(passages) if _combined(passages, doc) else (document.doc_id,)
+
+
+def _reopen(passages: list[int], doc: int | str, document: Document) -> int | str:
+    """The ``doc`` argument that reads the same text again: the title for passages read whole, else the doc id."""
+    return document.title if _combined(passages, doc) else document.doc_id
+
+
+def _passage_list(snapshot: Snapshot, passages: list[int]) -> list[dict]:
+    """``[{"doc_id", "source_id"}]`` of a title's passages (empty for a single document)."""
+    if len(passages) == 1:
+        return []
+    return [{"doc_id": doc_id, "source_id": snapshot.source_id_of(doc_id)} for doc_id in passages]
 
 
 def _matching_lines(pages: _Pages, pattern: str, limit: int) -> tuple[list[dict], int]:

@@ -95,4 +95,5 @@ def _render(query: str, results: list[SearchResult]) -> str:
 
 
 def _as_dict(result: SearchResult) -> dict:
-    return {"doc_id": result.doc_id, "title": result.title, "score": result.score, "snippet": result.snippet}
+    return {"doc_id": result.doc_id, "source_id": result.source_id, "title": result.title, "score": result.score,
+            "snippet": result.snippet}

@@ -1,0 +1,44 @@
+"""Splitting pages into fixed-size word windows: the DPR / wiki-18 passage recipe.
+
+Dense Passage Retrieval (Karpukhin et al., 2020) and the ``wiki-18`` corpus that
+Search-R1 and FlashRAG retrieve from cut every Wikipedia article into disjoint
+blocks of 100 words, each stored with its article's title. :func:`split_passages`
+does the same to a parsed page: every passage keeps the page's title (indexed
+and shown with it, as ``"Title"\\ntext`` in Search-R1's ``/retrieve`` response),
+its url and kind, and gets the source id ``"<page id>-<n>"`` (n from 0) when the
+page has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from stillweb.corpora.records import ParsedPage
+
+__all__ = ["split_passages", "passage_source_id"]
+
+
+def passage_source_id(page_id: str, number: int) -> str:
+    """The source id of passage ``number`` (from 0) of a page with id ``page_id`` ("" without one)."""
+    return f"{page_id}-{number}" if page_id else ""
+
+
+def split_passages(page: ParsedPage, text: str, words: int) -> list[tuple[ParsedPage, str]]:
+    """``text`` (the page's rendered text) as consecutive windows of ``words`` words.
+
+    Returns ``(passage, passage_text)`` pairs in reading order; a page of at most
+    ``words`` words, or an empty one, is one passage. Passages carry no links or
+    facts: the build keeps those with the first passage.
+
+    >>> page = ParsedPage(title="Lunor", text="", source_id="7")
+    >>> [(p.source_id, t) for p, t in split_passages(page, "a b c d e", 2)]
+    [('7-0', 'a b'), ('7-1', 'c d'), ('7-2', 'e')]
+    """
+    if words < 1:
+        raise ValueError(f"passage length must be at least 1 word, got {words}")
+    tokens = text.split()
+    windows = [" ".join(tokens[start : start + words]) for start in range(0, len(tokens), words)] or [text]
+    return [
+        (replace(page, source_id=passage_source_id(page.source_id, number), links=[], facts=[]), window)
+        for number, window in enumerate(windows)
+    ]
