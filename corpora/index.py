@@ -72,6 +72,7 @@ class IndexBuilder:
         _register_analyzer(self._index)
         self._writer = self._index.writer(_WRITER_HEAP * max(1, threads), max(1, threads))
         self.count = 0
+        self.finished = False
 
     def add(self, doc_id: int, title: str, body: str) -> None:
         """Add one document."""
@@ -82,8 +83,14 @@ class IndexBuilder:
         self._writer.add_document(document)
         self.count += 1
 
+    def abort(self) -> None:
+        """Drop everything added and stop the writer's threads (a failed build, before its directory is removed)."""
+        self._writer.rollback()
+        self._writer.wait_merging_threads()
+
     def finish(self) -> int:
         """Commit, wait for merges, and return the number of segments."""
+        self.finished = True
         self._writer.commit()
         self._writer.wait_merging_threads()
         self._index.reload()

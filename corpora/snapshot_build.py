@@ -194,6 +194,7 @@ def build_snapshot(
         shutil.rmtree(tmp)
     tmp.mkdir()
     pool = None
+    index = None
     try:
         graph = GraphWriter(tmp / ".graph-spill")
         titles: list[str] = []
@@ -257,5 +258,7 @@ def build_snapshot(
         if pool is not None:
             pool.terminate()
             pool.join()
+        if index is not None and not index.finished:
+            index.abort()  # tantivy's threads must stop writing before the directory goes
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -1,0 +1,155 @@
+"""Retrieval evaluation of a snapshot against qrels, with ``ir_measures`` (trec_eval's
+measures through pytrec_eval) and an optional bm25s baseline on the same rows.
+
+Queries are BEIR ``queries.jsonl`` (``_id``, ``text``) or TSV (``qid<TAB>text``);
+qrels are BEIR TSV (``query-id corpus-id score`` with a header) or TREC
+(``qid 0 docid relevance``). Documents are named by their ``source_id`` (the
+corpus's own id, as qrels name them), or by doc id when the corpus has none.
+Runs are written as TREC run files; the scores printed are ``ir_measures``'
+for exactly that run, so ``ir_measures`` (or ``trec_eval``) on the file agrees.
+
+Requires the ``eval`` extra (``pip install 'stillweb[eval]'``: ir-measures, bm25s,
+PyStemmer).
+
+>>> queries, qrels = load_queries("beir/scifact/queries.jsonl"), load_qrels("beir/scifact/qrels/test.tsv")  # doctest: +SKIP
+>>> evaluate(qrels, run_snapshot(Snapshot.open("snapshots/scifact"), queries))        # doctest: +SKIP
+{'R@10': 0.78, ...}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.sources.files import open_lines
+
+__all__ = ["MEASURES", "load_queries", "load_qrels", "beir_paths", "run_snapshot", "run_bm25s", "evaluate",
+           "write_trec_run", "Run"]
+
+MEASURES = ("R@10", "R@100", "nDCG@10", "RR@10")  # recall@k, nDCG@10, MRR@10 in ir_measures' names
+Run = dict[str, dict[str, float]]  # query id -> document id -> score
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(open_lines(path), 1):
+        text = line.decode("utf-8").rstrip("\r\n")
+        if text.strip():
+            yield number, text
+
+
+def load_queries(path: str | Path) -> dict[str, str]:
+    """Query id -> text, in file order, from BEIR ``queries.jsonl`` or a ``qid<TAB>text`` TSV."""
+    path = Path(path)
+    queries: dict[str, str] = {}
+    for number, line in _text_lines(path):
+        if line.lstrip().startswith("{"):
+            record = json.loads(line)
+            if "_id" not in record or "text" not in record:
+                raise ValueError(f"{path}: line {number}: a BEIR query needs '_id' and 'text', found {', '.join(record)}")
+            queries[str(record["_id"])] = record["text"]
+        else:
+            qid, tab, text = line.partition("\t")
+            if not tab:
+                raise ValueError(f"{path}: line {number}: expected 'qid<TAB>text' or a JSON object")
+            queries[qid.strip()] = text
+    if not queries:
+        raise ValueError(f"{path}: no queries")
+    return queries
+
+
+def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """Query id -> document id -> relevance, from BEIR TSV (with header) or TREC qrels."""
+    path = Path(path)
+    qrels: dict[str, dict[str, int]] = {}
+    for number, line in _text_lines(path):
+        fields = line.split()
+        if number == 1 and fields[:2] == ["query-id", "corpus-id"]:
+            continue  # the BEIR header
+        if len(fields) == 3:
+            qid, docid, relevance = fields
+        elif len(fields) == 4:
+            qid, _iteration, docid, relevance = fields
+        else:
+            raise ValueError(f"{path}: line {number}: expected 'qid docid rel' (BEIR) or 'qid 0 docid rel' (TREC)")
+        try:
+            qrels.setdefault(qid, {})[docid] = int(relevance)
+        except ValueError:
+            raise ValueError(f"{path}: line {number}: relevance {relevance!r} is not an integer") from None
+    if not qrels:
+        raise ValueError(f"{path}: no qrels")
+    return qrels
+
+
+def beir_paths(folder: str | Path, split: str = "test") -> tuple[Path, Path]:
+    """``(queries.jsonl, qrels/<split>.tsv)`` of a BEIR folder; ``FileNotFoundError`` naming what is missing."""
+    folder = Path(folder)
+    queries = folder / "queries.jsonl"
+    qrels = folder / "qrels" / f"{split}.tsv"
+    if not queries.is_file():
+        raise FileNotFoundError(f"{folder}: BEIR folder has no queries.jsonl")
+    if not qrels.is_file():
+        found = sorted(p.name for p in (folder / "qrels").glob("*.tsv")) if (folder / "qrels").is_dir() else []
+        raise FileNotFoundError(
+            f"{folder}: BEIR folder has no qrels/{split}.tsv (found: {', '.join(found) or 'no qrels folder'}); "
+            "give --split or --qrels"
+        )
+    return queries, qrels
+
+
+def _document_ids(snapshot: Snapshot) -> list[str]:
+    return [snapshot.source_id_of(i) or str(i) for i in range(len(snapshot))]
+
+
+def run_snapshot(snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
+    """stillweb's BM25 ranking of each query (blank queries get no results)."""
+    ids = _document_ids(snapshot)
+    return {qid: {ids[hit.doc_id]: _score(hit.score) for hit in snapshot.search(text, k)} if text.strip() else {}
+            for qid, text in queries.items()}
+
+
+def _score(value: float) -> float:
+    """Scores as the run file writes them (6 decimals), so the file and the printed numbers agree."""
+    return round(float(value), 6)
+
+
+def run_bm25s(snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
+    """bm25s (Lucene BM25, English stop words, Snowball English stemmer) over the same
+    rows as the snapshot, each indexed as ``title + "\\n" + text``."""
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    docs = [snapshot.get(i) for i in range(len(snapshot))]
+    corpus = bm25s.tokenize([f"{d.title}\n{d.text}" for d in docs], stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(corpus, show_progress=False)
+    ids = _document_ids(snapshot)
+    qids = [qid for qid, text in queries.items() if text.strip()]
+    tokens = bm25s.tokenize([queries[q] for q in qids], stopwords="en", stemmer=stemmer, show_progress=False)
+    found, scores = retriever.retrieve(tokens, k=min(k, len(docs)), show_progress=False, n_threads=1)
+    run: Run = {qid: {} for qid in queries}
+    for row, qid in enumerate(qids):
+        run[qid] = {ids[int(d)]: _score(s) for d, s in zip(found[row], scores[row]) if s > 0}
+    return run
+
+
+def evaluate(qrels: dict[str, dict[str, int]], run: Run, measures: tuple[str, ...] = MEASURES) -> dict[str, float]:
+    """Mean of each measure over the queries of ``qrels`` (ir_measures / pytrec_eval)."""
+    import ir_measures
+
+    parsed = [ir_measures.parse_measure(m) for m in measures]
+    # A query with no retrieved documents still counts (as zero), as trec_eval -c does.
+    complete = {qid: run.get(qid) or {"__none__": 0.0} for qid in qrels}
+    values = ir_measures.calc_aggregate(parsed, qrels, complete)
+    return {name: float(values[measure]) for name, measure in zip(measures, parsed)}
+
+
+def write_trec_run(run: Run, path: str | Path, tag: str = "stillweb") -> None:
+    """Write ``run`` as a TREC run file (``qid Q0 docid rank score tag``), ranks by (-score, docid)."""
+    with Path(path).open("w", encoding="utf-8") as out:
+        for qid, scores in run.items():
+            ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+            for rank, (docid, score) in enumerate(ranked, 1):
+                out.write(f"{qid} Q0 {docid} {rank} {score:.6f} {tag}\n")
