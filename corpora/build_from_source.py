@@ -173,4 +173,5 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
         progress=progress,
         account=account,
         passage_words=passages,
+        passage_level=True,
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import tantivy
 
-__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K"]
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings.
 INDEX_PARAMETERS = {
@@ -27,6 +27,16 @@ INDEX_PARAMETERS = {
     "fields": ["title", "body"],
     "title_boost": 2.0,
     "ranking": "bm25, ties by doc_id",
+}
+# Passage-level snapshots (row corpora, ``--passages``) index "title\ntext" as one body field and
+# search it alone, as the BM25 baselines of DPR, Search-R1 and FlashRAG (pyserini over wiki-18's
+# contents) do. With a separate, boosted title field, every passage of a page matches its title
+# equally, so a page's other passages outrank the passage that answers: on HotpotQA passages
+# recall@10 fell below bm25s (0.80 against 0.82); one body field lifts it to 0.84 (BENCHMARKS.md).
+PASSAGE_INDEX_PARAMETERS = {
+    **{key: value for key, value in INDEX_PARAMETERS.items() if key != "title_boost"},
+    "fields": ["body"],
+    "body": "title, newline, text",
 }
 MAX_QUERY_CHARS = 2_000  # longer queries are cut here (documented in Snapshot.search)
 MAX_K = 100
@@ -64,9 +74,13 @@ def index_schema() -> tantivy.Schema:
 
 
 class IndexBuilder:
-    """Writes the index of a snapshot being built; documents must come in doc_id order."""
+    """Writes the index of a snapshot being built; documents must come in doc_id order.
 
-    def __init__(self, directory: Path, threads: int = 1) -> None:
+    ``title_in_body`` indexes the body as ``title + "\n" + text`` (:data:`PASSAGE_INDEX_PARAMETERS`).
+    """
+
+    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False) -> None:
+        self._title_in_body = title_in_body
         directory.mkdir(parents=True, exist_ok=True)
         self._index = tantivy.Index(index_schema(), path=str(directory), reuse=False, sort_by_field="doc_id")
         _register_analyzer(self._index)
@@ -79,7 +93,7 @@ class IndexBuilder:
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
         document.add_text("title", title)
-        document.add_text("body", body)
+        document.add_text("body", f"{title}\n{body}" if self._title_in_body else body)
         self._writer.add_document(document)
         self.count += 1
 
@@ -98,9 +112,11 @@ class IndexBuilder:
 
 
 class SearchIndex:
-    """Read-only access to a snapshot's index."""
+    """Read-only access to a snapshot's index, searched as its recorded ``parameters`` say."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, parameters: dict = INDEX_PARAMETERS) -> None:
+        self.fields = tuple(parameters.get("fields", INDEX_PARAMETERS["fields"]))
+        self._title_boost = parameters.get("title_boost")
         self._index = tantivy.Index.open(str(directory))
         _register_analyzer(self._index)
         self._searcher = self._index.searcher()
@@ -109,16 +125,17 @@ class SearchIndex:
         self._address_is_doc_id = self._single_segment and _addresses_are_doc_ids(directory, self._searcher)
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
-        boosts = {"title": INDEX_PARAMETERS["title_boost"]} if "title" in fields else {}
+        boosts = {"title": self._title_boost} if "title" in fields and self._title_boost else {}
         try:
             return self._index.parse_query(query, fields, field_boosts=boosts)
         except ValueError:
             parsed, _errors = self._index.parse_query_lenient(query, fields, field_boosts=boosts)
             return parsed
 
-    def search(self, query: str, k: int, fields: tuple[str, ...] = ("title", "body")) -> list[tuple[int, float]]:
+    def search(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
         """Top ``k`` ``(doc_id, BM25 score)`` pairs for agent text ``query`` (already validated),
-        ties by doc_id; :meth:`stillweb.corpora.snapshot.Snapshot.search` makes them
+        ties by doc_id, over ``fields`` (default: the snapshot's searched fields);
+        :meth:`stillweb.corpora.snapshot.Snapshot.search` makes them
         :class:`~stillweb.corpora.records.SearchResult` hits.
 
         Parses strictly first (faster) and falls back to tantivy's lenient parser
@@ -126,7 +143,7 @@ class SearchIndex:
         """
         # Lone surrogates cannot cross into Rust: replace them, as a browser would.
         text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
-        parsed = self._parse(text, list(fields))
+        parsed = self._parse(text, list(fields or self.fields))
         if self._single_segment:
             return self._top_single_segment(parsed, k)
         return self._top_tie_safe(parsed, k)

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from stillweb.corpora.columns import StringColumn
-from stillweb.corpora.index import MAX_K, SearchIndex, query_terms
+from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, SearchIndex, query_terms
 from stillweb.corpora.manifest import SnapshotError, read_manifest
 from stillweb.corpora.records import Fact, SearchResult
 
@@ -95,7 +95,7 @@ class Snapshot:
         has_ids = "source_id" in self._docs.column_names
         self._source_ids = StringColumn(self._docs.column("source_id")) if has_ids else None
         try:
-            self._index = SearchIndex(path / "index")
+            self._index = SearchIndex(path / "index", manifest.get("index") or INDEX_PARAMETERS)
         except (OSError, ValueError) as error:
             raise SnapshotError(f"cannot open the search index {path / 'index'}: {error}") from None
         if self._index.num_docs != len(self):

@@ -26,7 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stillweb.corpora.index import INDEX_PARAMETERS, IndexBuilder
+from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, IndexBuilder
 from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
@@ -171,6 +171,7 @@ def build_snapshot(
     extra_files: Callable[[Path], dict] | None = None,
     account: RowAccount | None = None,
     passage_words: int | None = None,
+    passage_level: bool = False,
 ) -> BuildResult:
     """Parse ``pages`` and write a complete snapshot at ``out`` (replacing one that is there).
 
@@ -184,8 +185,11 @@ def build_snapshot(
     ``RowAccount(dedupe="title")``); its summary is the manifest's ``counts.rows``.
     ``passage_words`` splits each parsed page into passages of that many words
     (:func:`~stillweb.corpora.passages.split_passages`); facts and links stay
-    with a page's first passage.
+    with a page's first passage. A passage-level snapshot (``passage_words`` or
+    ``passage_level``: row corpora) is indexed with
+    :data:`~stillweb.corpora.index.PASSAGE_INDEX_PARAMETERS`.
     """
+    index_parameters = PASSAGE_INDEX_PARAMETERS if passage_level or passage_words else INDEX_PARAMETERS
     account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -210,7 +214,7 @@ def build_snapshot(
         else:
             parsed_chunks = map(_parse_chunk, chunks)
         docs = _DocsWriter(tmp)
-        index = IndexBuilder(tmp / "index")
+        index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS)
         bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
         for chunk in parsed_chunks:
             for position, page in chunk:
@@ -247,9 +251,9 @@ def build_snapshot(
             "source": source,
             "parameters": parameters,
             "counts": counts,
-            "index": dict(INDEX_PARAMETERS, segments=segments),
+            "index": dict(index_parameters, segments=segments),
             "package_version": PACKAGE_VERSION,
-            "fingerprint": content_fingerprint(tmp, INDEX_PARAMETERS),
+            "fingerprint": content_fingerprint(tmp, index_parameters),
         }
         manifest = write_manifest(tmp, manifest)
         _exchange(tmp, out)
