@@ -28,7 +28,7 @@ def viewer_snapshot(source: Path, directory: Path, name: str = "viewer") -> Path
 
 def hostile_snapshot(directory: Path) -> Path:
     """A snapshot (Hugging Face rows) whose first document and only task carry ``<script>`` text."""
-    from stillweb.corpora.build_from_source import build_parquet
+    from stillweb.corpora.build_from_source import build_rows
     from stillweb.corpora.tasks.record import TaskRecord
     from stillweb.corpora.tasks.store import write_task_set
 
@@ -40,7 +40,7 @@ def hostile_snapshot(directory: Path) -> Path:
     source = directory / "hostile.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     out = directory / "hostile"
-    build_parquet(source, out, workers=1, progress=False)
+    build_rows([source], out, workers=1, progress=False)
     task = {
         "task_id": HOSTILE_TASK_ID, "question": HOSTILE_QUESTION, "answer": "Script Page",
         "aliases": ["<img src=x onerror=\"window.__pwned = 3\">"],
