@@ -176,3 +176,12 @@ def test_dump_builds_keep_page_ids_as_source_ids(small_snapshot):
     ids = [snap.source_id_of(i) for i in range(len(snap))]
     assert all(i.isdigit() for i in ids) and len(set(ids)) == len(ids)
     assert snap.manifest["counts"]["rows"]["written"] == len(snap) and snap.manifest["counts"]["rows"]["redirects"] > 0
+
+
+def test_reading_a_long_title_pages_on_by_title(tmp_path):
+    rows = [{"id": f"p{i}", "title": "Lunor", "text": f"Paragraph {i} of Lunor. " + "word " * 300} for i in range(12)]
+    snap = Snapshot.open(build_rows([write_jsonl(tmp_path / "p.jsonl", rows)], tmp_path / "s", progress=False).path)
+    first = OpenTool(snap).run({"doc": "Lunor"})
+    assert first.data["pages"] > 1 and 'Next page: open({"doc": "Lunor", "page": 2})' in first.text
+    assert first.shown_docs == tuple(range(12)) and first.opened_doc == 0
+    assert OpenTool(snap).run({"doc": 5}).shown_docs == (5,)

@@ -216,3 +216,12 @@ def test_envs_share_one_snapshot_and_task_set(tiny_world, tmp_path):
     second = WikiQAEnv(snapshot=str(tiny_world) + "/", tasks=str(tasks_file))
     assert first.snapshot is second.snapshot and first.tasks is second.tasks
     assert first.action_space is not second.action_space  # own RNG, shared charset tables
+
+
+def test_step_info_carries_source_ids_of_shown_docs_and_citations(env):
+    env.reset(seed=0, options={"task_id": "chain"})
+    _obs, _reward, _term, _trunc, info = env.step(write_call("tongyi", "search", {"query": "Ostra"}))
+    shown = info["shown_docs"]
+    assert shown and all(item["source_id"] == env.snapshot.source_id_of(item["doc_id"]) for item in shown)
+    _obs, _reward, _term, _trunc, info = env.step(write_answer("tongyi", "Ostra", [shown[0]["doc_id"]]))
+    assert info["cited_source_ids"] == [shown[0]["source_id"]]
