@@ -31,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--verify", type=int, default=VERIFY_SAMPLE, metavar="N",
                           help=f"solve the first N kept tasks with the reference agent (default {VERIFY_SAMPLE}; -1: all; 0: none); "
                                "failures are discarded as 'unsolvable'")
+    generate.add_argument("--unanswerable", type=float, default=0.0, metavar="SHARE",
+                          help="share of tasks made unanswerable, with a stored emptiness proof (e.g. 0.1; "
+                               "default 0: the set is byte-identical to one made without this option)")
     generate.add_argument("--allow-partial", action="store_true", help="write the set even if fewer than --count tasks")
     generate.add_argument("--no-progress", action="store_true")
     generate.set_defaults(handler=run_generate)
@@ -61,6 +64,7 @@ def run_generate(args: argparse.Namespace) -> int:
         args.snapshot, args.name, args.count, args.seed,
         min_hops=args.min_hops, max_hops=args.max_hops, level=args.level, workers=args.workers,
         verifier=verifier, verify_limit=limit, allow_partial=args.allow_partial, progress=not args.no_progress,
+        unanswerable=args.unanswerable,
     )
     rejected = ", ".join(f"{k}={v}" for k, v in summary.rejections.items()) or "none"
     print(f"wrote {summary.count} tasks to {summary.path} ({summary.splits}); "

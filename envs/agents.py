@@ -6,7 +6,8 @@ snapshot): with the task's evidence, for each fact in solving order it
 searches the fact's document title, opens the document, and finds the fact's
 value in it (for a document it already read, only the find); then it
 answers, citing the evidence documents. Without evidence it searches the
-question, opens the top results and looks for the answer. It is the
+question, opens the top results and looks for the answer. On an unanswerable
+task (``answerable`` false) it does the same searching, then abstains. It is the
 quick-start demo, the benchmark baseline, and the solvability proof of
 generated tasks.
 
@@ -28,7 +29,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.normalize import normalize_answer
 from stillweb.envs.task_loader import Task
 
-__all__ = ["Agent", "ReferenceAgent", "RandomTextAgent", "run_episode", "write_call", "write_answer"]
+__all__ = ["Agent", "ReferenceAgent", "RandomTextAgent", "run_episode", "write_call", "write_answer", "write_abstain"]
 
 _DOC_LINE = re.compile(r"\[doc (\d+)\] ([^\n]+)")
 _FOUND = re.compile(r"line\(s\) of \[doc (\d+)\]")
@@ -73,6 +74,17 @@ def write_answer(tool_format: str, text: str, citations: list[int]) -> str:
     if tool_format == "search_r1":
         return f"<answer>{text}</answer>"
     return write_call(tool_format, "answer", {"text": text, "citations": citations})
+
+
+def write_abstain(tool_format: str, reason: str) -> str:
+    """Action text abstaining (the documents do not contain the answer), with the reason.
+
+    >>> write_abstain("search_r1", "No document says.")
+    '<abstain>No document says.</abstain>'
+    """
+    if tool_format in ("tongyi", "search_r1"):
+        return f"<abstain>{reason}</abstain>"
+    return write_call(tool_format, "answer", {"abstain": True, "text": reason})
 
 
 class ReferenceAgent:
@@ -147,6 +159,8 @@ class ReferenceAgent:
         return write_call(self.tool_format, name, arguments)
 
     def _answer(self, citations: list[int]) -> str:
+        if not self.task.answerable:
+            return write_abstain(self.tool_format, "The documents found do not contain the answer.")
         return write_answer(self.tool_format, self._best_answer(), citations)
 
     def _best_answer(self) -> str:

@@ -27,6 +27,7 @@ GENERATED = {
          "variable": "V@B"},
     ],
     "oracle_steps": 7, "split": "train", "canonical_hash": "h1", "answer_doc": 5, "answerable": True,
+    "emptiness_proof": None,
 }
 _OLD_JSON_FIELDS = ("aliases", "evidence", "evidence_docs", "formalization", "candidates_per_hop", "obfuscations")
 _OLD_INT_FIELDS = ("hops", "constraints", "level", "oracle_steps", "answer_doc")
@@ -34,7 +35,7 @@ _OLD_INT_FIELDS = ("hops", "constraints", "level", "oracle_steps", "answer_doc")
 
 def _write_old_format(path, records):
     """A split file as task sets were written before the typed columns: list fields as JSON strings."""
-    names = [n for n in GENERATED if n != "answerable"]  # added after the typed columns
+    names = [n for n in GENERATED if n not in ("answerable", "emptiness_proof")]  # added after the typed columns
     schema = pa.schema([(n, pa.int32() if n in _OLD_INT_FIELDS else pa.string()) for n in names])
     rows = [{n: json.dumps(r[n], ensure_ascii=False, sort_keys=True) if n in _OLD_JSON_FIELDS else r[n]
              for n in names} for r in records]

@@ -19,7 +19,7 @@ from stillweb.corpora.tasks.record import EvidenceItem, Obfuscation, TaskRecord
 from stillweb.corpora.tasks.render import render_question
 from stillweb.corpora.tasks.splits import split_of
 
-__all__ = ["build_record", "shape_of", "answer_key"]
+__all__ = ["build_record", "shape_of", "answer_key", "evidence_of", "candidates_along_chain"]
 
 
 def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fingerprint: str) -> TaskRecord:
@@ -36,7 +36,7 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
         answer = world.title_of(query.root.entity)
         aliases = [a for a in world.aliases_of(query.root.entity) if a != answer]
         answer_doc = query.root.entity
-    evidence = _evidence(query, graph)
+    evidence = evidence_of(query, graph)
     question = render_question(query, graph, rng)
     chash = canonical_hash(triples)
     return TaskRecord(
@@ -49,7 +49,7 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
         formalization=tuple(tuple(triple) for triple in triples),
         hops=query.hops,
         constraints=query.constraint_count,
-        candidates_per_hop=tuple(_candidates_per_hop(query, proof)),
+        candidates_per_hop=tuple(candidates_along_chain(query, proof)),
         level=query_level(query),
         shape=shape_of(query),
         obfuscations=tuple(Obfuscation.from_dict(item) for item in query.obfuscations),
@@ -82,7 +82,8 @@ def _signature(node: Node, query: Query) -> str:
     return "v" + (f"({','.join(children)})" if children else "")
 
 
-def _evidence(query: Query, graph: FactGraph) -> tuple[EvidenceItem, ...]:
+def evidence_of(query: Query, graph: FactGraph) -> tuple[EvidenceItem, ...]:
+    """The facts of the query in solving order (constants, then the edge up), each with the doc stating it."""
     indexes: list[int] = []
     for node in query.solving_order():
         indexes.extend(c.fact for c in node.constants)
@@ -106,7 +107,7 @@ def _evidence(query: Query, graph: FactGraph) -> tuple[EvidenceItem, ...]:
     return tuple(items)
 
 
-def _candidates_per_hop(query: Query, proof: Proof) -> list[int]:
+def candidates_along_chain(query: Query, proof: Proof) -> list[int]:
     """Candidate counts along the longest chain, deepest variable first, ending at the root."""
     deepest = max(query.nodes, key=lambda n: (n.depth, -query.nodes.index(n)))
     path = [deepest]

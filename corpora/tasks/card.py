@@ -39,6 +39,14 @@ def question_word_median(questions: Sequence[str]) -> float:
     return (counts[(n - 1) // 2] + counts[n // 2]) / 2
 
 
+def _unanswerable_line(tasks: Sequence[TaskRecord]) -> list[str]:
+    """A line counting unanswerable tasks by kind (none when the set has none, so such cards are unchanged)."""
+    kinds = Counter(t.emptiness_proof.kind for t in tasks if not t.answerable and t.emptiness_proof is not None)
+    if not kinds:
+        return []
+    return [f"- unanswerable (emptiness proven, abstaining is correct): {sum(kinds.values())} ({_counts(kinds)})"]
+
+
 def render_card(
     name: str,
     fingerprint: str,
@@ -66,6 +74,7 @@ def render_card(
         f"- generator parameters: `{json.dumps(dict(generator), sort_keys=True)}`",
         f"- tasks: {len(tasks)} from {attempts} attempts ({_rate(len(tasks), attempts)} kept)",
         f"- splits: {_counts(Counter(t.split for t in tasks))}",
+        *_unanswerable_line(tasks),
         f"- solvability (reference agent, tools only): {_solvability(verified, verify_limit, rejections)}",
         f"- oracle steps: mean {_mean(steps)}; per level: "
         + (", ".join(f"L{level}: {_mean(s)}" for level, s in sorted(_steps_by_level(tasks).items())) or "n/a"),

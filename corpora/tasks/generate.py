@@ -29,6 +29,7 @@ from stillweb.corpora.tasks.assemble import build_record
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.shortcut import shortcut_reason
 from stillweb.corpora.tasks.store import task_set_dir, write_task_set
+from stillweb.corpora.tasks.unanswerable import make_unanswerable, wants_unanswerable
 from stillweb.corpora.tasks.task_world import TaskWorld, open_world
 
 __all__ = [
@@ -64,12 +65,15 @@ class GenerationParams:
     attempts_per_task: int = 50
     shortcut_filter: bool = True
     verify_limit: int | None = None  # verify only the first N kept tasks (None: all, if a verifier is given)
+    unanswerable: float = 0.0  # share of attempts made unanswerable (stillweb.corpora.tasks.unanswerable)
 
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ValueError(f"count must be >= 1, got {self.count}")
         if self.attempts_per_task < 1:
             raise ValueError(f"attempts_per_task must be >= 1, got {self.attempts_per_task}")
+        if not 0.0 <= self.unanswerable <= 1.0:
+            raise ValueError(f"unanswerable must be a share in [0, 1], got {self.unanswerable}")
 
     @property
     def max_attempts(self) -> int:
@@ -107,6 +111,8 @@ def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerp
     composition = compose_query(graph, rng.child("compose"), params.compose)
     if composition.query is None:
         return None, composition.reason
+    if wants_unanswerable(params.seed, index, params.unanswerable):
+        return make_unanswerable(composition, graph, rng.child("unanswerable"), fingerprint)
     record = build_record(composition.query, composition.proof, graph, rng.child("render"), fingerprint)
     if params.shortcut_filter:
         reason = shortcut_reason(graph.world, record.question, list(record.golds), record.answer_doc)
@@ -197,6 +203,7 @@ def generate_tasks(
     verify_limit: int | None = None,
     allow_partial: bool = False,
     attempts_per_task: int = 50,
+    unanswerable: float = 0.0,
     progress: bool = False,
 ) -> GenerationSummary:
     """Generate ``count`` tasks from the snapshot and write ``tasks/<name>/`` (splits + card.md).
@@ -211,6 +218,7 @@ def generate_tasks(
         seed=seed,
         compose=ComposeParams(min_hops=min_hops, max_hops=max_hops, level=level),
         verify_limit=verify_limit,
+        unanswerable=unanswerable,
         attempts_per_task=attempts_per_task,
     )
     world = open_world(snapshot_path)
@@ -220,6 +228,8 @@ def generate_tasks(
         raise TaskGenerationError(_shortfall(result, params) + "; pass allow_partial (--allow-partial) to keep them")
     generator = {"seed": seed, **asdict(params.compose), "count": count, "attempts_per_task": params.attempts_per_task,
                  "shortcut_filter": params.shortcut_filter, "verify_limit": verify_limit}
+    if unanswerable:  # only then, so sets without unanswerable tasks keep their cards byte for byte
+        generator["unanswerable"] = unanswerable
 
     def card(directory: Path) -> None:
         text = render_card(name, world.fingerprint, generator, result.tasks, result.attempts, result.rejections,

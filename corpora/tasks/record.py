@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 
 from stillweb.corpora.keyed import stable_hash
+from stillweb.corpora.tasks.emptiness import EMPTINESS_PROOF_TYPE, EmptinessProof
 
 __all__ = ["EvidenceItem", "Obfuscation", "TaskRecord", "TASKS_SCHEMA", "TASK_FIELDS"]
 
@@ -126,6 +127,7 @@ class TaskRecord:
     canonical_hash: str | None = _column(pa.string())
     answer_doc: int | None = _column(pa.int32())
     answerable: bool = _column(pa.bool_(), True)  # False: no document answers it; the right move is to abstain
+    emptiness_proof: EmptinessProof | None = _column(EMPTINESS_PROOF_TYPE)  # why an unanswerable task has no answer
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # keys of other sources
 
     @property
@@ -177,6 +179,7 @@ class TaskRecord:
             canonical_hash=record.get("canonical_hash"),
             answer_doc=_int_or_none(record.get("answer_doc")),
             answerable=answerable,
+            emptiness_proof=_emptiness_proof(record.get("emptiness_proof")),
             extra={key: _json_ready(value) for key, value in record.items() if key not in _FIELD_NAMES},
         )
 
@@ -201,6 +204,7 @@ class TaskRecord:
             "canonical_hash": self.canonical_hash,
             "answer_doc": self.answer_doc,
             "answerable": self.answerable,
+            "emptiness_proof": self.emptiness_proof.to_dict() if self.emptiness_proof is not None else None,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,6 +224,12 @@ def _as_list(value: Any) -> list:
     if isinstance(value, str):
         return list(json.loads(value)) if value.strip() else []
     return list(value)
+
+
+def _emptiness_proof(value: Any) -> EmptinessProof | None:
+    if value is None or isinstance(value, EmptinessProof):
+        return value
+    return EmptinessProof.from_dict(json.loads(value) if isinstance(value, str) else value)
 
 
 def _int_or_none(value: Any) -> int | None:
