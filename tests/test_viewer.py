@@ -232,6 +232,36 @@ def test_static_assets_are_served_by_the_package(viewed):
     assert "http://" not in page and "https://" not in page  # nothing loaded from elsewhere
 
 
+def test_bad_parameters_and_unknown_pages_get_a_page_the_api_keeps_json(viewed):
+    client = viewed[0]
+    bad = client.get("/view/search", params={"q": "river", "k": "many"})
+    assert bad.status_code == 422 and "text/html" in bad.headers["content-type"] and "k: Input should be a valid integer" in bad.text
+    unknown = client.get("/view/no-such-page")
+    assert unknown.status_code == 404 and "text/html" in unknown.headers["content-type"]
+    api = client.post("/tools/call", json={"name": 3})
+    assert api.status_code == 422 and api.json()["error"] == "validation_error"
+    assert client.get("/no-such-route").json()["error"] == "not_found"
+
+
+def test_document_page_shows_the_source_id_when_the_snapshot_has_one(viewed, monkeypatch):
+    client, snapshot, _, _ = viewed
+    from stillweb.envs.snapshot_cache import shared_snapshot
+
+    opened = shared_snapshot(snapshot)
+    plain = opened.lookup(3)
+    assert "source id" not in client.get("/view/doc/3").text or getattr(plain, "source_id", None) is not None
+
+    class WithSourceId:
+        def __init__(self, document):
+            self.__dict__.update(vars(document) if hasattr(document, "__dict__") else
+                                 {name: getattr(document, name) for name in document.__dataclass_fields__})
+            self.source_id = "Q<42>"
+
+    monkeypatch.setattr(opened, "lookup", lambda ref: WithSourceId(plain))
+    page = client.get("/view/doc/3")
+    assert "<th>source id</th><td><code>Q&lt;42&gt;</code></td>" in page.text
+
+
 def test_view_command_binds_loopback_by_default():
     from stillweb.cli.main import make_parser
 

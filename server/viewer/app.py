@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastapi import FastAPI
-from fastapi.responses import RedirectResponse
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import stillweb.envs  # noqa: F401 - registers the environments sessions serve
 from stillweb.envs.snapshot_cache import shared_snapshot
@@ -22,6 +24,7 @@ from stillweb.server.session_store import SessionStore
 from stillweb.server.sessions import add_session_routes, default_env_ids
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes
 from stillweb.server.viewer import browse, play, replay, tasks
+from stillweb.server.viewer.pages import error_page
 
 __all__ = ["ViewerConfig", "make_viewer_app"]
 
@@ -65,4 +68,24 @@ def make_viewer_app(config: ViewerConfig | str | Path, settings: ServerSettings 
     async def home() -> RedirectResponse:
         return RedirectResponse(f"{PREFIX}/", status_code=307)
 
+    _html_errors_for_pages(app)
     return app
+
+
+def _html_errors_for_pages(app: FastAPI) -> None:
+    """Bad query parameters and unknown routes under ``/view`` get an HTML page saying
+    what was wrong; the API routes keep their JSON error bodies."""
+    api_handlers = {kind: app.exception_handlers[kind] for kind in (RequestValidationError, StarletteHTTPException)}
+
+    async def page_or_api_error(request: Request, error: Exception) -> Response:
+        if not request.url.path.startswith(f"{PREFIX}/"):
+            kind = RequestValidationError if isinstance(error, RequestValidationError) else StarletteHTTPException
+            return await api_handlers[kind](request, error)
+        if isinstance(error, RequestValidationError):
+            problems = "; ".join(f"{'.'.join(str(part) for part in item.get('loc', ())[1:])}: {item.get('msg', '')}" for item in error.errors())
+            return error_page(422, "Bad request", f"The page cannot be shown with these parameters ({problems}).")
+        status = getattr(error, "status_code", 500)
+        return error_page(status, "Not found" if status == 404 else "Error", f"No page {request.url.path!r} here: start from {PREFIX}/.")
+
+    for kind in api_handlers:
+        app.add_exception_handler(kind, page_or_api_error)
