@@ -106,6 +106,12 @@ def test_task_list_filters_and_task_page(viewed):
     assert client.get("/view/tasks/sw-nope").status_code == 404
 
 
+def test_doc_references_link_to_their_pages_and_the_rest_is_escaped():
+    from stillweb.server.viewer.pages import link_docs
+
+    assert str(link_docs("<i>[doc 7]</i> [doc x]")) == '&lt;i&gt;<a href="/view/doc/7">[doc 7]</a>&lt;/i&gt; [doc x]'
+
+
 def test_formalization_svg_lays_out_the_variable_chain_and_escapes():
     triples = [["?", "directed_by", "V@A"], ["V@A", "born_in", "C@Paris"], ["V@A", "<b>", "C@<script>x</script>"]]
     assert term_columns(triples) == {"?": 0, "V@A": 1, "C@Paris": 2, "C@<script>x</script>": 2}
@@ -125,6 +131,7 @@ def test_replay_steps_through_a_recording_with_the_managed_context(viewed):
     assert "Re-run: identical to the recording." in first.text
     assert "<b>search</b>" in first.text  # the parsed tool call
     assert 'class="message assistant"' in first.text  # the context after the step
+    assert re.search(r'<pre class="observation">[^<]*(&[a-z#0-9]+;[^<]*)*<a href="/view/doc/(\d+)">\[doc \2\]</a>', first.text)
     last = client.get(f"/view/episodes/{name}", params={"step": 99})
     assert "terminated" in last.text and "reward parts" in last.text and "termination_reason" in last.text
 

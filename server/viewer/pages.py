@@ -4,13 +4,17 @@ templates, and the error page every route uses instead of a JSON error or a 500.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup, escape
 
-__all__ = ["render", "error_page", "pretty_json"]
+__all__ = ["render", "error_page", "pretty_json", "link_docs"]
+
+_DOC_REFERENCE = re.compile(r"\[doc (\d{1,10})\]")
 
 _ENVIRONMENT = Environment(
     loader=PackageLoader("stillweb.server.viewer", "templates"),
@@ -32,7 +36,17 @@ def _query(**params: Any) -> str:
     return "?" + urlencode(kept) if kept else ""
 
 
+def link_docs(text: str) -> Markup:
+    """``text`` escaped, with every ``[doc 12]`` (how tools name documents) linked to its page.
+
+    >>> str(link_docs("<b> [doc 3]"))
+    '&lt;b&gt; <a href="/view/doc/3">[doc 3]</a>'
+    """
+    return Markup(_DOC_REFERENCE.sub(r'<a href="/view/doc/\1">[doc \1]</a>', str(escape(text))))
+
+
 _ENVIRONMENT.filters["json"] = pretty_json
+_ENVIRONMENT.filters["link_docs"] = link_docs
 _ENVIRONMENT.globals["query"] = _query
 
 
