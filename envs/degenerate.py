@@ -30,9 +30,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from stillweb.envs.config import config_from
 from stillweb.sandboxes.formats import MAX_ACTION_CHARS
 
 __all__ = ["ActionChecks", "ACTION_FLAGS", "ACTION_TOO_LONG"]
@@ -82,15 +83,7 @@ class ActionChecks:
     @classmethod
     def from_value(cls, value: "ActionChecks | Mapping[str, Any] | None") -> "ActionChecks":
         """Checks from themselves, a dict of their fields (unknown keys are an error), or None (defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(value) - known)
-        if unknown:
-            raise ValueError(f"unknown ActionChecks fields {unknown}; known: {sorted(known)}")
-        return cls(**dict(value))
+        return config_from(cls, value)
 
     def over_long(self, action: str) -> bool:
         """True when the action exceeds the length cap (it ends the episode as truncated)."""

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import logger
 
+from stillweb.envs.config import config_from
 from stillweb.envs.episode_stats import STAT_FIELDS
 
 __all__ = ["HealthConfig", "HealthWarning", "HealthReport", "RunHealth", "HealthMonitor", "VectorHealthMonitor"]
@@ -68,15 +69,7 @@ class HealthConfig:
     @classmethod
     def from_value(cls, value: "HealthConfig | Mapping[str, Any] | None") -> "HealthConfig":
         """A config from itself, a dict of its fields (unknown keys are an error), or None (defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(value) - known)
-        if unknown:
-            raise ValueError(f"unknown HealthConfig fields {unknown}; known: {sorted(known)}")
-        return cls(**dict(value))
+        return config_from(cls, value)
 
 
 @dataclass(frozen=True)

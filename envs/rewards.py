@@ -22,9 +22,10 @@ only when it is true keeps an outcome reward from teaching confident guessing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from stillweb.envs.config import config_from
 from stillweb.envs.normalize import answers_match, best_f1, normalize_answer
 from stillweb.envs.task_loader import EvidenceItem, Task
 
@@ -71,15 +72,7 @@ class RewardConfig:
     @classmethod
     def from_value(cls, value: "RewardConfig | Mapping[str, Any] | None") -> "RewardConfig":
         """A config from itself, a dict of its fields (unknown keys are an error), or None (default)."""
-        if value is None:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(value) - known)
-        if unknown:
-            raise ValueError(f"unknown RewardConfig fields {unknown}; known: {sorted(known)}")
-        return cls(**dict(value))
+        return config_from(cls, value)
 
 
 @dataclass
