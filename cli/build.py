@@ -13,6 +13,8 @@ EXAMPLES = """examples:
   stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn-20k
   stillweb build wikipedia ../shared/data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2 --out snapshots/enwiki-sample
   stillweb build wikipedia enwiki-pages-articles.xml.bz2 --passages 100 --out snapshots/wiki-passages
+  stillweb build wikipedia enwiki-pages-articles-multistream.xml.bz2 --out snapshots/enwiki --ray
+      (shards on the Ray cluster of RAY_ADDRESS / `ray start`, or a local one; needs stillweb[ray])
   stillweb build corpus wiki-18.jsonl.gz --out snapshots/wiki18          (FlashRAG / Search-R1 passages)
   stillweb build corpus beir/scifact --out snapshots/scifact             (BEIR folder: corpus.jsonl)
   stillweb build corpus kilt_knowledgesource.json --format kilt --out snapshots/kilt
@@ -50,6 +52,7 @@ def register(subparsers) -> None:
                                    epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     synthetic.add_argument("--articles", type=int, default=20_000, help="number of articles (default 20000)")
     synthetic.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
+    synthetic.add_argument("--ray", action="store_true", help="parse the world's page ranges as Ray tasks; same snapshot")
     synthetic.set_defaults(handler=_run_synthetic)
 
     wikipedia = sources.add_parser("wikipedia", parents=[common, strict],
@@ -57,6 +60,8 @@ def register(subparsers) -> None:
                                    epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     wikipedia.add_argument("path", help="the dump file")
     wikipedia.add_argument("--skip-bad", action="store_true", help="count and skip malformed pages instead of failing")
+    wikipedia.add_argument("--ray", action="store_true",
+                           help="read and parse shards (bzip2 streams, page ranges) as Ray tasks; same snapshot")
     wikipedia.set_defaults(handler=_run_wikipedia)
 
     corpus = sources.add_parser(
@@ -92,12 +97,13 @@ def _run_synthetic(args) -> int:
     if args.articles < 1:
         raise ValueError(f"--articles must be at least 1, got {args.articles}")
     return _report(build_synthetic(args.articles, args.seed, args.out, workers=args.workers, progress=not args.quiet,
-                                   passages=args.passages))
+                                   passages=args.passages, on_ray=args.ray))
 
 
 def _run_wikipedia(args) -> int:
     return _report(build_wikipedia(args.path, args.out, workers=args.workers, skip_bad=args.skip_bad,
-                                   progress=not args.quiet, passages=args.passages, strict=args.strict))
+                                   progress=not args.quiet, passages=args.passages, strict=args.strict,
+                                   on_ray=args.ray))
 
 
 def _run_corpus(args) -> int:

@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--min-hops", type=int, default=2)
     generate.add_argument("--max-hops", type=int, default=4)
     generate.add_argument("--level", type=int, choices=(1, 2, 3), default=None, help="only tasks of this level")
-    generate.add_argument("--workers", type=int, default=1)
+    generate.add_argument("--workers", type=int, default=1, help="worker processes (with --ray: actors, default the cluster's CPUs)")
+    generate.add_argument("--ray", action="store_true",
+                          help="run the attempts on Ray actors (needs stillweb[ray]); the same task set bytes")
     generate.add_argument("--verify", type=int, default=VERIFY_SAMPLE, metavar="N",
                           help=f"solve the first N kept tasks with the reference agent (default {VERIFY_SAMPLE}; -1: all; 0: none); "
                                "failures are discarded as 'unsolvable'")
@@ -65,6 +67,7 @@ def run_generate(args: argparse.Namespace) -> int:
         min_hops=args.min_hops, max_hops=args.max_hops, level=args.level, workers=args.workers,
         verifier=verifier, verify_limit=limit, allow_partial=args.allow_partial, progress=not args.no_progress,
         unanswerable=args.unanswerable,
+        on_ray=args.ray,
     )
     rejected = ", ".join(f"{k}={v}" for k, v in summary.rejections.items()) or "none"
     print(f"wrote {summary.count} tasks to {summary.path} ({summary.splits}); "

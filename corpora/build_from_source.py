@@ -59,9 +59,13 @@ def fact_recovery(snapshot_dir: Path) -> dict:
 
 
 def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int = 1, progress: bool = True,
-                    passages: int | None = None) -> BuildResult:
+                    passages: int | None = None, on_ray: bool = False) -> BuildResult:
     """Build the synthetic world of ``articles`` articles from ``seed`` into ``out``
-    (``passages=WORDS``: a passage-level snapshot of WORDS-word windows)."""
+    (``passages=WORDS``: a passage-level snapshot of WORDS-word windows).
+
+    ``on_ray``: parse the written dump's page ranges as Ray tasks (:mod:`stillweb.corpora.ray_build`;
+    the same snapshot, fingerprint included); ``workers`` is then unused.
+    """
     from stillweb.corpora.sources.wikipedia_xml import read_dump
     from stillweb.corpora.synthetic import generate_world, write_xml_dump
 
@@ -82,8 +86,14 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
             shutil.copyfile(truth_path, tmp / "truth.parquet")
             return {"fact_recovery": fact_recovery(tmp)}
 
+        if on_ray:
+            from stillweb.corpora.ray_build import dump_pages_on_ray
+
+            pages, workers = dump_pages_on_ray(dump_path), 1
+        else:
+            pages = read_dump(dump_path)
         return build_snapshot(
-            read_dump(dump_path),
+            pages,
             out,
             source={"kind": "synthetic", "articles": articles, "seed": seed},
             parameters={"articles": articles, "seed": seed, **_passage_parameters(passages)},
@@ -118,11 +128,15 @@ def _passage_parameters(passages: int | None) -> dict:
 
 
 def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip_bad: bool = False,
-                    progress: bool = True, passages: int | None = None, strict: bool = False) -> BuildResult:
+                    progress: bool = True, passages: int | None = None, strict: bool = False,
+                    on_ray: bool = False) -> BuildResult:
     """Build from a MediaWiki ``pages-articles`` XML dump (plain or ``.bz2``).
 
     Pages keep their dump semantics: a repeated title is skipped (``duplicate_title``),
     redirects become aliases. ``passages=WORDS`` makes a Search-R1 style passage index.
+    ``on_ray``: read and parse the dump's shards (bzip2 streams of a multistream dump,
+    page ranges of plain XML) as Ray tasks (:mod:`stillweb.corpora.ray_build`); the same
+    snapshot, fingerprint included; ``workers`` is then unused.
     """
     from stillweb.corpora.sources.wikipedia_xml import DumpStats, read_dump
 
@@ -136,8 +150,14 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
         account.add_skipped("bad_page", stats.bad_pages, stats.bad_page_notes[0] if stats.bad_page_notes else "")
         return {"skipped_bad_pages": stats.bad_pages}
 
+    if on_ray:
+        from stillweb.corpora.ray_build import dump_pages_on_ray
+
+        pages, workers = dump_pages_on_ray(path, skip_bad=skip_bad, stats=stats), 1
+    else:
+        pages = read_dump(path, skip_bad=skip_bad, stats=stats)
     return build_snapshot(
-        read_dump(path, skip_bad=skip_bad, stats=stats),
+        pages,
         out,
         source={"kind": "wikipedia-xml", "file": path.name, "bytes": path.stat().st_size},
         parameters={"skip_bad": skip_bad, **_passage_parameters(passages)},

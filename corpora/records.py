@@ -21,6 +21,7 @@ __all__ = [
     "RawPage",
     "SkippedRow",
     "ParsedPage",
+    "PreParsedPage",
     "ExtractedFact",
     "Fact",
     "SearchResult",
@@ -141,6 +142,19 @@ class ParsedPage:
     links: list[str] = field(default_factory=list)
     facts: list[ExtractedFact] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PreParsedPage:
+    """An article parsed where it was read (a Ray shard task): the build takes ``parsed`` as is.
+
+    It stands in the page stream where its :class:`RawPage` was, so doc ids,
+    duplicate handling and the tables come out exactly as when the build parses.
+    """
+
+    parsed: ParsedPage
+    position: str = ""
+    redirect = None  # an article, never a redirect
 
 
 DOCS_SCHEMA = pa.schema(

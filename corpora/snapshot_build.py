@@ -31,12 +31,12 @@ from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
 from stillweb.corpora.progress import progress_bar
-from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, RawPage, SkippedRow
+from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, PreParsedPage, RawPage, SkippedRow
 from stillweb.corpora.row_accounting import RowAccount
 from stillweb.corpora.wikitext import normalize_title, parse_page
 from stillweb.corpora.version import PACKAGE_VERSION
 
-__all__ = ["build_snapshot", "BuildResult", "render_fact_box"]
+__all__ = ["build_snapshot", "BuildResult", "preparse", "render_fact_box"]
 
 _PARSE_CHUNK = 32
 _WRITE_BATCH = 2_048
@@ -63,7 +63,9 @@ def render_fact_box(page: ParsedPage) -> str:
     return "\n".join(lines)
 
 
-def _parse(page: RawPage) -> ParsedPage:
+def _parse(page: RawPage | PreParsedPage) -> ParsedPage:
+    if isinstance(page, PreParsedPage):
+        return page.parsed
     if not page.is_wikitext:  # a row corpus: the title as given, only whitespace collapsed
         return ParsedPage(title=" ".join(page.title.split()), text=page.text, url=page.url, source_id=page.source_id)
     parsed = parse_page(_normalise_title(page.title), page.text)
@@ -75,6 +77,11 @@ def _parse(page: RawPage) -> ParsedPage:
 
 def _parse_chunk(pages: list[RawPage]) -> list[tuple[str, ParsedPage]]:
     return [(page.position, _parse(page)) for page in pages]
+
+
+def preparse(page: RawPage) -> RawPage | PreParsedPage:
+    """An article parsed now (for a build that parses where it reads, e.g. on Ray); redirects as they are."""
+    return page if page.redirect is not None else PreParsedPage(_parse(page), page.position)
 
 
 def _chunks(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import bz2
 from pathlib import Path
 
 import gymnasium as gym
+
+from conftest import WIKI_SAMPLE
 
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.envs import RandomTextAgent, RecordEpisodes, ReferenceAgent
@@ -42,3 +45,23 @@ def recorded_lines(env: gym.Env, path: Path, seed: int, task_id: str, actions: l
         recorder.step(action)
     recorder.close()
     return path.read_text(encoding="utf-8").splitlines()
+
+
+def multistream_copy(shared_data: Path, folder: Path) -> Path:
+    """The real sample recompressed as Wikipedia's multistream dumps are (they hold 100 pages per bzip2 stream; 50 here)."""
+    xml = bz2.decompress((shared_data / WIKI_SAMPLE).read_bytes())
+    pages = xml.split(b"<page>")
+    chunks = [pages[0]] + [b"<page>" + b"<page>".join(pages[i:i + 50]) for i in range(1, len(pages), 50)]
+    assert b"".join(chunks) == xml and len(chunks) > 3
+    path = folder / "sample-multistream.xml.bz2"
+    path.write_bytes(b"".join(bz2.compress(chunk) for chunk in chunks))
+    return path
+
+
+def same_snapshot(local, sharded) -> None:
+    """Two builds made the same snapshot: fingerprint, table bytes, and manifest but for its name and file list."""
+    assert local.manifest["fingerprint"] == sharded.manifest["fingerprint"]
+    for name in ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet"):
+        assert (local.path / name).read_bytes() == (sharded.path / name).read_bytes(), name
+    kept = lambda manifest: {key: value for key, value in manifest.items() if key not in ("name", "files")}  # noqa: E731
+    assert kept(local.manifest) == kept(sharded.manifest)

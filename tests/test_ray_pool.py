@@ -162,7 +162,7 @@ def _plain(value):
 
 
 # Modules that belong to an optional extra (they import its library) and the libraries of the extras.
-EXTRA_MODULES = ("stillweb.envs.ray", "stillweb.corpora.ray_", "stillweb.envs.integrations.", "stillweb.server.mcp")
+EXTRA_MODULES = ("stillweb.envs.ray", "stillweb.envs.integrations.", "stillweb.server.mcp")
 EXTRA_LIBRARIES = ("ray", "torch", "transformers", "trl", "verl", "openenv", "skyrl_gym", "verifiers", "mcp")
 
 

@@ -21,6 +21,9 @@ break, recorded in ``stats.stopped_at``.
 from __future__ import annotations
 
 import bz2
+import io
+import mmap
+import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,7 +33,7 @@ from typing import BinaryIO
 
 from stillweb.corpora.records import RawPage
 
-__all__ = ["read_dump", "DumpError", "DumpStats"]
+__all__ = ["read_dump", "DumpError", "DumpStats", "DumpShard", "dump_shards", "read_dump_shard"]
 
 _BZ2_MAGIC = b"BZh"
 _MAX_RECORDED_BAD_PAGES = 100
@@ -173,3 +176,72 @@ def _child_text(element: ElementTree.Element, name: str) -> str | None:
 def _local(tag: str) -> str:
     """Tag name without its ``{namespace}``."""
     return tag.rsplit("}", 1)[-1]
+
+
+# --- shards: independent pieces of one dump (for builds that read in parallel, e.g. on Ray) ---
+
+_STREAM_HEAD = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59")  # a bzip2 stream header and its first block's magic
+_PAGE_OPEN, _PAGE_CLOSE = b"<page>", b"</page>"
+
+
+@dataclass(frozen=True)
+class DumpShard:
+    """Bytes ``[start, end)`` of a dump that hold whole ``<page>`` elements: a run of bzip2
+    streams of a multistream dump, or a byte range of a plain one cut before a ``<page>``."""
+
+    path: str
+    start: int
+    end: int
+    compressed: bool
+
+
+def dump_shards(path: str | PathLike[str], target_bytes: int = 8 << 20) -> list[DumpShard]:
+    """Cut the dump into shards of about ``target_bytes`` (of file) each, in file order.
+
+    A ``.bz2`` dump is cut between its bzip2 streams (Wikipedia's ``multistream``
+    dumps hold 100 pages per stream); a single-stream ``.bz2`` is one shard. A
+    plain XML dump is cut just before a ``<page>`` tag.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        compressed = data[: len(_BZ2_MAGIC)] == _BZ2_MAGIC
+        if compressed:
+            cuts = [match.start() for match in _STREAM_HEAD.finditer(data)]
+        else:
+            cuts = [0]
+            while (found := data.find(_PAGE_OPEN, cuts[-1] + target_bytes)) != -1:
+                cuts.append(found)
+    starts = [0]
+    for cut in cuts[1:]:
+        if cut - starts[-1] >= target_bytes:
+            starts.append(cut)
+    ends = starts[1:] + [size]
+    return [DumpShard(str(path), start, end, compressed) for start, end in zip(starts, ends)]
+
+
+def read_dump_shard(shard: DumpShard, skip_bad: bool = False, stats: DumpStats | None = None) -> Iterator[RawPage]:
+    """The namespace-0 pages of one shard, as :func:`read_dump` yields them.
+
+    Positions count ``<page>`` elements from the shard's first (``stats.pages``
+    says how many it held, so a caller can offset them to the dump's numbering).
+    Raises :class:`DumpError` if the shard does not start and end at page boundaries.
+    """
+    stats = stats if stats is not None else DumpStats()
+    with open(shard.path, "rb") as file:
+        file.seek(shard.start)
+        data = file.read(shard.end - shard.start)
+    if shard.compressed:
+        try:
+            data = bz2.decompress(data)
+        except (OSError, ValueError, EOFError) as error:
+            raise DumpError(f"{shard.path}: bytes {shard.start}-{shard.end} are not whole bzip2 streams: {error}") from error
+    first, last = data.find(_PAGE_OPEN), data.rfind(_PAGE_CLOSE)
+    if first == -1:
+        return
+    head, tail = data[:first], data[last + len(_PAGE_CLOSE):]
+    if (shard.start and head.strip()) or tail.strip() not in (b"", b"</mediawiki>"):
+        raise DumpError(f"{shard.path}: bytes {shard.start}-{shard.end} do not hold whole pages "
+                        "(its streams are not cut at page boundaries): build it without sharding")
+    body = b"<mediawiki>" + data[first:last + len(_PAGE_CLOSE)] + b"</mediawiki>"
+    yield from _read_pages(Path(shard.path), io.BytesIO(body), skip_bad, stats)

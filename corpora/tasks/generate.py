@@ -128,11 +128,14 @@ def generate_task_list(
     verifier: Verifier | None = None,
     progress: bool = False,
     graph: FactGraph | None = None,
+    on_ray: bool = False,
 ) -> GenerationResult:
     """Generate tasks in memory (no files); ``world`` is a TaskWorld or a snapshot path.
 
     ``graph``: a :class:`FactGraph` already built over the same world, to reuse
-    across calls (worker processes build their own).
+    across calls (worker processes build their own). ``on_ray``: attempt batches
+    run on Ray actors (:mod:`stillweb.corpora.tasks.ray_attempts`; ``world`` a path),
+    with the same result.
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
@@ -150,7 +153,8 @@ def generate_task_list(
     seen: set[str] = set()
     bar = tqdm(total=params.count, desc="tasks", unit="task", disable=not progress)
     try:
-        for index, record, reason in _attempts(graph, world if workers > 1 else None, params, workers, loaded.fingerprint):
+        source = world if workers > 1 or on_ray else None
+        for index, record, reason in _attempts(graph, source, params, workers, loaded.fingerprint, on_ray):
             result.attempts = index + 1
             if record is not None and record.canonical_hash in seen:
                 record, reason = None, "duplicate"
@@ -205,8 +209,12 @@ def generate_tasks(
     attempts_per_task: int = 50,
     unanswerable: float = 0.0,
     progress: bool = False,
+    on_ray: bool = False,
 ) -> GenerationSummary:
     """Generate ``count`` tasks from the snapshot and write ``tasks/<name>/`` (splits + card.md).
+
+    ``on_ray``: run the attempts on Ray actors (``workers`` of them, default the
+    cluster's CPUs); the task set is byte-identical to the local one.
 
     Raises :class:`TaskGenerationError` (saying how many tasks could be made
     and the rejection counts) when fewer than ``count`` tasks can be made,
@@ -222,7 +230,8 @@ def generate_tasks(
         attempts_per_task=attempts_per_task,
     )
     world = open_world(snapshot_path)
-    result = generate_task_list(str(snapshot_path) if workers > 1 else world, params, workers, verifier, progress)
+    source = str(snapshot_path) if workers > 1 or on_ray else world
+    result = generate_task_list(source, params, workers, verifier, progress, on_ray=on_ray)
     made = len(result.tasks)
     if made < count and not allow_partial:
         raise TaskGenerationError(_shortfall(result, params) + "; pass allow_partial (--allow-partial) to keep them")
@@ -256,15 +265,22 @@ _WORKER_STATE: dict = {}
 
 
 def _attempts(
-    graph: FactGraph, source: TaskWorld | str | Path | None, params: GenerationParams, workers: int, fingerprint: str
+    graph: FactGraph, source: TaskWorld | str | Path | None, params: GenerationParams, workers: int, fingerprint: str,
+    on_ray: bool = False,
 ) -> Iterator[tuple[int, TaskRecord | None, str]]:
     """(index, record, reason) for attempts 0, 1, 2, ... up to the bound, in order."""
-    if workers == 1 or source is None:
+    if source is None or (workers == 1 and not on_ray):
         for index in range(params.max_attempts):
             record, reason = attempt_task(graph, params, index, fingerprint)
             yield index, record, reason
         return
     batches = [range(start, min(start + _BATCH, params.max_attempts)) for start in range(0, params.max_attempts, _BATCH)]
+    if on_ray:
+        from stillweb.corpora.tasks.ray_attempts import attempt_batches_on_ray
+
+        for batch in attempt_batches_on_ray(source, params, batches, None if workers == 1 else workers):
+            yield from batch
+        return
     context = multiprocessing.get_context("spawn")
     with context.Pool(workers, initializer=_init_worker, initargs=(source, params)) as pool:
         for batch in pool.imap(_run_batch, batches):

@@ -64,11 +64,12 @@ class EnvPoolActor:
                 applied += 1
         return applied
 
-    def memory(self) -> dict[str, int]:
-        """This process's resident memory (bytes) and its environment count."""
+    def memory(self) -> dict[str, Any]:
+        """This process's resident memory (bytes), environment count, pid and Ray node id."""
         with open("/proc/self/statm", encoding="ascii") as statm:
             resident_pages = int(statm.read().split()[1])
-        return {"rss_bytes": resident_pages * os.sysconf("SC_PAGE_SIZE"), "envs": len(self.envs), "pid": os.getpid()}
+        return {"rss_bytes": resident_pages * os.sysconf("SC_PAGE_SIZE"), "envs": len(self.envs), "pid": os.getpid(),
+                "node_id": ray.get_runtime_context().get_node_id()}
 
     def _apply(self, index: int, operation: Operation) -> tuple:
         env = self.envs[index]
@@ -169,8 +170,8 @@ class EnvPool:
                 results[env_index] = result
         return results
 
-    def memory(self) -> list[dict[str, int]]:
-        """Each actor's resident memory and environment count."""
+    def memory(self) -> list[dict[str, Any]]:
+        """Each actor's resident memory, environment count, pid and node id."""
         return ray.get([actor.memory.remote() for actor in self.actors])
 
     def close(self) -> None:

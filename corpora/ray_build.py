@@ -1,0 +1,89 @@
+"""Sharded snapshot builds on Ray (``stillweb build ... --ray``; needs the ``stillweb[ray]`` extra).
+
+The dump is cut into shards (:func:`~stillweb.corpora.sources.wikipedia_xml.dump_shards`:
+runs of bzip2 streams of a multistream dump or page-aligned ranges of plain XML).
+Each shard is read *and parsed* by a Ray task on whichever
+node has a free CPU; the driver takes the shards' pages back strictly in shard
+order and feeds them to the one :func:`~stillweb.corpora.snapshot_build.build_snapshot`
+that writes the documents, the index and the graph. Doc ids, duplicate
+handling and every table are therefore exactly those of the local build: the
+snapshot's fingerprint is the same.
+
+At most ``window`` shards are in flight (default: twice the cluster's CPUs),
+which bounds the driver's memory. ``ray`` is imported when a build starts,
+never when this module is imported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from stillweb.corpora.snapshot_build import preparse
+from stillweb.corpora.sources.wikipedia_xml import DumpStats, dump_shards, read_dump_shard
+
+__all__ = ["dump_pages_on_ray", "SHARD_BYTES"]
+
+SHARD_BYTES = 8 << 20  # file bytes per shard
+_PAGE_POSITION = re.compile(r"^page (\d+)")
+_COUNTED = ("pages", "articles", "redirects", "other_namespaces", "bad_pages")
+
+
+def dump_pages_on_ray(path: str | Path, skip_bad: bool = False, stats: DumpStats | None = None,
+                      shard_bytes: int | None = None, window: int | None = None) -> Iterator[Any]:
+    """The pages of an XML dump, read and parsed shard by shard on Ray, in dump order.
+
+    ``stats`` receives the sums of the shards' :class:`DumpStats` (positions
+    renumbered over the whole dump); as with :func:`read_dump`, a stream broken
+    under ``skip_bad`` ends the pages there.
+    """
+    stats = stats if stats is not None else DumpStats()
+    for items, shard_stats in _shard_results(dump_shards(path, shard_bytes or SHARD_BYTES), _parse_dump_shard, (skip_bad,), window):
+        offset = stats.pages
+        for item in items:
+            yield _renumbered(item, offset)
+        for name in _COUNTED:
+            setattr(stats, name, getattr(stats, name) + getattr(shard_stats, name))
+        room = 100 - len(stats.bad_page_notes)
+        stats.bad_page_notes.extend(_renumber(note, offset) for note in shard_stats.bad_page_notes[:max(room, 0)])
+        if shard_stats.stopped_at is not None:
+            stats.stopped_at = shard_stats.stopped_at
+            return
+
+
+def _parse_dump_shard(shard, skip_bad: bool) -> tuple[list, DumpStats]:
+    stats = DumpStats()
+    return [preparse(page) for page in read_dump_shard(shard, skip_bad, stats)], stats
+
+
+def _shard_results(shards: Sequence[Any], parse: Callable, args: tuple, window: int | None) -> Iterator[tuple[list, Any]]:
+    """``parse(shard, *args)`` of every shard as Ray tasks, yielded in shard order, ``window`` in flight."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init()  # joins the cluster of RAY_ADDRESS / `ray start`, or starts a local one
+    window = window or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    task = ray.remote(parse).options(num_cpus=1, max_retries=3)
+    queued, in_flight = deque(shards), deque()
+    try:
+        while queued or in_flight:
+            while queued and len(in_flight) < window:
+                in_flight.append(task.remote(queued.popleft(), *args))
+            yield ray.get(in_flight.popleft())
+    finally:
+        for ref in in_flight:
+            ray.cancel(ref)
+
+
+def _renumbered(item: Any, offset: int) -> Any:
+    return dataclasses.replace(item, position=_renumber(item.position, offset)) if offset else item
+
+
+def _renumber(text: str, offset: int) -> str:
+    """``page N ...`` (a position counted from a shard's first page) counted from the dump's first."""
+    return _PAGE_POSITION.sub(lambda match: f"page {int(match.group(1)) + offset}", text, count=1)
+
