@@ -11,6 +11,10 @@ a decompressed copy.
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -23,10 +27,12 @@ from stillweb.corpora.columns import StringColumn
 from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, SearchIndex, query_terms
 from stillweb.corpora.manifest import SnapshotError, read_manifest
 from stillweb.corpora.records import Fact, SearchResult
+from stillweb.corpora.search_pool import SearchPool
 
 __all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "make_snippet", "snippet_needles"]
 
 SNIPPET_CHARS = 240
+MIN_POOL_BATCH = 8  # smaller batches are answered in-process: a round trip to the workers costs about a query
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,16 @@ def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) 
     return snippet + ("..." if best_start + width < len(text) else "")
 
 
+def _check_query(query: object, name: str) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {str(query)[:80]!r}")
+
+
+def _check_k(k: object) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
+
+
 class Snapshot:
     """An opened snapshot directory. Use :meth:`open`."""
 
@@ -84,6 +100,8 @@ class Snapshot:
         self.path = path
         self.manifest = manifest
         self.fingerprint: str = manifest["fingerprint"]
+        self._pool: SearchPool | None = None
+        self._pool_lock = threading.Lock()
         docs_path = path / "docs.arrow"
         try:
             self._docs = pa.ipc.open_file(pa.memory_map(str(docs_path), "r")).read_all()
@@ -129,10 +147,8 @@ class Snapshot:
         ignored. Ties are broken by ascending ``doc_id``. Raises ``ValueError``
         for an empty query or ``k`` outside 1..100.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise ValueError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
+        _check_query(query, "query")
+        _check_k(k)
         hits = self._index.search(query, k)
         ids = [doc_id for doc_id, _score in hits]
         needles = snippet_needles(query)
@@ -141,6 +157,46 @@ class Snapshot:
             for (doc_id, score), title, text, source_id in zip(hits, self._titles.many(ids), self._texts.many_bytes(ids),
                                                                self._source_ids_of(ids))
         ]
+
+    def search_many(self, queries: Sequence[str], k: int = 10, workers: int | None = None) -> list[list[SearchResult]]:
+        """:meth:`search` for each of ``queries``, in input order, spread over ``workers`` processes.
+
+        The results equal ``[self.search(q, k) for q in queries]``. ``workers``
+        defaults to the cores this process may use; with one worker, or a batch
+        smaller than :data:`MIN_POOL_BATCH`, the batch runs here. The worker
+        processes start on first use and stay for later batches (:meth:`close`
+        stops them). Raises ``ValueError`` naming the first bad query or ``k``.
+        """
+        queries = list(queries)
+        for position, query in enumerate(queries):
+            _check_query(query, f"queries[{position}]")
+        _check_k(k)
+        if workers is None:
+            workers = len(os.sched_getaffinity(0))
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a positive integer, got {workers!r}")
+        if workers == 1 or len(queries) < MIN_POOL_BATCH:
+            return [self.search(query, k) for query in queries]
+        with self._pool_lock:  # server threads may send batches at once: one pool per snapshot
+            if self._pool is None or self._pool.workers != workers:
+                self._close_pool()
+                self._pool = SearchPool(self.path, workers)
+            pool = self._pool
+        try:
+            return pool.search_many(queries, k)
+        except BrokenProcessPool:  # a worker was killed: answer here, start afresh next time
+            self.close()
+            return [self.search(query, k) for query in queries]
+
+    def close(self) -> None:
+        """Stop the worker processes of :meth:`search_many`, if any (the snapshot stays usable)."""
+        with self._pool_lock:
+            self._close_pool()
+
+    def _close_pool(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     def nearest_titles(self, text: str, n: int = 5) -> list[str]:
         """Titles that best match ``text`` (title-only search), for 'not found' hints."""
@@ -161,6 +217,10 @@ class Snapshot:
     def source_id_of(self, doc_id: int) -> str:
         """The corpus's own id of a document (``""`` when the source had none)."""
         return self._source_ids[doc_id] if self._source_ids is not None else ""
+
+    def text_of(self, doc_id: int) -> str:
+        """The text of a document id (``IndexError`` when out of range)."""
+        return self._texts[doc_id]
 
     @cached_property
     def _title_groups(self) -> tuple[dict[str, int], dict[str, list[int]]]:

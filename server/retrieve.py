@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot import SearchResult, Snapshot
 
 from stillweb.server.base import ERROR_RESPONSES, ErrorBody, run_blocking
 from stillweb.server.models import RetrievedDocument, RetrieveRequest, RetrieveResponse, ScoredDocument
@@ -53,16 +53,17 @@ def retrieval_router(catalog: SnapshotCatalog) -> APIRouter:
 def retrieve(
     snapshot: Snapshot, queries: list[str], topk: int, return_scores: bool, max_chars: int
 ) -> list[list[ScoredDocument]] | list[list[RetrievedDocument]]:
-    """Search each query; Search-R1 shaped results in query order."""
+    """Search each query (the batch spread over every core by :meth:`Snapshot.search_many`);
+    Search-R1 shaped results in query order."""
+    pages = iter(snapshot.search_many([query for query in queries if query.strip()], topk))
     per_query = []
     for query in queries:
-        hits = snapshot.search(query, topk) if query.strip() else []
-        scored = [ScoredDocument(document=_document(snapshot, hit.doc_id, max_chars), score=float(hit.score)) for hit in hits]
+        hits = next(pages) if query.strip() else []
+        scored = [ScoredDocument(document=_document(snapshot, hit, max_chars), score=float(hit.score)) for hit in hits]
         per_query.append(scored if return_scores else [item.document for item in scored])
     return per_query
 
 
-def _document(snapshot: Snapshot, doc_id: int, max_chars: int) -> RetrievedDocument:
-    document = snapshot.get(doc_id)
-    return RetrievedDocument(id=document.source_id or str(doc_id), doc_id=doc_id,
-                             contents=f"{document.title}\n{document.text[:max_chars]}")
+def _document(snapshot: Snapshot, hit: SearchResult, max_chars: int) -> RetrievedDocument:
+    return RetrievedDocument(id=hit.source_id or str(hit.doc_id), doc_id=hit.doc_id,
+                             contents=f"{hit.title}\n{snapshot.text_of(hit.doc_id)[:max_chars]}")

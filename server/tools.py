@@ -142,7 +142,18 @@ def _tool_router(catalog: SnapshotCatalog) -> APIRouter:
 
 
 def _run_jobs(jobs: list[tuple[ToolRegistry, ToolCall]]) -> list[ToolResult]:
-    return [registry.call(call) for registry, call in jobs]
+    """Each snapshot's calls through :meth:`ToolRegistry.call_many` (its searches as one batch on
+    every core), the results back in request order."""
+    positions: dict[int, list[int]] = {}
+    registries: dict[int, ToolRegistry] = {}
+    for position, (registry, _call) in enumerate(jobs):
+        positions.setdefault(id(registry), []).append(position)
+        registries[id(registry)] = registry
+    results: list[ToolResult | None] = [None] * len(jobs)
+    for key, indexes in positions.items():
+        for position, result in zip(indexes, registries[key].call_many([jobs[i][1] for i in indexes])):
+            results[position] = result
+    return results
 
 
 def _tool_call(body: ToolCallRequest) -> ToolCall:

@@ -14,6 +14,7 @@ back per query, in the order given.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
@@ -64,21 +65,41 @@ class SearchTool(Tool):
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
 
-    def run(self, arguments: dict) -> ToolResult:
-        """Results for each query, as a numbered list (text) and as dicts (data)."""
-        query = arguments["query"]
-        queries = [query] if isinstance(query, str) else list(query)
+    def run(self, arguments: dict, found: Mapping[tuple[str, int], list[SearchResult]] | None = None) -> ToolResult:
+        """Results for each query, as a numbered list (text) and as dicts (data).
+
+        ``found`` holds results already searched for ``(query, k)`` pairs (see
+        :meth:`searches`); other queries are searched here.
+        """
+        queries, k = _queries(arguments)
         if any(not q.strip() for q in queries):
             message = f"every query must contain a word. Example: {example_call(self.name, self.example)}"
             raise ToolInputError("bad_arguments", message)
-        k = arguments.get("k", DEFAULT_K)
         sections, data = [], []
         for q in queries:
-            results = self.snapshot.search(q, k)
+            results = found[q, k] if found is not None and (q, k) in found else self.snapshot.search(q, k)
             sections.append(_render(q, results))
             data.append({"query": q, "results": [_as_dict(result) for result in results]})
         shown = tuple(dict.fromkeys(hit["doc_id"] for query in data for hit in query["results"]))
         return self.result("\n\n".join(sections), {"queries": data}, shown_docs=shown)
+
+
+    def search_many(self, calls_arguments: Sequence[dict]) -> dict[tuple[str, int], list[SearchResult]]:
+        """The results of every query of many (validated) calls, searched as one batch on every core
+        (:meth:`Snapshot.search_many`), keyed by ``(query, k)`` for :meth:`run`."""
+        by_k: dict[int, dict[str, None]] = {}
+        for arguments in calls_arguments:
+            queries, k = _queries(arguments)
+            by_k.setdefault(k, {}).update((q, None) for q in queries if q.strip())
+        found: dict[tuple[str, int], list[SearchResult]] = {}
+        for k, queries in by_k.items():
+            found.update(zip(((q, k) for q in queries), self.snapshot.search_many(list(queries), k)))
+        return found
+
+
+def _queries(arguments: dict) -> tuple[list[str], int]:
+    query = arguments["query"]
+    return ([query] if isinstance(query, str) else list(query)), arguments.get("k", DEFAULT_K)
 
 
 def _render(query: str, results: list[SearchResult]) -> str:
