@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section, percentile  # noqa: E402
+from bench_search import raw_top10  # noqa: E402
 
 REAL_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / (
     "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
@@ -133,7 +134,6 @@ def latencies(function, queries: list[str], repeat: int = 3) -> list[float]:
 
 
 def bench_search(args) -> None:
-    from stillweb.corpora.index import INDEX_PARAMETERS
     from stillweb.corpora.snapshot import Snapshot
 
     out = Path(args.dir) / f"search-syn-{args.articles}"
@@ -149,18 +149,7 @@ def bench_search(args) -> None:
     queries = make_queries(snap, args.queries)
     k = 10
 
-    index = snap._index  # the same tantivy index, used raw for the baseline
-    raw_index, searcher = index._index, index._searcher
-    fields = list(INDEX_PARAMETERS["fields"])
-    boosts = {"title": INDEX_PARAMETERS["title_boost"]}
-
-    def raw(query: str):
-        try:  # what a tantivy user writes; the lenient parser only for text that is not valid syntax
-            parsed = raw_index.parse_query(query, fields, field_boosts=boosts)
-        except ValueError:
-            parsed = raw_index.parse_query_lenient(query, fields, field_boosts=boosts)[0]
-        hits = searcher.search(parsed, k, count=False).hits
-        return searcher.fast_field_values("doc_id", [a for _s, a in hits])
+    raw = raw_top10(snap)  # the same tantivy index, used raw for the baseline
 
     def ours(query: str):
         return snap.search(query, k=k)
