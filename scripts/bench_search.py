@@ -182,9 +182,9 @@ def main() -> None:
     parser.add_argument("--no-append", action="store_true", help="print only, do not append to BENCHMARKS.md")
     args = parser.parse_args()
     title, bench = {
-        "latency": ("Search per query vs raw tantivy (issue 16)", bench_latency),
-        "batch": ("Search batch throughput on every core (issue 16)", bench_batch),
-        "memory": ("Memory of environments on one snapshot (issue 16)", bench_memory),
+        "latency": ("Search latency: per query vs raw tantivy, three query kinds (issue 16)", bench_latency),
+        "batch": ("Search latency: batch throughput on every core (issue 16)", bench_batch),
+        "memory": ("Environments: memory of 1,000 envs on one snapshot (issue 16)", bench_memory),
     }[args.what]
     body = bench(args)
     if args.no_append:
