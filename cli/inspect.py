@@ -1,4 +1,4 @@
-"""``stillweb info`` and ``stillweb verify``: read and check a snapshot's manifest."""
+"""``stillweb info``, ``stillweb verify`` and ``stillweb graph stats``: read and check a snapshot."""
 
 from __future__ import annotations
 
@@ -21,6 +21,16 @@ def register(subparsers) -> None:
                                                "Example: stillweb verify snapshots/syn")
     verify.add_argument("snapshot", help="snapshot directory")
     verify.set_defaults(handler=_run_verify)
+
+    graph = subparsers.add_parser("graph", help="inspect a snapshot's knowledge graph")
+    actions = graph.add_subparsers(dest="graph_command", metavar="ACTION")
+    graph.set_defaults(handler=lambda args: graph.print_help() or 2)
+    stats = actions.add_parser("stats", help="mapped share of infobox fields, top unmapped keys, facts per relation",
+                               description="Mapped share of infobox fields, the top unmapped keys and facts per "
+                                           "relation. Example: stillweb graph stats snapshots/enwiki-sample")
+    stats.add_argument("snapshot", help="snapshot directory")
+    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
+    stats.set_defaults(handler=_run_graph_stats)
 
 
 def _run_info(args) -> int:
@@ -46,4 +56,13 @@ def _run_verify(args) -> int:
     if problems:
         return 1
     print(f"{args.snapshot}: all files match the manifest")
+    return 0
+
+
+def _run_graph_stats(args) -> int:
+    from stillweb.corpora.graph_stats import format_graph_stats, graph_stats
+
+    read_manifest(args.snapshot)  # a clear error for a directory that is not a snapshot
+    stats = graph_stats(args.snapshot)
+    print(json.dumps(stats, indent=2, sort_keys=True) if args.json else format_graph_stats(stats))
     return 0

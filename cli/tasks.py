@@ -1,4 +1,4 @@
-"""``stillweb tasks generate|export``: make hard multi-hop task sets and export them.
+"""``stillweb tasks generate|stats|export``: make hard multi-hop task sets, measure and export them.
 
 ``register(subparsers)`` adds the ``tasks`` command (wired in by ``cli/main.py``).
 """
@@ -10,7 +10,7 @@ import sys
 
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
 
-__all__ = ["register", "run_generate", "run_export"]
+__all__ = ["register", "run_generate", "run_stats", "run_export"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,6 +39,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--allow-partial", action="store_true", help="write the set even if fewer than --count tasks")
     generate.add_argument("--no-progress", action="store_true")
     generate.set_defaults(handler=run_generate)
+
+    stats = actions.add_parser("stats", help="question words, hops, shapes, answer repeats and the malformed rate of a set",
+                               description="Figures of a task set over all its splits: question words p50/p95, hops, "
+                                           "shapes, answer repeats (top 5, entropy) and the malformed detector's rate. "
+                                           "Example: stillweb tasks stats snapshots/syn default --json")
+    stats.add_argument("snapshot", metavar="DIR")
+    stats.add_argument("name", metavar="NAME")
+    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
+    stats.set_defaults(handler=run_stats)
 
     export = actions.add_parser("export", help="export a task set as jsonl, a HF dataset, verl parquet or SFT data")
     export.add_argument("snapshot", metavar="DIR")
@@ -72,6 +81,25 @@ def run_generate(args: argparse.Namespace) -> int:
     rejected = ", ".join(f"{k}={v}" for k, v in summary.rejections.items()) or "none"
     print(f"wrote {summary.count} tasks to {summary.path} ({summary.splits}); "
           f"{summary.attempts} attempts; rejections: {rejected}; verified by the reference agent: {summary.verified}")
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    """Handler of ``tasks stats``: the figures of every split of a set."""
+    import json
+
+    from stillweb.corpora.tasks.quality import format_task_stats, task_set_stats
+    from stillweb.corpora.tasks.store import read_tasks, task_set_dir
+
+    if not task_set_dir(args.snapshot, args.name).is_dir():
+        raise FileNotFoundError(f"no task set {args.name!r} in {args.snapshot} (generate it with stillweb tasks generate)")
+    tasks = [task for split in ("train", "dev", "test") for task in read_tasks(args.snapshot, args.name, split)]
+    stats = task_set_stats(tasks)
+    if args.json:
+        print(json.dumps(stats, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        print(f"task set {args.name}: {stats['tasks']} tasks")
+        print("\n".join(format_task_stats(stats)))
     return 0
 
 

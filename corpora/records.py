@@ -77,8 +77,8 @@ VALUE_TYPES = ("entity", "date", "year", "number", "text")
 class ExtractedFact:
     """A fact stated by a page, before titles are resolved to doc ids.
 
-    ``relation`` is the normalised infobox field name (``birth_date``,
-    ``director``...). ``value`` is the plaintext value as shown on the page;
+    ``relation`` is the relation the infobox mapping gives the field
+    (``birth_date``, ``director``...; ``corpora/infobox_mapping.toml``). ``value`` is the plaintext value as shown on the page;
     ``object_title`` is the linked article for entity values; ``date`` is ISO
     ``YYYY-MM-DD`` (or ``YYYY`` for year values); ``number`` is a float.
     """
@@ -142,6 +142,9 @@ class ParsedPage:
     links: list[str] = field(default_factory=list)
     facts: list[ExtractedFact] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
+    # infobox fields the mapping does not know: (``template|key``, cleaned text), kept as text only
+    unmapped: list[tuple[str, str]] = field(default_factory=list)
+    mapped_fields: int = 0  # infobox fields that gave at least one fact
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, IndexBuilder
 from stillweb.corpora.manifest import content_fingerprint, write_manifest
+from stillweb.corpora.graph_stats import InfoboxCounts
 from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
 from stillweb.corpora.progress import progress_bar
@@ -54,12 +55,16 @@ def render_fact_box(page: ParsedPage) -> str:
     """The infobox as readable lines, as a reader of the rendered page sees it.
 
     Infobox facts are shown at the top of the plaintext ("Birth place: Lunor"),
-    so every fact of the graph is stated in its evidence document's text.
+    so every fact of the graph is stated in its evidence document's text; the
+    fields the infobox mapping does not know follow, as text only.
     """
     lines: list[str] = []
     for fact in page.facts:
         label = fact.relation.replace("_", " ").strip().capitalize()
         lines.append(f"{label}: {fact.value}")
+    for field, text in page.unmapped:
+        label = field.rsplit("|", 1)[-1].replace("_", " ").strip().capitalize()
+        lines.append(f"{label}: {text}")
     return "\n".join(lines)
 
 
@@ -210,6 +215,7 @@ def build_snapshot(
         graph = GraphWriter(tmp / ".graph-spill")
         titles: list[str] = []
         kinds: dict[str, int] = {}
+        infobox = InfoboxCounts()
         chunks = _chunks(pages, graph, account, _PARSE_CHUNK)
         if workers > 1:  # fork before tantivy starts its writer threads
             # Freeze the parent's objects (a source may hold a whole world in memory) so the
@@ -237,6 +243,7 @@ def build_snapshot(
                     index.add(doc_id, piece.title, piece_text)
                     if number == 0:
                         graph.add_page(doc_id, page)
+                        infobox.add(page)
                     kinds[piece.kind] = kinds.get(piece.kind, 0) + 1
             bar.update(len(chunk))
         bar.close()
@@ -248,7 +255,8 @@ def build_snapshot(
         if not titles:
             raise ValueError("the source yielded no article pages: nothing to build")
         segments = index.finish()
-        counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items()))}
+        counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items())),
+                  "infobox_fields": infobox.summary()}
         shutil.rmtree(tmp / ".graph-spill")
         if extra_files is not None:
             counts.update(extra_files(tmp))

@@ -11,8 +11,9 @@ from __future__ import annotations
 from stillweb.corpora.keyed import KeyedRng, stable_hash
 from stillweb.corpora.tasks.compose import query_level
 from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
-from stillweb.corpora.tasks.value_forms import value_forms
+from stillweb.corpora.tasks.value_forms import number_forms, value_forms
 from stillweb.corpora.tasks.graph import FactGraph, normalize_text
+from stillweb.corpora.tasks.phrasing import date_words, entity_label
 from stillweb.corpora.tasks.prove import Proof
 from stillweb.corpora.tasks.query import Node, Query, formalization
 from stillweb.corpora.tasks.record import EvidenceItem, Obfuscation, TaskRecord
@@ -29,13 +30,20 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
     validate_formalization(triples)
     if query.literal_answer:
         fact = graph.facts[query.answer_fact]
-        answer = graph.stated_form(fact.index)
-        aliases = [f for f in value_forms(fact.value, fact.date, fact.number) if f != answer]
+        forms = [graph.stated_form(fact.index), *value_forms(fact.value, fact.date, fact.number)]
+        if fact.date and len(fact.date) == 10:
+            answer = date_words(fact.date)  # "March 4, 1992", the ISO form an alias
+        elif fact.value_type == "number" and fact.number is not None:
+            answer = number_forms(fact.number)[0]  # "33,073"
+        else:
+            answer = forms[0]
         answer_doc = graph.stated_in(fact.index)
-    else:
-        answer = world.title_of(query.root.entity)
-        aliases = [a for a in world.aliases_of(query.root.entity) if a != answer]
+    else:  # the name people say; the full title and the redirects are aliases
+        title = world.title_of(query.root.entity)
+        answer = entity_label(title)
+        forms = [title, *world.aliases_of(query.root.entity)]
         answer_doc = query.root.entity
+    aliases = [form for form in dict.fromkeys(forms) if form != answer]
     evidence = evidence_of(query, graph)
     question = render_question(query, graph, rng)
     chash = canonical_hash(triples)

@@ -2,8 +2,10 @@
 
 The card states the generator parameters, the snapshot fingerprint, counts per
 split, the distributions of hops, shapes and levels, the rejection reasons
-(uniqueness discards, shortcut rejections...) with rates, and the complexity
-of the formalizations next to WebShaper's released 500 tasks.
+(uniqueness discards, shortcut rejections...) with rates, the quality figures
+of :func:`~stillweb.corpora.tasks.quality.task_set_stats` (question words,
+answer repeats, the malformed detector's rate), and the complexity of the
+formalizations next to WebShaper's released 500 tasks.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from stillweb.corpora.tasks.formalization import formalization_stats
 from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.quality import format_task_stats, task_set_stats
 from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = ["WEBSHAPER_REFERENCE", "render_card", "question_word_median"]
@@ -78,6 +81,10 @@ def render_card(
         f"- solvability (reference agent, tools only): {_solvability(verified, verify_limit, rejections)}",
         f"- oracle steps: mean {_mean(steps)}; per level: "
         + (", ".join(f"L{level}: {_mean(s)}" for level, s in sorted(_steps_by_level(tasks).items())) or "n/a"),
+        "",
+        "## Quality (malformed detector and distributions)",
+        "",
+        *format_task_stats(task_set_stats(tasks)),
         "",
         "## Rejections",
         "",

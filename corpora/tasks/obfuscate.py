@@ -2,7 +2,7 @@
 
 - exact dates and years become periods ("in the early 1990s", "in the 1870s",
   "in the first decade of the 21st century");
-- quantities become ranges ("between 50,000 and 100,000");
+- quantities become ranges ("50,000–100,000", read with the relation's unit);
 - names of intermediate entities become descriptions (done by composition,
   which replaces the constant by a described variable; see ``compose.py``).
 
@@ -75,7 +75,7 @@ def number_range(number: float, rng: KeyedRng) -> tuple[float, float, str]:
     high = low + magnitude * rng.choice((1, 2, 5))
     if high <= number:  # keep the value strictly inside on the upper side
         high = low + magnitude * 10
-    phrase = f"between {_format_number(low)} and {_format_number(high)}"
+    phrase = f"{_format_number(low)}–{_format_number(high)}"
     return float(low), float(high), phrase
 
 

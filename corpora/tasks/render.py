@@ -1,90 +1,53 @@
-"""Rendering a query as a natural-language question.
+"""Rendering a query as a question a person would write.
 
-Each variable becomes a noun phrase ("a film whose director is a person who
-was born in the early 1950s"), built from the entity's infobox template (the
-noun), its constants and its children (relative clauses); variables deep in
-the tree get sentences of their own ("There is a university founded in the
-1850s. Which film ... a person who studied at that university?"), so clauses
-never nest more than one level deep. Relation phrases
-come from a small table for common infobox relations, with a generic
-``whose <relation> is <value>`` fallback. Clause order and the sentence frame
-are keyed-random, so the same query shape reads in several ways.
+Each variable becomes a noun phrase named by its entity's class ("a film",
+"a philosopher"; from the infobox mapping, else from the relation that reaches
+it: the object of ``birth_place`` is "a place"), followed by its constants and
+children as short phrases from the phrasing data ("directed by a person born in
+the early 1950s"). Variables two edges or more below the root get sentences of
+their own ("Consider a university founded in 1852.") and are then named "that
+university", so no clause nests more than one level inside another. Literal
+answers are asked with the relation's own question ("When was the film ...
+released?"). Constants read naturally: dates humanised or turned into periods
+(SailorFog-style, by obfuscation), numbers with separators and their unit,
+common nouns in lower case, entity names without disambiguators. Clause order
+and the sentence frame are keyed-random.
 """
 
 from __future__ import annotations
 
-import re
-
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.graph import FactGraph
-from stillweb.corpora.tasks.query import Node, Query
+from stillweb.corpora.tasks.phrasing import (
+    entity_label,
+    merge_dated,
+    relation_phrase,
+    relation_words,
+    value_text,
+    with_article,
+)
+from stillweb.corpora.tasks.query import Constant, Node, Query
+from stillweb.corpora.wikitext.mapping import infobox_mapping
 
-__all__ = ["render_question", "noun_of", "relation_words"]
+__all__ = ["render_question", "noun_of", "is_person"]
 
-# relation -> (node is subject: "{x}" is the value, node is object: "{x}" is the other side)
-_PHRASES = {
-    "birth_place": ("who was born in {x}", "that is the birthplace of {x}"),
-    "death_place": ("who died in {x}", "that is the place where {x} died"),
-    "birth_date": ("who was born {x}", "that is the birth date of {x}"),
-    "death_date": ("who died {x}", "that is the death date of {x}"),
-    "alma_mater": ("who studied at {x}", "that is the alma mater of {x}"),
-    "director": ("directed by {x}", "that directed {x}"),
-    "founded_by": ("founded by {x}", "that founded {x}"),
-    "founder": ("founded by {x}", "that founded {x}"),
-    "headquarters": ("headquartered in {x}", "that hosts the headquarters of {x}"),
-    "country": ("located in {x}", "that is the country of {x}"),
-    "capital": ("whose capital is {x}", "that is the capital of {x}"),
-    "spouse": ("married to {x}", "that is married to {x}"),
-    "author": ("written by {x}", "that wrote {x}"),
-    "starring": ("starring {x}", "that starred in {x}"),
-    "located_in": ("located in {x}", "where {x} is located"),
-    "awards": ("who received {x}", "that was received by {x}"),
-    "nationality": ("whose nationality is {x}", "that is the home country of {x}"),
-    "employer": ("who worked for {x}", "that employed {x}"),
-    "performer": ("performed by {x}", "that performed {x}"),
-    "publisher": ("published by {x}", "that published {x}"),
-    "record_label": ("released by {x}", "that released {x}"),
-    "production_company": ("produced by {x}", "that produced {x}"),
-    "mayor": ("whose mayor is {x}", "that is the mayor of {x}"),
-    "ceo": ("whose CEO is {x}", "that is the CEO of {x}"),
-    "genre": ("whose genre is {x}", "that is the genre of {x}"),
-    "occupation": ("whose occupation is {x}", "that is the occupation of {x}"),
-    # attributes (the node is always the subject): compact forms
-    "release_date": ("released {x}", ""),
-    "publication_date": ("published {x}", ""),
-    "founded": ("founded {x}", ""),
-    "students": ("with {x} students", ""),
-    "employees": ("with {x} employees", ""),
-    "pages": ("with {x} pages", ""),
-    "tracks": ("with {x} tracks", ""),
-    "population": ("with a population of {x}", ""),
-}
-_DATE_RELATIONS = ("birth_date", "death_date", "release_date", "publication_date")  # "on <date>" / "in <period>"
-_YEAR_RELATIONS = ("founded",)  # "in <year>" / "in <period>"
-# relation -> how to name it as an attribute ("the number of tracks of the album")
-_ATTRIBUTES = {
-    "founded": "founding year",
-    "tracks": "number of tracks",
-    "pages": "number of pages",
-    "employees": "number of employees",
-    "students": "number of students",
-    "area_km2": "area in square kilometres",
-    "elevation_m": "elevation in metres",
-    "attendance": "attendance",
-    "date": "date",
-}
-_TEMPLATE_PREFIX = re.compile(r"^\s*infobox[\s_]*", re.IGNORECASE)
+_FALLBACK_NOUN = "entity"
+_ENTITY_FRAMES = ("Which {n} {c}?", "Name the {n} {c}.", "What {n} {c}?")
+_INTRO_FRAMES = ("Consider {p}.", "There is {p}.", "Take {p}.")
 
 
-def relation_words(relation: str) -> str:
-    """A relation name as words: ``alma_mater`` -> ``alma mater``, ``tracks`` -> ``number of tracks``."""
-    return _ATTRIBUTES.get(relation, relation.replace("_", " ").strip())
+def noun_of(graph: FactGraph, entity: int, incoming: str = "") -> str:
+    """The class noun of an entity: its infobox template's noun, else the noun the relation
+    ``incoming`` gives its objects, else "entity"."""
+    noun = infobox_mapping().noun(graph.template_of(entity))
+    if not noun and incoming:
+        noun = relation_words(incoming).noun
+    return noun or _FALLBACK_NOUN
 
 
-def noun_of(graph: FactGraph, entity: int) -> str:
-    """A noun for an entity, from its infobox template (``Infobox film`` -> ``film``)."""
-    noun = _TEMPLATE_PREFIX.sub("", graph.template_of(entity)).replace("_", " ").strip().lower()
-    return noun or "entity"
+def is_person(graph: FactGraph, entity: int, noun: str) -> bool:
+    """True when the entity is a person (for "who" rather than "that")."""
+    return infobox_mapping().class_of(graph.template_of(entity)) == "person" or noun == "person"
 
 
 def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
@@ -94,15 +57,14 @@ def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     noun = text.nouns[root.name]
     clauses = text.clauses(root)
     if query.literal_answer:
-        attribute = relation_words(query.answer_relation)
-        frames = (
-            "What is the {a} of the {n} {c}?",
-            "Consider the {n} {c}. What is its {a}?",
-        )
-        question = rng.choice(frames).format(a=attribute, n=noun, c=clauses)
+        words = relation_words(query.answer_relation)
+        subject = f"the {noun} {clauses}".strip()
+        if words.ask and rng.chance(0.7):
+            question = words.ask.format(np=subject)
+        else:
+            question = f"What is the {words.attribute} of {subject}?"
     else:
-        frames = ("Which {n} {c}?", "I am looking for the {n} {c}. Which {n} is it?", "Name the {n} {c}.")
-        question = rng.choice(frames).format(n=noun, c=clauses)
+        question = rng.choice(_ENTITY_FRAMES).format(n=noun, c=clauses).replace(" ?", "?").replace(" .", ".")
     return " ".join([*text.intros, question])
 
 
@@ -110,46 +72,61 @@ class _Text:
     """Noun phrases of one question, with deep variables told in sentences of their own.
 
     A variable two or more edges below the root (the deepest one of each noun,
-    so "that university" is never ambiguous) is introduced first ("There is a university founded in the 1850s.")
-    and then named "that university" where its parent mentions it, so relative
-    clauses nest at most one level inside another.
+    so "that university" is never ambiguous) is introduced first and then named
+    "that university" where its parent mentions it.
     """
 
     def __init__(self, query: Query, graph: FactGraph, rng: KeyedRng) -> None:
-        self.query, self.rng = query, rng
-        self.nouns = {n.name: noun_of(graph, n.entity) for n in query.nodes}
+        self.query, self.graph, self.rng = query, graph, rng
+        self.nouns = {n.name: noun_of(graph, n.entity, self._incoming(n)) for n in query.nodes}
+        self.people = {n.name: is_person(graph, n.entity, self.nouns[n.name]) for n in query.nodes}
         deep = sorted((n for n in query.nodes if n.depth >= 2), key=lambda n: (-n.depth, query.nodes.index(n)))
         first_of_noun = {self.nouns[n.name]: n.name for n in reversed(deep)}  # the deepest node per noun
         self.told_apart = set(first_of_noun.values())
         self.intros: list[str] = []  # sentences introducing deep variables, deepest first
 
+    def _incoming(self, node: Node) -> str:
+        """A relation of which the node is the object (to name it when its page has no class)."""
+        if node.parent is not None and node.parent_is_subject:
+            return node.relation
+        for child_name in node.children:
+            child = self.query.node(child_name)
+            if not child.parent_is_subject:
+                return child.relation
+        return ""
+
     def noun_phrase(self, node: Node) -> str:
         noun = self.nouns[node.name]
-        phrase = f"{'an' if noun[:1] in 'aeio' else 'a'} {noun} {self.clauses(node)}"
+        phrase = f"{with_article(noun)} {self.clauses(node)}".strip()
         if node.name not in self.told_apart:
             return phrase
-        self.intros.append(self.rng.choice(("There is {p}.", "Consider {p}.")).format(p=phrase))
+        self.intros.append(self.rng.choice(_INTRO_FRAMES).format(p=phrase))
         return f"that {noun}"
 
     def clauses(self, node: Node) -> str:
         # constants first, then the (possibly nested) child phrases, so no constant
         # trails a nested phrase and reads as if it belonged to it
-        constants = [_phrase(c.relation, c.node_is_subject, c.condition.text) for c in node.constants]
+        person = self.people[node.name]
+        constants = [relation_phrase(c.relation, c.node_is_subject, self._constant_text(c), person)
+                     for c in node.constants]
         children = []
         for child_name in node.children:
             child = self.query.node(child_name)
-            children.append(_phrase(child.relation, child.parent_is_subject, self.noun_phrase(child)))
-        parts = self.rng.shuffled(constants) + self.rng.shuffled(children)
+            children.append(relation_phrase(child.relation, child.parent_is_subject, self.noun_phrase(child), person))
+        parts = merge_dated(self.rng.shuffled(constants)) + self.rng.shuffled(children)
         if len(parts) <= 2:
             return " and ".join(parts)
         return ", ".join(parts[:-1]) + ", and " + parts[-1]
 
-
-def _phrase(relation: str, node_is_subject: bool, value: str) -> str:
-    words = relation_words(relation)
-    subject_form, object_form = _PHRASES.get(relation, (f"whose {words} is {{x}}", f"that is the {words} of {{x}}"))
-    if relation in _DATE_RELATIONS and node_is_subject and not value.startswith("in "):
-        value = f"on {value}"
-    if relation in _YEAR_RELATIONS and node_is_subject and not value.startswith("in "):
-        value = f"in {value}"
-    return (subject_form if node_is_subject else object_form).format(x=value)
+    def _constant_text(self, constant: Constant) -> str:
+        condition = constant.condition
+        if condition.kind in ("year_range", "number_range"):
+            return condition.text
+        if condition.kind == "entity":
+            return " or ".join(entity_label(label) for label in condition.labels)
+        fact = self.graph.facts[constant.fact]
+        if fact.value_type == "entity":  # a linked name whose page is not in the snapshot
+            return " or ".join(entity_label(label) for label in condition.labels)
+        if len(condition.labels) == 1:
+            return value_text(fact.relation, condition.labels[0], fact.value_type, fact.date, fact.number)
+        return " or ".join(value_text(fact.relation, label, "text", None, None) for label in condition.labels)

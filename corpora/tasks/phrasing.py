@@ -1,0 +1,138 @@
+"""Words for relations and values: the phrasing data (``corpora/tasks/phrasing.toml``) and value forms.
+
+:func:`relation_phrase` says a relation from either end ("directed by X" on the
+film, "who directed X" on the person); :func:`value_text` writes a literal
+constant as a person would (``on March 4, 1992``, ``in 1850``, ``2,392,976``,
+``drama`` in lower case); :func:`entity_label` is a title without its
+disambiguator (``Springfield (Illinois)`` -> ``Springfield``).
+
+>>> relation_phrase("director", True, "Jane Roe", person=False)
+'directed by Jane Roe'
+>>> relation_phrase("director", False, "a film", person=True)
+'who directed a film'
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from stillweb.corpora.tasks.value_forms import MONTHS
+
+__all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "value_text", "entity_label",
+           "with_article", "merge_dated", "known_relations", "date_words", "natural_case"]
+
+PHRASING_PATH = Path(__file__).resolve().parent / "phrasing.toml"
+
+
+@dataclass(frozen=True)
+class RelationWords:
+    """The phrasing of one relation (see the data file's header)."""
+
+    relation: str
+    forward: str
+    backward: str
+    noun: str = ""
+    ask: str = ""
+    attribute: str = ""
+    lower: bool = False
+
+
+@cache
+def _table() -> dict[str, RelationWords]:
+    with open(PHRASING_PATH, "rb") as handle:
+        data = tomllib.load(handle)["relations"]
+    return {
+        relation: RelationWords(relation, spec["f"], spec.get("b", ""), spec.get("noun", ""), spec.get("ask", ""),
+                                spec.get("attr", relation.replace("_", " ")), bool(spec.get("lower", False)))
+        for relation, spec in data.items()
+    }
+
+
+def relation_words(relation: str) -> RelationWords:
+    """The phrasing of ``relation``; a relation without an entry gets a plain generic one."""
+    found = _table().get(relation)
+    if found is not None:
+        return found
+    words = relation.replace("_", " ").strip()
+    return RelationWords(relation, f"whose {words} is {{x}}", f"{{who}} is the {words} of {{x}}", attribute=words)
+
+
+def known_relations() -> frozenset[str]:
+    """The relations the phrasing data covers."""
+    return frozenset(_table())
+
+
+def relation_phrase(relation: str, node_is_subject: bool, value: str, person: bool) -> str:
+    """The phrase saying ``relation`` on a node: forward when the node is the subject, else backward.
+
+    ``value`` is the other end, already in words; ``person`` picks "who" over "that".
+    """
+    words = relation_words(relation)
+    template = words.forward if node_is_subject else (words.backward or f"{{who}} is the {words.attribute} of {{x}}")
+    return template.format(x=value, a_x=with_article(value), who="who" if person else "that")
+
+
+def with_article(phrase: str) -> str:
+    """``a``/``an`` + phrase (``an architect``, ``a university``)."""
+    lowered = phrase.lower()
+    vowel = lowered[:1] in ("a", "e", "i", "o") or (lowered[:1] == "u" and not lowered.startswith(("uni", "use", "usu")))
+    return ("an " if vowel else "a ") + phrase
+
+
+def merge_dated(phrases: list[str]) -> list[str]:
+    """Join a dated phrase to an undated one with the same verb:
+    "born in Lunor" + "born in the 1880s" -> "born in Lunor in the 1880s"."""
+    merged = list(phrases)
+    for dated in [p for p in phrases if _DATED_RE.match(p)]:
+        verb = _DATED_RE.match(dated)[1]
+        partner = next((p for p in merged if p != dated and p.startswith(verb + " ") and not _DATED_RE.match(p)), None)
+        if partner is not None and dated in merged:
+            merged[merged.index(partner)] = partner + dated[len(verb):]
+            merged.remove(dated)
+    return merged
+
+
+def entity_label(title: str) -> str:
+    """A title as people say it: without a trailing disambiguator in parentheses."""
+    return _QUALIFIER_RE.sub("", title).strip() or title
+
+
+def value_text(relation: str, value: str, value_type: str, date: str | None, number: float | None) -> str:
+    """A literal value as a question writes it, with the preposition dates take."""
+    if value_type == "date" and date and len(date) == 10:
+        year, month, day = (int(part) for part in date.split("-"))
+        return f"on {MONTHS[month - 1]} {day}, {year}"
+    if value_type == "year" or (date and len(date) == 4):
+        return f"in {int((date or value)[:4])}"
+    if value_type == "number" and number is not None:
+        return f"{int(number):,}" if number == int(number) else f"{number:,}"
+    if relation_words(relation).lower:
+        return natural_case(value)
+    return value
+
+
+def natural_case(text: str) -> str:
+    """Common-noun text in lower case, keeping acronyms and names that are capitalised mid-text."""
+    words = text.split(" ")
+    first = words[0]
+    if first[:1].isupper() and not (len(first) > 1 and first.isupper()):
+        words[0] = first[:1].lower() + first[1:]
+    return " ".join(words)
+
+
+def date_words(iso: str) -> str:
+    """``1992-03-04`` -> ``March 4, 1992``; other values unchanged."""
+    match = _ISO_RE.fullmatch(iso)
+    if match is None:
+        return iso
+    year, month, day = int(match[1]), int(match[2]), int(match[3])
+    return f"{MONTHS[month - 1]} {day}, {year}" if 1 <= month <= 12 else iso
+
+
+_DATED_RE = re.compile(r"((?:who )?(?:born|died|founded|released|published))(?= (?:on |in the |in \d))")
+_QUALIFIER_RE = re.compile(r"\s+\([^()]*\)$")
+_ISO_RE = re.compile(r"(-?\d{4})-(\d{2})-(\d{2})")

@@ -1,0 +1,75 @@
+"""Wikitext -> clean plaintext, links, categories and typed infobox facts.
+
+:func:`parse_page` is the one entry point: it parses a page once with
+mwparserfromhell (C tokenizer) and walks the tree once
+(:mod:`~stillweb.corpora.wikitext.renderer`), producing
+
+* readable plaintext: headings become their own lines after a blank line,
+  references, files, navboxes, citations and infoboxes are dropped, tables are
+  flattened to one line per row;
+* normalised link targets (first letter uppercase, no anchors, no namespaces)
+  and categories;
+* the page kind (``"disambiguation"``, ``"list"`` or ``"article"``);
+* one :class:`~stillweb.corpora.records.ExtractedFact` per value of each
+  *mapped* infobox field (:mod:`~stillweb.corpora.wikitext.infobox`, through
+  the declarative ``corpora/infobox_mapping.toml``), typed as entity / date /
+  year / number / text; unmapped fields are kept as text only.
+
+The function never raises on page content: whatever the wikitext, the result is
+a :class:`~stillweb.corpora.records.ParsedPage` whose text holds no wikitext
+markup.
+
+>>> page = parse_page("X", "'''X''' was born on {{birth date|1809|2|12}}.")
+>>> page.text
+'X was born on February 12, 1809.'
+"""
+
+from __future__ import annotations
+
+import mwparserfromhell
+from mwparserfromhell.nodes import Text
+from mwparserfromhell.parser import ParserError
+from mwparserfromhell.wikicode import Wikicode
+
+from stillweb.corpora.records import ParsedPage
+from stillweb.corpora.wikitext.clean import MARKUP_RE, clean_text
+from stillweb.corpora.wikitext.dates import classify_value
+from stillweb.corpora.wikitext.infobox import infobox_fields
+from stillweb.corpora.wikitext.renderer import Renderer
+from stillweb.corpora.wikitext.titles import normalize_title, unique
+
+__all__ = ["parse_page", "normalize_title", "classify_value", "clean_text"]
+
+
+def parse_page(title: str, wikitext: str) -> ParsedPage:
+    """Parse one article's wikitext into plaintext, links, categories and facts.
+
+    ``title`` is the page title (used for the page kind); ``wikitext`` its source.
+    Raises :class:`TypeError` only when either argument is not a string.
+    """
+    if not isinstance(title, str) or not isinstance(wikitext, str):
+        raise TypeError(
+            f"parse_page(title, wikitext) takes two strings, got {type(title).__name__} "
+            f"and {type(wikitext).__name__}"
+        )
+    try:
+        code = mwparserfromhell.parse(wikitext)
+    except (ParserError, RecursionError):  # pathological nesting: keep the words
+        code = Wikicode([Text(MARKUP_RE.sub(" ", wikitext))])
+    renderer = Renderer()
+    text = clean_text(renderer.render(code))
+    page = ParsedPage(title=title, text=text)
+    done = 0
+    while done < len(renderer.infoboxes):  # grows when a field holds a nested infobox
+        fields = infobox_fields(renderer.infoboxes[done], renderer)
+        page.facts.extend(fields.facts)
+        page.unmapped.extend(fields.unmapped)
+        page.mapped_fields += fields.mapped_fields
+        done += 1
+    if renderer.disambiguation:
+        page.kind = "disambiguation"
+    elif title.startswith("List of"):
+        page.kind = "list"
+    page.links = unique(renderer.links)
+    page.categories = unique(renderer.categories)
+    return page

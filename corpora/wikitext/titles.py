@@ -1,0 +1,82 @@
+"""Titles, namespaces and template names as MediaWiki reads them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from mwparserfromhell.nodes import Template
+
+__all__ = ["normalize_title", "namespace_kind", "template_name", "is_infobox", "is_disambiguation", "unique"]
+
+
+def normalize_title(raw: str) -> str:
+    """Normalise a link target the way MediaWiki does for namespace-0 titles.
+
+    Drops the ``#anchor`` and a leading colon, turns underscores into spaces,
+    collapses whitespace and uppercases the first letter. Returns ``""`` for a
+    target that is not a valid title (empty, or with ``<>[]{}|`` in it).
+    """
+    target = raw.split("#", 1)[0].replace("_", " ").strip().lstrip(":").strip()
+    target = SPACES_RE.sub(" ", target)
+    if not target or _INVALID_TITLE_RE.search(target):
+        return ""
+    return target[0].upper() + target[1:]
+
+
+def namespace_kind(raw: str) -> str:
+    """``article``, ``category``, ``file``, ``interlanguage`` or ``other`` (a namespace)."""
+    if ":" not in raw:
+        return "article"
+    colon_first = raw.lstrip().startswith(":")
+    prefix = raw.strip().lstrip(":").split(":", 1)[0].strip()
+    lowered = prefix.lower().replace("_", " ")
+    if lowered in ("file", "image", "media"):
+        return "file"
+    if lowered == "category":
+        return "other" if colon_first else "category"
+    if lowered in _NAMESPACES:
+        return "other"
+    if _LANGUAGE_CODE_RE.fullmatch(prefix):
+        return "other" if colon_first else "interlanguage"
+    return "article"
+
+
+def template_name(template: Template) -> str:
+    """Lowercase template name without ``Template:``, comments, underscores or extra spaces."""
+    name = _COMMENT_RE.sub("", str(template.name)).replace("_", " ")
+    name = SPACES_RE.sub(" ", name).strip().lower()
+    return name[9:].strip() if name.startswith("template:") else name
+
+
+def is_infobox(name: str) -> bool:
+    """True for infobox templates (and the taxobox family)."""
+    return name.startswith("infobox") or name.endswith(" infobox") or name in _INFOBOX_LIKE
+
+
+def is_disambiguation(name: str) -> bool:
+    """True for the templates that mark a disambiguation page."""
+    return name in _DISAMBIGUATION or bool(_DISAMBIGUATION_RE.fullmatch(name))
+
+
+def unique(values: Iterable[str]) -> list[str]:
+    """Values without repeats, in order of first appearance."""
+    return list(dict.fromkeys(values))
+
+
+SPACES_RE = re.compile(r"[ \t\r\f\v]+")
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+_INVALID_TITLE_RE = re.compile(r"[<>\[\]{}|\x00-\x1f]")
+_LANGUAGE_CODE_RE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*")
+_NAMESPACES = frozenset({
+    "talk", "user", "user talk", "wikipedia", "wikipedia talk", "wp", "project", "file talk",
+    "mediawiki", "template", "template talk", "help", "category talk", "portal", "book",
+    "draft", "module", "special", "timedtext", "education program", "gadget", "topic",
+    "wikt", "wiktionary", "commons", "c", "wikisource", "s", "wikiquote", "q", "wikinews", "n",
+    "wikibooks", "b", "wikiversity", "v", "wikivoyage", "voy", "species", "wikispecies", "meta",
+    "m", "mw", "d", "wikidata", "w", "simple", "foundation", "wmf", "phab", "doi", "google",
+})  # fmt: skip
+_INFOBOX_LIKE = frozenset({"taxobox", "automatic taxobox", "speciesbox", "chembox", "drugbox", "geobox"})
+_DISAMBIGUATION = frozenset({"dab", "disamb", "disambig", "disambiguation", "hndis", "geodis", "numberdis",
+                             "mathdab", "letter-numbercombdisambig", "shipindex"})  # fmt: skip
+_DISAMBIGUATION_RE = re.compile(r"[a-z]+dis|[a-z -]* disambiguation|[a-z]+ disambig")

@@ -1,0 +1,142 @@
+"""Questions a person would write: phrasing data, value words, answers, the malformed detector and stats."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from stillweb.cli.main import main as cli_main
+from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list
+from stillweb.corpora.tasks.phrasing import (
+    entity_label,
+    known_relations,
+    merge_dated,
+    natural_case,
+    relation_phrase,
+    value_text,
+    with_article,
+)
+from stillweb.corpora.tasks.quality import malformed_reasons, task_set_stats
+from stillweb.corpora.wikitext.mapping import infobox_mapping
+
+
+def test_every_mapped_relation_has_phrasing_in_both_directions():
+    mapping = infobox_mapping()
+    assert set(mapping.relations) <= known_relations()
+    for relation, rule in mapping.relations.items():
+        forward = relation_phrase(relation, True, "X", person=False)
+        assert "X" in forward and "_" not in forward and "{" not in forward
+        if rule.value_type == "entity":
+            backward = relation_phrase(relation, False, "X", person=True)
+            assert "X" in backward and "{" not in backward, relation
+
+
+def test_values_read_naturally():
+    assert value_text("birth_date", "1992-03-04", "date", "1992-03-04", None) == "on March 4, 1992"
+    assert value_text("founded", "1850", "year", "1850", None) == "in 1850"
+    assert value_text("population", "2392976", "number", None, 2392976.0) == "2,392,976"
+    assert value_text("genre", "Short stories", "text", None, None) == "short stories"
+    assert value_text("currency", "Grisistani crown", "text", None, None) == "Grisistani crown"
+    assert natural_case("NATO member") == "NATO member"
+    assert relation_phrase("occupation", True, "architect", person=True) == "working as an architect"
+    assert with_article("university") == "a university" and with_article("album") == "an album"
+    assert entity_label("Lonely Windows in Brousoo (album)") == "Lonely Windows in Brousoo"
+    assert merge_dated(["born in Lunor", "born in the 1880s"]) == ["born in Lunor in the 1880s"]
+
+
+def _task(**fields) -> dict:
+    task = {"question": "Which film directed by a person born in Lunor?", "answer": "Dawn", "aliases": [],
+            "formalization": [["?", "director", "V@A"], ["V@A", "birth_place", "C@Lunor"]],
+            "evidence": [{"value": "Lunor"}]}
+    task.update(fields)
+    return task
+
+
+@pytest.mark.parametrize(
+    ("fields", "reasons"),
+    [
+        ({}, []),
+        ({"question": "Which battle whose commander2 is John?"}, ["raw_key"]),
+        ({"formalization": [["?", "casualties1", "C@x"]]}, ["unphrased_relation"]),
+        ({"evidence": [{"value": "France<ref>x</ref>"}]}, ["markup"]),
+        ({"question": "Which film (directed by a person?"}, ["unbalanced_brackets"]),
+        ({"evidence": [{"value": " ".join(["word"] * 13)}]}, ["long_value"]),
+        ({"question": "Which film is Dawn?"}, ["answer_in_question"]),
+        ({"aliases": ["Lunor"]}, ["answer_in_question"]),
+        ({"answer": "Dawn (film)"}, ["qualified_answer"]),
+    ],
+)
+def test_malformed_detector(fields, reasons):
+    assert malformed_reasons(_task(**fields)) == reasons
+
+
+@pytest.fixture(scope="module")
+def tasks(small_snapshot):
+    return generate_task_list(small_snapshot, GenerationParams(count=60, seed=3)).tasks
+
+
+def test_generated_questions_are_well_formed_and_answers_plain(tasks, small_snapshot):
+    stats = task_set_stats(tasks)
+    assert stats["malformed"] == 0, [(t["question"], malformed_reasons(t)) for t in tasks if malformed_reasons(t)]
+    assert 35 <= stats["words_p50"] <= 70 and stats["words_p95"] <= 116
+    entities = [t for t in tasks if t["shape"].startswith("entity")]
+    assert entities
+    for task in entities:
+        title = small_world_title(small_snapshot, task["answer_doc"])
+        assert task["answer"] == entity_label(title)
+        assert title == task["answer"] or title in task["aliases"]
+
+
+def small_world_title(snapshot, doc_id: int) -> str:
+    from stillweb.corpora.snapshot import Snapshot
+
+    return Snapshot.open(snapshot).title_of(doc_id)
+
+
+def test_literal_date_answers_are_humanised(tasks):
+    dated = [t for t in tasks if t["shape"].startswith("value") and any(a[:4].isdigit() and a[4:5] == "-" for a in t["aliases"])]
+    for task in dated:
+        assert not task["answer"][:4].isdigit()
+
+
+def test_tasks_stats_cli_is_deterministic_across_processes(small_snapshot, capsys):
+    assert cli_main(["tasks", "generate", str(small_snapshot), "--name", "stats", "--count", "8", "--seed", "2",
+                     "--verify", "0", "--no-progress"]) == 0
+    capsys.readouterr()
+    script = "from stillweb.cli.main import main; import sys; main(['tasks', 'stats', sys.argv[1], 'stats', '--json'])"
+    outputs = [subprocess.run([sys.executable, "-c", script, str(small_snapshot)], capture_output=True, check=True).stdout
+               for _ in range(2)]
+    assert outputs[0] == outputs[1]
+    stats = json.loads(outputs[0])
+    assert stats["tasks"] == 8 and stats["malformed_rate"] == 0.0 and set(stats) >= {"words_p50", "answers_top5"}
+    card = (small_snapshot / "tasks" / "stats" / "card.md").read_text()
+    assert "malformed: 0 of 8" in card
+    assert cli_main(["tasks", "stats", str(small_snapshot), "stats"]) == 0
+    assert "question words: p50" in capsys.readouterr().out
+    assert cli_main(["tasks", "stats", str(small_snapshot), "missing"]) != 0
+    assert "no task set 'missing'" in capsys.readouterr().err
+
+
+def test_graph_stats_reports_mapped_share_and_relations(small_snapshot, capsys):
+    assert cli_main(["graph", "stats", str(small_snapshot), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["mapped_share"] == 1.0 and stats["unmapped_fields"] == 0  # the synthetic world is fully mapped
+    relations = {row["relation"]: row for row in stats["relations"]}
+    assert relations["birth_place"]["entity_facts"] == relations["birth_place"]["facts"] > 0
+    assert cli_main(["graph", "stats", str(small_snapshot)]) == 0
+    assert "mapped share 100.0%" in capsys.readouterr().out
+
+
+@pytest.mark.shared_data
+def test_real_sample_graph_stats_and_questions(wiki_snapshot, capsys):
+    assert cli_main(["graph", "stats", str(wiki_snapshot), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert 0.1 < stats["mapped_share"] < 1.0 and stats["top_unmapped"]
+    assert all("|" in key for key, _ in stats["top_unmapped"])
+    assert {row["relation"] for row in stats["relations"]} <= set(infobox_mapping().relations)  # no raw keys
+    result = generate_task_list(wiki_snapshot, GenerationParams(count=20, seed=0, attempts_per_task=100))
+    figures = task_set_stats(result.tasks)
+    assert figures["malformed"] == 0, [malformed_reasons(t) for t in result.tasks]
