@@ -53,6 +53,9 @@ def register(subparsers) -> None:
     synthetic.add_argument("--articles", type=int, default=20_000, help="number of articles (default 20000)")
     synthetic.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
     synthetic.add_argument("--ray", action="store_true", help="parse the world's page ranges as Ray tasks; same snapshot")
+    synthetic.add_argument("--dump-style", choices=("synthetic", "wikipedia"), default="synthetic",
+                           help="how the intermediate dump writes infoboxes: the world's own keys (default) or "
+                                "English Wikipedia's templates, keys and habits (tests the infobox mapping)")
     synthetic.set_defaults(handler=_run_synthetic)
 
     wikipedia = sources.add_parser("wikipedia", parents=[common, strict],
@@ -97,7 +100,7 @@ def _run_synthetic(args) -> int:
     if args.articles < 1:
         raise ValueError(f"--articles must be at least 1, got {args.articles}")
     return _report(build_synthetic(args.articles, args.seed, args.out, workers=args.workers, progress=not args.quiet,
-                                   passages=args.passages, on_ray=args.ray))
+                                   passages=args.passages, on_ray=args.ray, dump_style=args.dump_style))
 
 
 def _run_wikipedia(args) -> int:

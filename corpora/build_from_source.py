@@ -58,19 +58,27 @@ def fact_recovery(snapshot_dir: Path) -> dict:
     }
 
 
+DUMP_STYLES = ("synthetic", "wikipedia")
+
+
 def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int = 1, progress: bool = True,
-                    passages: int | None = None, on_ray: bool = False) -> BuildResult:
+                    passages: int | None = None, on_ray: bool = False, dump_style: str = "synthetic") -> BuildResult:
     """Build the synthetic world of ``articles`` articles from ``seed`` into ``out``
     (``passages=WORDS``: a passage-level snapshot of WORDS-word windows).
 
     ``on_ray``: parse the written dump's page ranges as Ray tasks (:mod:`stillweb.corpora.ray_build`;
     the same snapshot, fingerprint included); ``workers`` is then unused.
+    ``dump_style="wikipedia"`` writes the intermediate dump with English
+    Wikipedia's infobox habits (``xml_export.wikipedia_style_pages``): the
+    same world and true facts, read back through the infobox mapping.
     """
     from stillweb.corpora.sources.wikipedia_xml import read_dump
-    from stillweb.corpora.synthetic import generate_world, write_xml_dump
+    from stillweb.corpora.synthetic import generate_world, wikipedia_style_pages, write_xml_dump
 
     if articles < 1:
         raise ValueError(f"articles must be at least 1, got {articles}")
+    if dump_style not in DUMP_STYLES:
+        raise ValueError(f"dump_style must be one of {DUMP_STYLES}, got {dump_style!r}")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     work = out.with_name(f".{out.name}.source-{os.getpid()}")
@@ -78,7 +86,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
     try:
         dump_path, truth_path = work / "world.xml", work / "truth.parquet"
         world = generate_world(articles, seed)
-        write_xml_dump(world.pages(), dump_path)
+        write_xml_dump(world.pages() if dump_style == "synthetic" else wikipedia_style_pages(world), dump_path)
         _write_truth(world, truth_path)
         del world  # the build reads the dump; the world's memory is not needed any more
 
@@ -95,8 +103,8 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
         return build_snapshot(
             pages,
             out,
-            source={"kind": "synthetic", "articles": articles, "seed": seed},
-            parameters={"articles": articles, "seed": seed, **_passage_parameters(passages)},
+            source={"kind": "synthetic", "articles": articles, "seed": seed, **_dump_style(dump_style)},
+            parameters={"articles": articles, "seed": seed, **_passage_parameters(passages), **_dump_style(dump_style)},
             workers=workers,
             progress=progress,
             extra_files=add_truth,
@@ -104,6 +112,11 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _dump_style(dump_style: str) -> dict:
+    """The dump style for the manifest (absent for the default, so default manifests are unchanged)."""
+    return {"dump_style": dump_style} if dump_style != "synthetic" else {}
 
 
 def _write_truth(world, path: Path) -> None:

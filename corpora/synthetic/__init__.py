@@ -14,6 +14,6 @@ the same world, byte for byte, on any machine. ``write_xml_dump`` writes any
 """
 
 from stillweb.corpora.synthetic.world import KINDS, MIN_ARTICLES, ListPage, TrueFact, World, generate_world
-from stillweb.corpora.synthetic.xml_export import write_xml_dump
+from stillweb.corpora.synthetic.xml_export import wikipedia_style_pages, write_xml_dump
 
-__all__ = ["generate_world", "World", "TrueFact", "ListPage", "KINDS", "MIN_ARTICLES", "write_xml_dump"]
+__all__ = ["generate_world", "World", "TrueFact", "ListPage", "KINDS", "MIN_ARTICLES", "write_xml_dump", "wikipedia_style_pages"]

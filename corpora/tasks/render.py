@@ -34,6 +34,7 @@ __all__ = ["render_question", "noun_of", "is_person"]
 _FALLBACK_NOUN = "entity"
 _ENTITY_FRAMES = ("Which {n} {c}?", "Name the {n} {c}.", "What {n} {c}?")
 _INTRO_FRAMES = ("Consider {p}.", "There is {p}.", "Take {p}.")
+_SUBJECT_FRAMES = ("Consider the {n} {c}.", "Think of the {n} {c}.", "Take the {n} {c}.")
 
 
 def noun_of(graph: FactGraph, entity: int, incoming: str = "") -> str:
@@ -56,13 +57,12 @@ def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     root = query.root
     noun = text.nouns[root.name]
     clauses = text.clauses(root)
-    if query.literal_answer:
+    if query.literal_answer:  # the subject told first, then asked about (WebShaper: "... this match?")
         words = relation_words(query.answer_relation)
-        subject = f"the {noun} {clauses}".strip()
-        if words.ask and rng.chance(0.7):
-            question = words.ask.format(np=subject)
-        else:
-            question = f"What is the {words.attribute} of {subject}?"
+        told = rng.choice(_SUBJECT_FRAMES).format(n=noun, c=clauses)
+        this = f"this {noun}"
+        ask = words.ask.format(np=this) if words.ask and rng.chance(0.7) else f"What is the {words.attribute} of {this}?"
+        question = f"{told} {ask}"
     else:
         question = rng.choice(_ENTITY_FRAMES).format(n=noun, c=clauses).replace(" ?", "?").replace(" .", ".")
     return " ".join([*text.intros, question])
@@ -107,8 +107,9 @@ class _Text:
         # constants first, then the (possibly nested) child phrases, so no constant
         # trails a nested phrase and reads as if it belonged to it
         person = self.people[node.name]
-        constants = [relation_phrase(c.relation, c.node_is_subject, self._constant_text(c), person)
-                     for c in node.constants]
+        noun = self.nouns[node.name]
+        constants = [relation_phrase(c.relation, c.node_is_subject, text, person)
+                     for c in node.constants if (text := self._constant_text(c)) != noun]  # no "a writer working as a writer"
         children = []
         for child_name in node.children:
             child = self.query.node(child_name)
