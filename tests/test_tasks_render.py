@@ -82,12 +82,12 @@ def test_generated_questions_are_well_formed_and_answers_plain(tasks, small_snap
     stats = task_set_stats(tasks)
     assert stats["malformed"] == 0, [(t["question"], malformed_reasons(t)) for t in tasks if malformed_reasons(t)]
     assert 35 <= stats["words_p50"] <= 70 and stats["words_p95"] <= 116
-    entities = [t for t in tasks if t["shape"].startswith("entity")]
+    entities = [t for t in tasks if t.shape.startswith("entity")]
     assert entities
     for task in entities:
-        title = small_world_title(small_snapshot, task["answer_doc"])
-        assert task["answer"] == entity_label(title)
-        assert title == task["answer"] or title in task["aliases"]
+        title = small_world_title(small_snapshot, task.answer_doc)
+        assert task.answer == entity_label(title)
+        assert title == task.answer or title in task.aliases
 
 
 def small_world_title(snapshot, doc_id: int) -> str:
@@ -97,9 +97,11 @@ def small_world_title(snapshot, doc_id: int) -> str:
 
 
 def test_literal_date_answers_are_humanised(tasks):
-    dated = [t for t in tasks if t["shape"].startswith("value") and any(a[:4].isdigit() and a[4:5] == "-" for a in t["aliases"])]
-    for task in dated:
-        assert not task["answer"][:4].isdigit()
+    values = [t for t in tasks if t.shape.startswith("value")]
+    assert values
+    for task in values:
+        if any(a[:4].isdigit() and a[4:5] == "-" for a in task.aliases):  # an ISO date is only an alias
+            assert not task.answer[:4].isdigit()
 
 
 def test_tasks_stats_cli_is_deterministic_across_processes(small_snapshot, capsys):

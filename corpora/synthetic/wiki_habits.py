@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from stillweb.corpora.records import RawPage
-from stillweb.corpora.synthetic.facts import Fact, entity_facts, format_number
+from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number
 from stillweb.corpora.synthetic.render import MONTHS, render_unit
 from stillweb.corpora.synthetic.world import World, decode_date
 
@@ -71,7 +71,7 @@ def wikipedia_infobox(world: World, gid: int) -> str:
     """The infobox of entity ``gid`` as an English Wikipedia editor would write it."""
     kind, index = world.locate(gid)
     facts = entity_facts(world, gid)
-    by_relation: dict[str, list[Fact]] = {}
+    by_relation: dict[str, list[InfoboxField]] = {}
     for fact in facts:
         by_relation.setdefault(fact.relation, []).append(fact)
     template = _TEMPLATES.get(kind, "Infobox person")
@@ -107,7 +107,7 @@ def wikipedia_infobox(world: World, gid: int) -> str:
     return "\n".join(lines)
 
 
-def _value(world: World, kind: str, fact: Fact, facts: dict[str, list[Fact]], living: bool) -> str:
+def _value(world: World, kind: str, fact: InfoboxField, facts: dict[str, list[InfoboxField]], living: bool) -> str:
     relation = fact.relation
     if fact.value_type == "entity":
         link = world.link(fact.value)
