@@ -14,7 +14,7 @@ the position in the XML; with ``skip_bad=True`` bad pages are counted in a
 break, recorded in ``stats.stopped_at``.
 
 >>> stats = DumpStats()
->>> for page in read_dump("enwiki-pages-articles.xml.bz2", skip_bad=True, stats=stats):
+>>> for page in read_dump("enwiki-pages-articles.xml.bz2", skip_bad=True, stats=stats):  # doctest: +SKIP
 ...     ...
 """
 
