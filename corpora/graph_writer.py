@@ -67,7 +67,7 @@ class GraphWriter:
         self._redirects: dict[str, str] = {}
 
     def add_redirect(self, alias: str, target: str) -> None:
-        """Record that ``alias`` redirects to ``target`` (both normalised titles; the first wins)."""
+        """Record that ``alias`` redirects to ``target`` (both normalized titles; the first wins)."""
         self._redirects.setdefault(alias, target)
 
     def add_page(self, doc_id: int, page: ParsedPage) -> None:

@@ -73,7 +73,7 @@ def _parse(page: RawPage | PreParsedPage) -> ParsedPage:
         return page.parsed
     if not page.is_wikitext:  # a row corpus: the title as given, only whitespace collapsed
         return ParsedPage(title=" ".join(page.title.split()), text=page.text, url=page.url, source_id=page.source_id)
-    parsed = parse_page(_normalise_title(page.title), page.text)
+    parsed = parse_page(_normalize_title(page.title), page.text)
     parsed.source_id = page.source_id
     if page.url:
         parsed.url = page.url
@@ -100,7 +100,7 @@ def _chunks(
             continue
         if page.redirect is not None:
             account.redirect(page.position)
-            graph.add_redirect(_normalise_title(page.title), _normalise_title(page.redirect))
+            graph.add_redirect(_normalize_title(page.title), _normalize_title(page.redirect))
             continue
         chunk.append(page)
         if len(chunk) >= size:
@@ -110,8 +110,8 @@ def _chunks(
         yield chunk
 
 
-def _normalise_title(title: str) -> str:
-    """A page title as MediaWiki normalises it (the same rule as link targets)."""
+def _normalize_title(title: str) -> str:
+    """A page title as MediaWiki normalizes it (the same rule as link targets)."""
     return normalize_title(title) or " ".join(title.split())
 
 

@@ -1,6 +1,6 @@
 """Context management: keep a long episode's history dense and under a token budget.
 
-After Kimi-Researcher's context manager (field report, scenario 4): the agent's
+After Kimi-Researcher's context manager (Moonshot AI, "Kimi-Researcher", 2025): the agent's
 working memory keeps the question, its own actions and thoughts and the facts
 it found, while noise goes: old page reads shrink to the passages that matched
 the agent's queries, search results it never followed up are dropped, and, if

@@ -2,7 +2,7 @@
 
 The observation holds a passage and a question the passage answers; the
 action is the answer (optionally inside ``<answer>...</answer>``); the reward is
-1 for an exact match after normalisation, else 0, and the episode terminates.
+1 for an exact match after normalization, else 0, and the episode terminates.
 A training pipeline that cannot learn this has a bug.
 
 Tasks come from a list of dicts (``question``, ``answer``, ``passage``, optional
@@ -39,7 +39,7 @@ MAX_PASSAGE_CHARS = 600
 
 
 class LookupEnv(gym.Env[str, str]):
-    """Read a passage, answer the question about it; reward = normalised exact match.
+    """Read a passage, answer the question about it; reward = normalized exact match.
 
     Args:
         snapshot: a snapshot path; needed when ``tasks`` is None (tasks from facts).

@@ -1,4 +1,4 @@
-"""Answer normalisation: when do two answer strings mean the same thing?
+"""Answer normalization: when do two answer strings mean the same thing?
 
 The outcome reward compares the agent's answer with the task's answer and
 aliases after :func:`normalize_answer`, which extends the SQuAD/KILT recipe
@@ -85,9 +85,9 @@ def normalize_answer(text: str) -> str:
 
 
 def answers_match(prediction: str, golds: Iterable[str]) -> bool:
-    """True when ``prediction`` equals any gold answer after normalisation.
+    """True when ``prediction`` equals any gold answer after normalization.
 
-    An empty normalised prediction never matches.
+    An empty normalized prediction never matches.
 
     >>> answers_match("the Eiffel Tower", ["Eiffel Tower", "Tour Eiffel"])
     True
@@ -97,7 +97,7 @@ def answers_match(prediction: str, golds: Iterable[str]) -> bool:
 
 
 def token_f1(prediction: str, gold: str) -> float:
-    """SQuAD token-overlap F1 between two answers, after normalisation.
+    """SQuAD token-overlap F1 between two answers, after normalization.
 
     >>> token_f1("Charles Darwin", "Darwin")
     0.6666666666666666

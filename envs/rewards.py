@@ -1,6 +1,6 @@
 """Rewards: each part computed separately, then combined by a declared config.
 
-The field report's lesson is that composite rewards invite reward hacking, so
+Bespoke Labs' experiments showed that composite rewards invite reward hacking, so
 the default :class:`RewardConfig` is the binary outcome alone. Every other part
 (F1, gamma-decay, citation precision/recall/rubric, hallucination penalties) is
 always *computed* and reported in ``info["reward_parts"]`` so a trainer can
@@ -93,7 +93,7 @@ class EpisodeTrace:
     ``cited`` holds resolved doc ids (``None`` for citations that name no
     document); ``seen_docs`` the docs that appeared in any observation;
     ``opened_docs`` the docs the agent read; ``observation_text`` every
-    observation, normalised and joined, to check that the answer was seen.
+    observation, normalized and joined, to check that the answer was seen.
     ``abstained``: the agent abstained (``answer`` is then its stated reason).
     """
 

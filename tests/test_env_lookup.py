@@ -18,7 +18,7 @@ def test_tasks_from_facts_quote_the_sentence_stating_the_value(tiny_world):
     assert capital and capital[0]["answer"] == "Ostra"
 
 
-def test_exact_match_reward_after_normalisation(tiny_world):
+def test_exact_match_reward_after_normalization(tiny_world):
     env = gym.make("stillweb/Lookup-v0", snapshot=tiny_world)
     for seed in range(5):
         observation, info = env.reset(seed=seed)

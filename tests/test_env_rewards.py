@@ -1,4 +1,4 @@
-"""Answer normalisation, task loading, reward parts and the context manager (no snapshot needed)."""
+"""Answer normalization, task loading, reward parts and the context manager (no snapshot needed)."""
 
 from __future__ import annotations
 

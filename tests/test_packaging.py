@@ -31,3 +31,15 @@ def test_wheel_holds_every_module_under_stillweb(tmp_path):
                      for pattern in ("templates/*.html", "static/*") for path in (REPO / "server" / "viewer").glob(pattern)}
     assert viewer_assets and viewer_assets - names == set(), "viewer templates/static missing (pyproject package-data)"
     assert "stillweb/__init__.py" not in names  # a namespace package: the layers install side by side
+
+
+def test_one_version_for_the_cli_and_the_manifest(small_snapshot):
+    """pyproject's [project] version is the only source: `stillweb --version` and every manifest read it."""
+    import json
+    import tomllib
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    printed = subprocess.run([sys.executable, "-c", "from stillweb.cli.main import main; main(['--version'])"],
+                             capture_output=True, text=True).stdout.strip()
+    manifest = json.loads((small_snapshot / "manifest.json").read_text())
+    assert printed == f"stillweb {declared}" and manifest["package_version"] == declared

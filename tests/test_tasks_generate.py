@@ -162,3 +162,13 @@ def test_deep_variables_get_sentences_of_their_own(generated):
     deep = [t for t in generated.tasks if t.hops >= 4]
     told = [t for t in deep if t.question.startswith(("There is", "Consider a", "Consider an"))]
     assert told and all(" that " in t.question for t in told)
+
+
+def test_parallel_generation_opens_the_world_once_in_the_parent(small_snapshot, monkeypatch):
+    import stillweb.corpora.tasks.generate as generate
+
+    opened = []
+    real = generate.open_world
+    monkeypatch.setattr(generate, "open_world", lambda source: opened.append(source) or real(source))
+    summary = generate.generate_tasks(small_snapshot, "once", 5, 2, workers=2)
+    assert summary.count == 5 and len(opened) == 1

@@ -61,7 +61,7 @@ def test_tables_are_flattened_to_rows() -> None:
     assert page.links == ["Alpha"]
 
 
-def test_links_are_normalised_and_namespaces_dropped() -> None:
+def test_links_are_normalized_and_namespaces_dropped() -> None:
     wikitext = (
         "[[paris_france#History|Paris]] [[ Berlin ]] [[Category:Cities|sort]] [[fr:Paris]] "
         "[[wikt:word|word]] [[:Category:Towns]] [[Rome (city)|]] [[Star Wars: A New Hope]] [[Berlin]]"

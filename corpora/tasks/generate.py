@@ -153,7 +153,7 @@ def generate_task_list(
     seen: set[str] = set()
     bar = tqdm(total=params.count, desc="tasks", unit="task", disable=not progress)
     try:
-        source = world if workers > 1 or on_ray else None
+        source = _worker_source(world, loaded) if workers > 1 or on_ray else None
         for index, record, reason in _attempts(graph, source, params, workers, loaded.fingerprint, on_ray):
             result.attempts = index + 1
             if record is not None and record.canonical_hash in seen:
@@ -230,8 +230,7 @@ def generate_tasks(
         attempts_per_task=attempts_per_task,
     )
     world = open_world(snapshot_path)
-    source = str(snapshot_path) if workers > 1 or on_ray else world
-    result = generate_task_list(source, params, workers, verifier, progress, on_ray=on_ray)
+    result = generate_task_list(world, params, workers, verifier, progress, on_ray=on_ray)
     made = len(result.tasks)
     if made < count and not allow_partial:
         raise TaskGenerationError(_shortfall(result, params) + "; pass allow_partial (--allow-partial) to keep them")
@@ -285,6 +284,14 @@ def _attempts(
     with context.Pool(workers, initializer=_init_worker, initargs=(source, params)) as pool:
         for batch in pool.imap(_run_batch, batches):
             yield from batch
+
+
+def _worker_source(world: TaskWorld | str | Path, loaded: TaskWorld) -> TaskWorld | str:
+    """What a worker process opens: the snapshot path (a snapshot world is not sent whole), else the world."""
+    if isinstance(world, (str, Path)):
+        return str(world)
+    snapshot = getattr(loaded, "snapshot", None)
+    return str(snapshot.path) if snapshot is not None else loaded
 
 
 def _init_worker(source: TaskWorld | str | Path, params: GenerationParams) -> None:

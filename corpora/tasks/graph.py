@@ -114,7 +114,7 @@ class FactGraph:
 
     # --- literal conditions ------------------------------------------------
     def subjects_with_text(self, relation: str, key: str) -> set[int]:
-        """Subjects whose ``relation`` value normalises to ``key`` (``date:ISO`` for dates)."""
+        """Subjects whose ``relation`` value normalizes to ``key`` (``date:ISO`` for dates)."""
         return self._text.get((relation, key), set())
 
     def subjects_in_year_range(self, relation: str, low: int, high: int) -> set[int]:

@@ -26,7 +26,7 @@ class Proof:
 
     answers: frozenset
     candidates: dict[str, int]
-    expected: object  # the answer the query was built for (entity id or normalised value)
+    expected: object  # the answer the query was built for (entity id or normalized value)
 
     @property
     def unique(self) -> bool:

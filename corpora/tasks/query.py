@@ -21,7 +21,7 @@ __all__ = ["Condition", "Constant", "Node", "Query", "formalization"]
 class Condition:
     """What a constant says about a value.
 
-    ``kind``: ``entity`` (one of ``entities``), ``text`` (normalised value in
+    ``kind``: ``entity`` (one of ``entities``), ``text`` (normalized value in
     ``keys``), ``date`` (exact ISO date in ``keys``), ``year_range`` or
     ``number_range`` (``low`` <= value <= ``high``). ``labels`` are the surface
     forms used in the formalization and the question; several labels make a

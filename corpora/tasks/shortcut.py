@@ -39,7 +39,7 @@ def shortcut_reason(world: TaskWorld, question: str, answers: Sequence[str], ans
 
 
 def _whole_words(phrases: Sequence[str]) -> re.Pattern | None:
-    """One pattern matching any of the normalised ``phrases`` as whole words (None if all are empty)."""
+    """One pattern matching any of the normalized ``phrases`` as whole words (None if all are empty)."""
     needles = sorted({normalize_text(p) for p in phrases} - {""})
     if not needles:
         return None

@@ -1,7 +1,7 @@
 """Deterministic train/dev/test splits by hash of the answer, without leakage.
 
 A task's split is a function of its answer key only (the answer entity's doc
-title, or the normalised literal answer), so no answer entity is ever shared
+title, or the normalized literal answer), so no answer entity is ever shared
 between splits, and adding tasks never moves another task.
 
 >>> split_of("entity:Paris") == split_of("entity:Paris")
