@@ -23,15 +23,24 @@ from typing import Any
 
 import gymnasium as gym
 
-from stillweb.server.base import ApiError
-
-__all__ = ["EnvSession", "SessionStore", "request_digest", "REMEMBERED_RESULTS"]
+__all__ = ["EnvSession", "SessionError", "SessionStore", "request_digest", "REMEMBERED_RESULTS"]
 
 # How many results per session are kept for retried requests (a client retries its latest
 # request; a few more cover clients that pipeline). Each is a step's compact JSON answer.
 REMEMBERED_RESULTS = 16
 # How many expired/closed session ids are remembered (to say "expired", not "unknown").
 REMEMBERED_ENDED = 4096
+
+
+class SessionError(Exception):
+    """A request the store cannot serve; ``code`` says why: ``too_many_sessions``,
+    ``session_not_found``, ``session_expired`` or ``request_id_reused`` (the routes
+    answer it as an HTTP error, see ``stillweb.server.sessions``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 @dataclass
@@ -57,7 +66,7 @@ class EnvSession:
             return None
         stored_digest, result = self.results[request_id]
         if stored_digest != digest:
-            raise ApiError(409, "request_id_reused", f"request id {request_id[:100]!r} was already used for a different request in this session")
+            raise SessionError("request_id_reused", f"request id {request_id[:100]!r} was already used for a different request in this session")
         return result
 
     def remember(self, request_id: str | None, digest: str, result: Any) -> None:
@@ -86,8 +95,7 @@ class SessionStore:
         """Expire idle sessions, then raise 429 if no session can be added."""
         self.expire_idle()
         if len(self._live) >= self.max_sessions:
-            raise ApiError(
-                429,
+            raise SessionError(
                 "too_many_sessions",
                 f"the server holds its maximum of {self.max_sessions} sessions: close sessions (DELETE /sessions/{{id}}) "
                 f"or wait for idle ones to expire after {self.idle_timeout_s:g} s",
@@ -97,7 +105,7 @@ class SessionStore:
         """Register a new session around ``env`` (429 if full; ``env`` is closed then)."""
         try:
             self.check_capacity()
-        except ApiError:
+        except SessionError:
             env.close()
             raise
         session_id = secrets.token_urlsafe(12)
@@ -115,8 +123,8 @@ class SessionStore:
             why = self._ended.get(session_id)
             if why is None:
                 message = f"unknown session {session_id[:100]!r} (never created here, or the server restarted): create one with POST /sessions"
-                raise ApiError(404, "session_not_found", message)
-            raise ApiError(404, "session_expired", f"session {session_id[:100]!r} {why}: create a new one with POST /sessions")
+                raise SessionError("session_not_found", message)
+            raise SessionError("session_expired", f"session {session_id[:100]!r} {why}: create a new one with POST /sessions")
         session.last_used = self.clock()
         return session
 

@@ -31,13 +31,13 @@ from typing import Annotated, Any, Literal
 
 import gymnasium as gym
 from fastapi import APIRouter, FastAPI, Path, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stillweb.envs.remote import REMOTE_ENV_ID
-from stillweb.server.session_store import EnvSession, SessionStore, request_digest
+from stillweb.server.session_store import EnvSession, SessionError, SessionStore, request_digest
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.base import BUFFERED_BODY, ERROR_RESPONSES, ApiError, ErrorBody, run_blocking, send_error
 
@@ -191,10 +191,20 @@ def default_env_ids() -> tuple[str, ...]:
     return tuple(sorted(env_id for env_id in gym.registry if env_id.startswith("stillweb/") and env_id != REMOTE_ENV_ID))
 
 
+# The HTTP status of each way the session store refuses a request.
+SESSION_ERROR_STATUS = {"too_many_sessions": 429, "session_not_found": 404, "session_expired": 404, "request_id_reused": 409}
+
+
+async def _session_error_response(request: Request, error: SessionError) -> JSONResponse:
+    return JSONResponse({"error": error.code, "detail": error.message}, status_code=SESSION_ERROR_STATUS[error.code])
+
+
 def add_session_routes(app: FastAPI, catalog: SnapshotCatalog, env_ids: Iterable[str], store: SessionStore) -> None:
     """Mount the session routes on ``app`` (stores ``app.state.sessions``) and the step fast path."""
     allowed = tuple(env_ids)
     app.state.sessions = store
+    app.add_exception_handler(SessionError, _session_error_response)
+    app.router.on_shutdown.append(store.close_all)
     app.user_middleware.append(Middleware(StepFastPath, store=store))  # innermost: after the guard
     router = APIRouter(prefix="/sessions", tags=["sessions"], responses={**ERROR_RESPONSES, **SESSION_ERRORS})
 
@@ -277,6 +287,9 @@ class StepFastPath:
             content = await _step_body(self.store, session_id, body, Request(scope))
         except ApiError as error:
             await send_error(send, error.status, error.code, error.message)
+            return
+        except SessionError as error:
+            await send_error(send, SESSION_ERROR_STATUS[error.code], error.code, error.message)
             return
         await _raw_json(content)(scope, receive, send)
 

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from stillweb.server.app import make_app
-from stillweb.server.session_store import SessionStore
+from stillweb.server.session_store import SessionError, SessionStore
 from stillweb.server.sessions import StepFastPath, _step_target
 from stillweb.server.base import BUFFERED_BODY, ServerSettings
 
@@ -117,9 +117,9 @@ def test_idle_sessions_expire_with_a_clear_404():
     now[0] = 14.0
     assert store.expire_idle() == 0
     now[0] = 16.0
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(SessionError) as caught:
         store.get(session.session_id)
-    assert caught.value.status == 404 and caught.value.code == "session_expired" and env.closed
+    assert caught.value.code == "session_expired" and env.closed
 
 
 def test_step_fast_path_answers_as_the_route(small_snapshot):
@@ -159,3 +159,14 @@ def test_step_fast_path_takes_json_steps_only():
     assert _step_target({**scope, "path": "/sessions/abc/reset"}) is None
     assert _step_target({**scope, "method": "GET"}) is None
     assert _step_target({**scope, "headers": []}) is None
+
+
+def test_server_shutdown_closes_every_session(small_snapshot):
+    app = make_app([small_snapshot])
+    with TestClient(app) as client:
+        response = client.post("/sessions", json={"env_id": "stillweb/WikiQA-v0", "kwargs": {"tasks": TASKS}})
+        assert response.status_code == 201 and len(app.state.sessions) == 1
+    assert len(app.state.sessions) == 0
+    with TestClient(app) as client:  # the closed session answers as closed, with the store's own code
+        gone = client.get(f"/sessions/{response.json()['session_id']}")
+    assert gone.status_code == 404 and gone.json()["error"] == "session_expired"
