@@ -187,7 +187,7 @@ def main() -> int:
 
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=args.cpus, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=args.cpus, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
     load = os.getloadavg()[0]
     sections = [
         f"Snapshot: {args.snapshot.name}; local Ray runtime of {args.cpus} CPUs on 127.0.0.1; "

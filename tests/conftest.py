@@ -57,7 +57,7 @@ def ray_runtime():
     """A local Ray runtime for one test module: 2 CPUs, bound to 127.0.0.1, no dashboard."""
     ray = pytest.importorskip("ray")
     os.environ.update(RAY_TEST_ENVIRONMENT)
-    ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, object_store_memory=200 * 2**20,
+    ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, object_store_memory=200 * 2**20,
              log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()
