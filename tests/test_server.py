@@ -194,7 +194,9 @@ def test_slow_call_does_not_delay_other_requests(small_snapshot, monkeypatch):
     monkeypatch.setattr(python_tool, "run", slow_run)
     total, latencies = asyncio.run(_concurrent_searches_during_slow_call(app, sleep_s))
     assert total >= sleep_s  # the slow call really was slow
-    assert sum(latencies) < sleep_s / 4  # and 20 searches finished well inside it
+    # Blocked searches would each wait for the slow call (20 x 2 s); unblocked, all 20 together finish
+    # inside it. The bound is the slow call itself, not a fixed budget, so a loaded machine does not fail it.
+    assert sum(latencies) < sleep_s
 
 
 @pytest.fixture(scope="module")
