@@ -18,7 +18,8 @@ the environment's reward.
 
 >>> server = build_server("snap/")                      # doctest: +SKIP
 >>> anyio.run(serve_stdio, server)                       # doctest: +SKIP
->>> app = build_server("snap/").streamable_http_app()    # doctest: +SKIP  (uvicorn.run(app, port=8000))
+>>> app = build_server("snap/").streamable_http_app()    # doctest: +SKIP
+>>> uvicorn.run(app, port=8000)                          # doctest: +SKIP
 """
 
 from __future__ import annotations
