@@ -14,6 +14,7 @@ back into text. Parsing never raises and never hangs, whatever the text:
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,8 +130,30 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+MAX_JSON_DEPTH = 100
+_JSON_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+
+
+def _json_depth(text: str) -> int:
+    """The deepest bracket nesting of ``text`` outside JSON strings."""
+    depth = deepest = 0
+    for char in _JSON_STRING.sub("", text):
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def load_json(text: str) -> Any:
-    """Parse strict JSON; :class:`FormatProblem` describing the problem on any failure."""
+    """Parse strict JSON; :class:`FormatProblem` describing the problem on any failure.
+
+    Nesting is checked before parsing, so the answer never depends on how deep the
+    caller's own stack is (in-process and in a server thread give the same message).
+    """
+    if _json_depth(text) > MAX_JSON_DEPTH:
+        raise FormatProblem("the JSON is nested too deeply")
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
