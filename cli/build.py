@@ -6,8 +6,8 @@ import argparse
 import os
 
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
-from stillweb.corpora.row_accounting import DEDUPE_POLICIES, describe_rows
-from stillweb.corpora.sources.row_corpus import FORMATS, MAX_ROW_CHARS, ColumnMap
+from stillweb.corpora.accounting import DEDUPE_POLICIES, describe_rows
+from stillweb.corpora.sources.corpus_formats import FORMATS, MAX_ROW_CHARS, ColumnMap
 
 EXAMPLES = """examples:
   stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn-20k

@@ -43,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from stillweb.server.app import CONFIG_VARIABLE, UVICORN_OPTIONS, make_app, serve_config
-    from stillweb.server.base import ServerSettings
+    from stillweb.server.plumbing import ServerSettings
 
     settings = ServerSettings(
         token=args.token or None,

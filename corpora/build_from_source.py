@@ -7,7 +7,7 @@
 - :func:`build_wikipedia`: a ``pages-articles`` XML dump (plain or ``.bz2``).
 - :func:`build_rows`: any row corpus (wiki-18, BEIR, KILT, ``save_to_disk``,
   parquet / JSON lines / JSON / CSV / TSV, compressed or not): one document per row,
-  the corpus's ids kept as ``source_id`` (:mod:`stillweb.corpora.sources.row_corpus`).
+  the corpus's ids kept as ``source_id`` (:mod:`stillweb.corpora.sources.corpus_formats`).
 
 Every build accounts for its rows (read, written, skipped by reason) in
 ``manifest["counts"]["rows"]``; ``passages=WORDS`` splits pages into passages.
@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stillweb.corpora.row_accounting import RowAccount
+from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.snapshot_build import BuildResult, build_snapshot
 
 __all__ = ["build_synthetic", "build_wikipedia", "build_rows", "fact_recovery", "TRUTH_SCHEMA"]
@@ -188,11 +188,11 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
     """Build from a row corpus: one document per row unless ``dedupe`` says otherwise.
 
     ``inputs`` are files, folders or globs read in the order given; ``format`` and
-    ``columns`` (a :class:`~stillweb.corpora.sources.row_corpus.ColumnMap`) override
+    ``columns`` (a :class:`~stillweb.corpora.sources.corpus_formats.ColumnMap`) override
     detection. ``dedupe`` is ``none`` (a repeated source id is an error), ``id``,
     ``title`` or ``text``; ``strict`` fails on the first skipped row.
     """
-    from stillweb.corpora.sources.row_corpus import MAX_ROW_CHARS, CorpusSpec
+    from stillweb.corpora.sources.corpus_formats import MAX_ROW_CHARS, CorpusSpec
 
     spec = CorpusSpec.detect(list(inputs), format, columns, max_row_chars or MAX_ROW_CHARS)
     account = RowAccount(dedupe=dedupe, strict=strict)

@@ -33,7 +33,7 @@ from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, PreParsedPage, RawPage, SkippedRow
-from stillweb.corpora.row_accounting import RowAccount
+from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.wikitext import normalize_title, parse_page
 from stillweb.corpora.version import PACKAGE_VERSION
 

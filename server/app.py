@@ -31,7 +31,7 @@ from stillweb.server.session_store import SessionStore
 from stillweb.server.sessions import add_session_routes, default_env_ids
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes
-from stillweb.server.base import ServerSettings, create_base_app
+from stillweb.server.plumbing import ServerSettings, create_base_app
 
 __all__ = ["make_app", "app_from_environment", "serve_config", "start_server_process", "CONFIG_VARIABLE", "UVICORN_OPTIONS"]
 

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request
 
 from stillweb.corpora.snapshot import SearchResult, Snapshot
 
-from stillweb.server.base import ERROR_RESPONSES, ErrorBody, run_blocking
+from stillweb.server.plumbing import ERROR_RESPONSES, ErrorBody, run_blocking
 from stillweb.server.models import RetrievedDocument, RetrieveRequest, RetrieveResponse, ScoredDocument
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from stillweb.envs.remote import REMOTE_ENV_ID
 from stillweb.server.session_store import EnvSession, SessionError, SessionStore, request_digest
 from stillweb.server.tools import SnapshotCatalog
-from stillweb.server.base import BUFFERED_BODY, ERROR_RESPONSES, ApiError, ErrorBody, run_blocking, send_error
+from stillweb.server.plumbing import BUFFERED_BODY, ERROR_RESPONSES, ApiError, ErrorBody, run_blocking, send_error
 
 __all__ = ["StepFastPath", "add_session_routes", "default_env_ids", "message_delta", "to_jsonable"]
 

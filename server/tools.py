@@ -29,7 +29,7 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from stillweb.corpora.snapshot import Snapshot
 
 from stillweb.sandboxes.tools.registry import ToolRegistry
-from stillweb.server.base import ERROR_RESPONSES, ApiError, ErrorBody, ServerSettings, create_base_app, run_blocking
+from stillweb.server.plumbing import ERROR_RESPONSES, ApiError, ErrorBody, ServerSettings, create_base_app, run_blocking
 from stillweb.server.models import (
     SnapshotInfo,
     ToolBatchRequest,

@@ -22,12 +22,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
-WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-REQUIRE_SHARED_DATA = os.environ.get("STILLWEB_REQUIRE_SHARED_DATA") == "1"
-REQUIRE_EXTRAS = os.environ.get("STILLWEB_REQUIRE_EXTRAS") == "1"
-RAY_TEST_ENVIRONMENT = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+from stillweb.corpora.snapshot import Snapshot
+from support.tiny_world import build_tiny_world, chain_task, simple_tasks
+from support.paths import RAY_TEST_ENVIRONMENT, REQUIRE_EXTRAS, REQUIRE_SHARED_DATA, SHARED_DATA, WIKI_SAMPLE  # noqa: F401 - WIKI_SAMPLE re-exported
 
 
 @pytest.fixture(scope="session")
@@ -122,3 +119,15 @@ def reference_trace():
         return steps
 
     return trace
+
+
+@pytest.fixture(scope="session")
+def tiny_world(tmp_path_factory) -> Path:
+    """Path of the tiny world snapshot."""
+    return build_tiny_world(tmp_path_factory.mktemp("env") / "tiny")
+
+
+@pytest.fixture(scope="session")
+def world_tasks(tiny_world) -> list[dict]:
+    """The chain task followed by the simple ones."""
+    return [chain_task(Snapshot.open(tiny_world))] + simple_tasks()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number
-from stillweb.corpora.synthetic.render import MONTHS, render_unit
+from stillweb.corpora.synthetic.wikitext_pages import MONTHS, render_unit
 from stillweb.corpora.synthetic.world import World, decode_date
 
 __all__ = ["wikipedia_style_pages", "wikipedia_infobox"]

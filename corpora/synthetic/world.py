@@ -178,7 +178,7 @@ class World:
     def render(self, unit: int) -> list[RawPage]:
         """The pages of one unit: an entity article with its redirects, a
         disambiguation page, or a list page. A pure function of (world, unit)."""
-        from stillweb.corpora.synthetic.render import render_unit
+        from stillweb.corpora.synthetic.wikitext_pages import render_unit
 
         if not 0 <= unit < len(self):
             raise IndexError(f"page unit {unit} out of range [0, {len(self)})")

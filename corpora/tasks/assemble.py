@@ -17,7 +17,7 @@ from stillweb.corpora.tasks.phrasing import date_words, entity_label
 from stillweb.corpora.tasks.prove import Proof
 from stillweb.corpora.tasks.query import Node, Query, formalization
 from stillweb.corpora.tasks.record import EvidenceItem, Obfuscation, TaskRecord
-from stillweb.corpora.tasks.render import render_question
+from stillweb.corpora.tasks.verbalize import render_question
 from stillweb.corpora.tasks.splits import split_of
 
 __all__ = ["build_record", "shape_of", "answer_key", "evidence_of", "candidates_along_chain"]

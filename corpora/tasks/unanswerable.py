@@ -35,7 +35,7 @@ from stillweb.corpora.tasks.obfuscate import exact_condition
 from stillweb.corpora.tasks.prove import Proof, constant_matches, prove
 from stillweb.corpora.tasks.query import Constant, Query, formalization
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.render import render_question
+from stillweb.corpora.tasks.verbalize import render_question
 from stillweb.corpora.tasks.splits import split_of
 
 __all__ = ["make_unanswerable", "wants_unanswerable", "UNANSWERABLE_KINDS"]

@@ -2,7 +2,7 @@
 
 :func:`parse_page` is the one entry point: it parses a page once with
 mwparserfromhell (C tokenizer) and walks the tree once
-(:mod:`~stillweb.corpora.wikitext.renderer`), producing
+(:mod:`~stillweb.corpora.wikitext.plaintext`), producing
 
 * readable plaintext: headings become their own lines after a blank line,
   references, files, navboxes, citations and infoboxes are dropped, tables are
@@ -35,7 +35,7 @@ from stillweb.corpora.records import ParsedPage
 from stillweb.corpora.wikitext.clean import MARKUP_RE, clean_text
 from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.infobox import infobox_fields
-from stillweb.corpora.wikitext.renderer import Renderer
+from stillweb.corpora.wikitext.plaintext import Renderer
 from stillweb.corpora.wikitext.titles import normalize_title, unique
 
 __all__ = ["parse_page", "normalize_title", "classify_value", "clean_text"]

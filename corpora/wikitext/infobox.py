@@ -25,7 +25,7 @@ from stillweb.corpora.records import ExtractedFact
 from stillweb.corpora.wikitext.clean import COMMENT_RE, clean_value
 from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.mapping import FieldRule, infobox_mapping
-from stillweb.corpora.wikitext.renderer import LIST_TEMPLATES, Renderer, positional
+from stillweb.corpora.wikitext.plaintext import LIST_TEMPLATES, Renderer, positional
 from stillweb.corpora.wikitext.titles import is_infobox, normalize_title, template_name, unique
 
 __all__ = ["InfoboxFields", "MAX_VALUE_WORDS", "infobox_fields", "tidy_value"]

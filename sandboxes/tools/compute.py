@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stillweb.sandboxes.tools.calculator import MAX_EXPRESSION_CHARS, SUPPORTED, CalculatorError, evaluate
+from stillweb.sandboxes.tools.arithmetic import MAX_EXPRESSION_CHARS, SUPPORTED, CalculatorError, evaluate
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
 
 __all__ = ["PythonTool", "CalculatorTool", "MAX_CODE_CHARS", "MAX_STREAM_CHARS"]

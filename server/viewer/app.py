@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import stillweb.envs  # noqa: F401 - registers the environments sessions serve
 from stillweb.envs.snapshot_cache import shared_snapshot
-from stillweb.server.base import ServerSettings, create_base_app
+from stillweb.server.plumbing import ServerSettings, create_base_app
 from stillweb.server.session_store import SessionStore
 from stillweb.server.sessions import add_session_routes, default_env_ids
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes

@@ -1,0 +1,44 @@
+"""Sharded builds and task generation on Ray (a local 2-CPU runtime): the snapshot of a
+sharded build equals the local build's, fingerprint and table bytes (plain XML page ranges,
+bzip2 multistream); ``tasks generate --ray`` writes the same task set bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.ray_env import multistream_copy, same_snapshot
+from stillweb.corpora.build_from_source import build_synthetic, build_wikipedia
+from stillweb.corpora.sources.wikipedia_xml import dump_shards
+from stillweb.corpora.tasks.generate import generate_tasks
+from support.snapshots import files_digest
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.extra("ray")
+
+
+@pytest.fixture
+def small_shards(monkeypatch):
+    """Shards of 64 KiB, so a small source still makes several."""
+    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 64 << 10)
+
+
+def test_sharded_synthetic_build_equals_the_local_build(ray_runtime, tmp_path, small_shards):
+    local = build_synthetic(200, 5, tmp_path / "local", progress=False)
+    sharded = build_synthetic(200, 5, tmp_path / "sharded", progress=False, on_ray=True)
+    same_snapshot(local, sharded)
+
+
+@pytest.mark.slow
+def test_sharded_multistream_build_equals_the_local_build(ray_runtime, shared_data, tmp_path, small_shards):
+    dump = multistream_copy(shared_data, tmp_path)
+    assert len(dump_shards(dump, 64 << 10)) > 3
+    local = build_wikipedia(dump, tmp_path / "local", progress=False)
+    sharded = build_wikipedia(dump, tmp_path / "sharded", progress=False, on_ray=True)
+    same_snapshot(local, sharded)
+
+
+def test_task_generation_on_ray_writes_the_same_bytes(ray_runtime, small_snapshot):
+    generate_tasks(small_snapshot, "ray-local", 30, 7, max_hops=5)
+    generate_tasks(small_snapshot, "ray-sharded", 30, 7, max_hops=5, on_ray=True)
+    digests = [files_digest(small_snapshot / "tasks" / name) for name in ("ray-local", "ray-sharded")]
+    assert digests[0] == digests[1]

@@ -1,0 +1,165 @@
+"""Task generation on a synthetic snapshot: proofs, evidence, splits, files, determinism, bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from stillweb.corpora.records import FACTS_SCHEMA
+from stillweb.corpora.tasks.compose import ComposeParams
+from stillweb.corpora.tasks.formalization import malformed_reason
+from stillweb.corpora.tasks.generate import GenerationParams, TaskGenerationError, generate_task_list, generate_tasks
+from stillweb.corpora.tasks.graph import normalize_text
+from stillweb.corpora.tasks.shortcut import mentions
+from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.task_world import MemoryWorld, open_world
+from support.snapshots import files_digest
+
+
+@pytest.fixture(scope="module")
+def generated(small_snapshot):
+    return generate_task_list(small_snapshot, GenerationParams(count=120, seed=0, compose=ComposeParams(min_hops=2, max_hops=5)))
+
+
+def test_every_task_is_well_formed_and_evidenced(generated, small_snapshot):
+    world = open_world(small_snapshot)
+    assert len(generated.tasks) == 120
+    for task in generated.tasks:
+        assert task.formalization and all(malformed_reason(t) is None for t in task.formalization)
+        assert any("?" in (t[0], t[2]) for t in task.formalization)
+        assert 2 <= task.hops <= 5 and task.level in (1, 2, 3)
+        assert task.candidates_per_hop[-1] >= 1 and task.constraints >= 1
+        for item in task.evidence:
+            assert normalize_text(item.value) in normalize_text(world.text_of(item.doc_id))
+            assert item.doc_title == world.title_of(item.doc_id)
+        assert not mentions(task.question, task.answer)
+
+
+def test_no_constant_on_target_and_no_duplicates(generated):
+    for task in generated.tasks:
+        for s, _, o in task.formalization:
+            assert not ("?" in (s, o) and (s.startswith("C@") or o.startswith("C@")))
+    hashes = [t.canonical_hash for t in generated.tasks]
+    assert len(set(hashes)) == len(hashes)
+    assert len({t.task_id for t in generated.tasks}) == len(hashes)
+
+
+def test_splits_share_no_answer(generated):
+    split_of_answer = {}
+    for task in generated.tasks:
+        key = task.answer_doc if task.formalization[0][2] != "?" else task.answer
+        assert split_of_answer.setdefault((task.answer, key), task.split) == task.split
+    assert set(Counter(t.split for t in generated.tasks)) >= {"train", "test"}
+
+
+def test_diversity_and_rejections_are_reported(generated):
+    assert len({t.shape for t in generated.tasks}) >= 20
+    assert set(Counter(t.level for t in generated.tasks)) == {1, 2, 3}
+    assert generated.rejections["not_unique"] > 0
+    assert sum(v for k, v in generated.rejections.items() if k.startswith("shortcut:")) > 0
+    assert generated.attempts == len(generated.tasks) + sum(generated.rejections.values())
+
+
+def test_level_filter(small_snapshot):
+    result = generate_task_list(small_snapshot, GenerationParams(count=10, seed=1, compose=ComposeParams(min_hops=2, max_hops=4, level=3)))
+    assert {t.level for t in result.tasks} == {3}
+
+
+_SCRIPT = (
+    "import sys; from stillweb.corpora.tasks.generate import generate_tasks; "
+    "generate_tasks(sys.argv[1], sys.argv[2], 40, 7, max_hops=5, workers=int(sys.argv[3]))"
+)
+
+
+def test_files_are_byte_identical_across_processes_and_workers(small_snapshot, tmp_path):
+    digests = []
+    for name, workers in (("det-a", 1), ("det-b", 1), ("det-c", 2)):
+        subprocess.run([sys.executable, "-c", _SCRIPT, str(small_snapshot), name, str(workers)], check=True)
+        directory = small_snapshot / "tasks" / name
+        digests.append(files_digest(directory))
+    assert digests[0] == digests[1] == digests[2]
+    card = (small_snapshot / "tasks" / "det-a" / "card.md").read_text()
+    assert "snapshot fingerprint" in card and "not_unique" in card and "shortcut (all)" in card
+    tasks = read_tasks(small_snapshot, "det-a", "train")
+    assert tasks and tasks[0].evidence and len(tasks[0].formalization[0]) == 3
+    schema = pq.read_schema(directory.parent / "det-a" / "train.parquet")
+    assert pa.types.is_list(schema.field("aliases").type) and pa.types.is_list(schema.field("evidence").type)
+
+
+def _pairs_world(pairs: int = 5) -> MemoryWorld:
+    """Films each directed by their own person: no chain is longer than 2 hops."""
+    titles, texts, facts = {}, {}, []
+    for i in range(pairs):
+        film, person = 2 * i, 2 * i + 1
+        titles[film], titles[person] = f"Film{i}", f"Person{i}"
+        texts[film], texts[person] = f"Directed by Person{i}.", f"Born {1950 + i}."
+        facts.append(dict(subject=film, relation="director", value=f"Person{i}", value_type="entity", object=person, evidence=film))
+        facts.append(dict(subject=person, relation="birth_year", value=str(1950 + i), value_type="year", number=1950.0 + i, evidence=person))
+    return MemoryWorld(titles, texts, facts)
+
+
+def test_impossible_hops_explain_themselves():
+    with pytest.raises(TaskGenerationError, match=r"made 0 of 5 tasks in \d+ attempts \(min_hops=9.*no_chain="):
+        generate_task_list(_pairs_world(), GenerationParams(count=5, compose=ComposeParams(min_hops=9, max_hops=9)))
+    made = generate_task_list(_pairs_world(), GenerationParams(count=3, compose=ComposeParams(min_hops=2, max_hops=2)))
+    assert len(made.tasks) == 3
+
+
+def test_shortfall_writes_nothing_unless_partial_allowed(small_snapshot):
+    with pytest.raises(TaskGenerationError, match=r"made \d+ of 1200 tasks in 1200 attempts.*--allow-partial"):
+        generate_tasks(small_snapshot, "never", 1200, 0, attempts_per_task=1)
+    assert not (small_snapshot / "tasks" / "never").exists()
+
+
+def test_world_without_facts_is_refused():
+    empty = MemoryWorld({0: "A"}, {0: "text"}, [])
+    assert pa.Table.from_pylist([], schema=FACTS_SCHEMA).num_rows == 0
+    with pytest.raises(TaskGenerationError, match="no entity-to-entity facts"):
+        generate_task_list(empty, GenerationParams(count=3))
+
+
+def test_bad_parameters_name_the_value(small_snapshot):
+    with pytest.raises(ValueError, match="count must be >= 1, got 0"):
+        GenerationParams(count=0)
+    with pytest.raises(ValueError, match="bad task set name"):
+        generate_tasks(small_snapshot, "../escape", 3)
+
+
+def test_hard_end_matches_webshaper_complexity(small_snapshot):
+    """Level 3, 4-6 hops: WebShaper-sized formalizations (>= 12 triples, >= 6 constants,
+    >= 4 variables on average), layer-wise, unique, and solvable by the reference agent."""
+    from stillweb.corpora.tasks.formalization import formalization_stats
+    from stillweb.envs.solvability import solve_with_reference
+
+    params = GenerationParams(count=30, seed=4, compose=ComposeParams(min_hops=4, max_hops=6, level=3))
+    result = generate_task_list(small_snapshot, params)
+    stats = formalization_stats(t.formalization for t in result.tasks)
+    assert stats.mean_triples >= 12 and stats.mean_constants >= 6 and stats.mean_variables >= 4
+    assert stats.malformed_tasks == 0
+    for task in result.tasks:
+        for s, _, o in task.formalization:
+            assert not ("?" in (s, o) and "C@" in (s[:2], o[:2]))  # no constant on the target
+            assert not (s.startswith("C@") and o.startswith("C@"))  # constants never attached to each other
+    for task in result.tasks[:5]:
+        assert solve_with_reference(small_snapshot, task).solved, task.question
+
+
+def test_deep_variables_get_sentences_of_their_own(generated):
+    deep = [t for t in generated.tasks if t.hops >= 4]
+    told = [t for t in deep if t.question.startswith(("There is", "Consider a", "Consider an"))]
+    assert told and all(" that " in t.question for t in told)
+
+
+def test_parallel_generation_opens_the_world_once_in_the_parent(small_snapshot, monkeypatch):
+    import stillweb.corpora.tasks.generate as generate
+
+    opened = []
+    real = generate.open_world
+    monkeypatch.setattr(generate, "open_world", lambda source: opened.append(source) or real(source))
+    summary = generate.generate_tasks(small_snapshot, "once", 5, 2, workers=2)
+    assert summary.count == 5 and len(opened) == 1

@@ -1,0 +1,67 @@
+"""Helpers shared by the Ray tests: tasks, recorded agent scripts, in-process recordings."""
+
+from __future__ import annotations
+
+import bz2
+from pathlib import Path
+
+import gymnasium as gym
+
+from support.paths import WIKI_SAMPLE
+
+import stillweb.envs  # noqa: F401 - registers the environments
+from stillweb.envs import RandomTextAgent, RecordEpisodes, ReferenceAgent
+from support.snapshots import fact_tasks
+
+ENV_ID = "stillweb/WikiQA-v0"
+
+
+def env_kwargs_for(snapshot: Path, tasks: int = 6) -> dict:
+    """Kwargs of a short-episode WikiQA env over ``snapshot`` with one-hop fact tasks."""
+    return {"snapshot": str(snapshot), "tasks": fact_tasks(snapshot, tasks), "max_turns": 6}
+
+
+def agent_scripts(env_kwargs: dict, count: int) -> list[tuple[str, int, list[str]]]:
+    """(task id, seed, actions) for the first ``count`` tasks: a reference agent on even, random text on odd."""
+    scripts = []
+    for index, task in enumerate(env_kwargs["tasks"][:count]):
+        env = gym.make(ENV_ID, **env_kwargs)
+        observation, _info = env.reset(seed=index, options={"task_id": task["task_id"]})
+        agent = ReferenceAgent(env.unwrapped.tasks.by_id(task["task_id"])) if index % 2 == 0 else RandomTextAgent(index)
+        actions, done = [], False
+        while not done:
+            actions.append(agent.act(observation))
+            observation, _reward, terminated, truncated, _info = env.step(actions[-1])
+            done = terminated or truncated
+        scripts.append((task["task_id"], index, actions))
+    return scripts
+
+
+def recorded_lines(env: gym.Env, path: Path, seed: int, task_id: str, actions: list[str]) -> list[str]:
+    """The recording (JSONL lines) of one scripted episode of ``env``."""
+    recorder = RecordEpisodes(env, path)
+    recorder.reset(seed=seed, options={"task_id": task_id})
+    for action in actions:
+        recorder.step(action)
+    recorder.close()
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def multistream_copy(shared_data: Path, folder: Path) -> Path:
+    """The real sample recompressed as Wikipedia's multistream dumps are (they hold 100 pages per bzip2 stream; 50 here)."""
+    xml = bz2.decompress((shared_data / WIKI_SAMPLE).read_bytes())
+    pages = xml.split(b"<page>")
+    chunks = [pages[0]] + [b"<page>" + b"<page>".join(pages[i:i + 50]) for i in range(1, len(pages), 50)]
+    assert b"".join(chunks) == xml and len(chunks) > 3
+    path = folder / "sample-multistream.xml.bz2"
+    path.write_bytes(b"".join(bz2.compress(chunk) for chunk in chunks))
+    return path
+
+
+def same_snapshot(local, sharded) -> None:
+    """Two builds made the same snapshot: fingerprint, table bytes, and manifest but for its name and file list."""
+    assert local.manifest["fingerprint"] == sharded.manifest["fingerprint"]
+    for name in ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet"):
+        assert (local.path / name).read_bytes() == (sharded.path / name).read_bytes(), name
+    kept = lambda manifest: {key: value for key, value in manifest.items() if key not in ("name", "files")}  # noqa: E731
+    assert kept(local.manifest) == kept(sharded.manifest)

@@ -1,0 +1,61 @@
+"""Small snapshots and task lists the tests build, and a digest of a folder's files."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from stillweb.corpora.records import RawPage
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot_build import build_snapshot
+
+
+def fact_tasks(snapshot_path, count: int = 12) -> list[dict]:
+    """One-hop tasks with evidence from the snapshot's first facts about documents."""
+    snapshot = Snapshot.open(snapshot_path)
+    tasks = []
+    for fact in snapshot.facts_table.to_pylist():
+        if fact["evidence"] is None or fact["evidence"] < 0 or not fact["value"]:
+            continue
+        title = snapshot.title_of(fact["subject"])
+        evidence = {"subject": title, "relation": fact["relation"], "value": str(fact["value"]),
+                    "doc_id": fact["evidence"], "doc_title": snapshot.title_of(fact["evidence"])}
+        tasks.append({"task_id": f"fact{len(tasks)}", "question": f"What is the {fact['relation']} of {title}?",
+                      "answer": str(fact["value"]), "evidence": [evidence]})
+        if len(tasks) == count:
+            return tasks
+    return tasks
+
+
+LONG_TEXT = "\n\n".join(
+    f"Paragraph {i}. " + "The river flows past the old mill. " * 8 + ("Gold was found here." if i == 7 else "")
+    for i in range(30)
+)
+
+
+def tool_test_pages() -> list[RawPage]:
+    """The documents of the tool tests: three articles (one long) and a redirect."""
+    return [
+        RawPage("Marie Curie", "Marie Curie was a physicist born in Warsaw in 1867.\nShe won the Nobel Prize twice.", is_wikitext=False),
+        RawPage("Warsaw", "Warsaw is the capital of Poland.\nIt lies on the Vistula river.", is_wikitext=False),
+        RawPage("Long River", LONG_TEXT, is_wikitext=False),
+        RawPage("1984", "1984 is a novel by George Orwell.", is_wikitext=False),
+        RawPage("Curie", "", redirect="Marie Curie", is_wikitext=False),
+    ]
+
+
+def build_tool_snapshot(out: Path) -> Path:
+    """Build the tool-test snapshot at ``out`` and return its path."""
+    build_snapshot(tool_test_pages(), out, source={"kind": "tool-tests"}, parameters={}, progress=False)
+    return out
+
+
+def files_digest(directory: Path) -> str:
+    """sha256 over a folder's files (names and bytes), with the folder's own name blanked."""
+    digest = hashlib.sha256()
+    for path in sorted(directory.iterdir()):  # the card's title names the set: drop it
+        data = path.read_bytes().replace(directory.name.encode(), b"NAME")
+        digest.update(path.name.encode() + data)
+    return digest.hexdigest()
+
+
