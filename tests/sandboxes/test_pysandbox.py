@@ -31,7 +31,7 @@ from stillweb.sandboxes.python.bwrap import InterpreterFiles
 
 BWRAP_OK, BWRAP_WHY = isolation_available()
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 FAST = PythonSandboxConfig(timeout_s=20.0)
 SHORT = PythonSandboxConfig(timeout_s=2.0)
 
