@@ -22,6 +22,7 @@ from stillweb.corpora.manifest import SnapshotError, read_manifest
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir
 from stillweb.envs import ReferenceAgent, run_episode
+from stillweb.corpora.tasks.generate import GenerationParams
 from stillweb.envs.solvability import generate_verified_tasks
 
 DEFAULT_ARTICLES = 20_000
@@ -89,7 +90,8 @@ def ensure_tasks(snapshot: Snapshot, count: int, seed: int, verify: int) -> None
     card = task_set_dir(snapshot.path, TASK_SET) / "card.md"
     if not card.exists():
         print(f"\ngenerating {count} tasks (seed {seed}), the first {verify} solved by the reference agent ...")
-        generate_verified_tasks(snapshot.path, TASK_SET, count, seed, verify_limit=verify, progress=True)
+        generate_verified_tasks(snapshot.path, TASK_SET, GenerationParams(count=count, seed=seed, verify_limit=verify),
+                                progress=True)
     print(f"\ntask set {TASK_SET!r}: {card}")
     for line in card.read_text(encoding="utf-8").splitlines():
         if line.startswith(("- tasks:", "- splits:", "- solvability", "- oracle", "- hops:", "- levels:")):

@@ -62,7 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Handler of ``tasks generate``: prints a summary, exit status 0 on success."""
-    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.compose import ComposeParams
+    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 
     if args.verify < -1:
         raise ValueError(f"--verify must be -1 (all), 0 (none) or a positive sample size, got {args.verify}")
@@ -71,13 +72,12 @@ def run_generate(args: argparse.Namespace) -> int:
         from stillweb.envs.solvability import ReferenceVerifier
 
         verifier, limit = ReferenceVerifier(args.snapshot), (None if args.verify < 0 else args.verify)
-    summary = generate_tasks(
-        args.snapshot, args.name, args.count, args.seed,
-        min_hops=args.min_hops, max_hops=args.max_hops, level=args.level, workers=args.workers,
-        verifier=verifier, verify_limit=limit, allow_partial=args.allow_partial, progress=not args.no_progress,
-        unanswerable=args.unanswerable,
-        on_ray=args.ray,
+    params = GenerationParams(
+        count=args.count, seed=args.seed, compose=ComposeParams(min_hops=args.min_hops, max_hops=args.max_hops, level=args.level),
+        verify_limit=limit, unanswerable=args.unanswerable,
     )
+    summary = generate_tasks(args.snapshot, args.name, params, workers=args.workers, verifier=verifier,
+                             allow_partial=args.allow_partial, progress=not args.no_progress, on_ray=args.ray)
     rejected = ", ".join(f"{k}={v}" for k, v in summary.rejections.items()) or "none"
     print(f"wrote {summary.count} tasks to {summary.path} ({summary.splits}); "
           f"{summary.attempts} attempts; rejections: {rejected}; verified by the reference agent: {summary.verified}")

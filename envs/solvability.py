@@ -8,7 +8,7 @@ search/open/find in ``stillweb/WikiQA-v0`` and must end with a correct answer.
 the agent's step count (recorded as ``oracle_steps``) or None (the task is
 discarded as ``unsolvable``).
 
->>> # summary = generate_verified_tasks("snap/", "default", count=200, seed=0)  # verifies the first 50
+>>> # summary = generate_verified_tasks("snap/", "default", GenerationParams(count=200, verify_limit=VERIFY_SAMPLE))
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stillweb.corpora.tasks.generate import VERIFY_SAMPLE, GenerationSummary, generate_tasks
+from stillweb.corpora.tasks.generate import GenerationParams, GenerationSummary, generate_tasks
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.agents import ReferenceAgent, run_episode
 from stillweb.envs.wikiqa import WikiQAEnv
@@ -74,11 +74,8 @@ class ReferenceVerifier:
 
 
 def generate_verified_tasks(
-    snapshot_path: str | Path, name: str, count: int, seed: int = 0, *, verify_limit: int | None = VERIFY_SAMPLE,
-    **options: Any,
+    snapshot_path: str | Path, name: str, params: GenerationParams, **options: Any,
 ) -> GenerationSummary:
-    """:func:`stillweb.corpora.tasks.generate_tasks` with the first ``verify_limit`` kept tasks
-    (None: all) solved by the reference agent; failures are discarded and counted as ``unsolvable``."""
-    return generate_tasks(
-        snapshot_path, name, count, seed, verifier=ReferenceVerifier(snapshot_path), verify_limit=verify_limit, **options
-    )
+    """:func:`stillweb.corpora.tasks.generate.generate_tasks` with the first ``params.verify_limit`` kept
+    tasks (None: all) solved by the reference agent; failures are discarded and counted as ``unsolvable``."""
+    return generate_tasks(snapshot_path, name, params, verifier=ReferenceVerifier(snapshot_path), **options)

@@ -11,7 +11,7 @@ editable from it), for example the tree before the issue-12 reorganisation::
     python scripts/compare_with_base.py --base-python /tmp/base/.venv/bin/python --work /tmp/compare
 
 Each side builds a synthetic snapshot (300 articles, seed 0) with its own ``stillweb``,
-generates and exports a task set, records reference-agent and random-text episodes on
+generates and exports a task set (its files hashed byte for byte), records reference-agent and random-text episodes on
 WikiQA-v0, and dumps its OpenAPI document. This side then replays the base's recording
 (``stillweb.envs.recording.replay``) and compares files byte for byte. Exits non-zero at
 the first difference, naming it.
@@ -60,6 +60,9 @@ except ImportError:
     from stillweb.envs.serve import make_app
 (work / "openapi.json").write_text(json.dumps(make_app([str(snap)]).openapi(), sort_keys=True, indent=1))
 (work / "fingerprint").write_text(manifest["fingerprint"])
+import hashlib
+(work / "taskset.sha256").write_text("".join(  # the task set's files (splits, card) byte for byte
+    f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}\n" for path in sorted((snap / "tasks" / "cmp").iterdir())))
 """
 
 
@@ -83,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"snapshot fingerprint: {'identical' if same else 'DIFFERS'}")
     if not same:
         problems.append("fingerprint")
+    same = _digest(base / "taskset.sha256") == _digest(new / "taskset.sha256")
+    print(f"task set files (parquet splits, card.md): {'byte-identical' if same else 'DIFFER'}")
+    if not same:
+        problems.append("task set files")
     for name in ("episodes.jsonl", *(f"export/{split}.jsonl" for split in ("train", "dev", "test"))):
         # the recordings' headers name their own snapshot directory: compare as if both were base's
         new_lines = _lines(new / name, (str(new / "snap"), str(base / "snap")))

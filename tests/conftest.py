@@ -85,11 +85,11 @@ def tasks_snapshot(small_snapshot, tmp_path_factory) -> Path:
     """A copy of ``small_snapshot`` with a generated task set ``hard`` (12 tasks), built once per session."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 
     path = tmp_path_factory.mktemp("tasks-snapshot") / "snap"
     shutil.copytree(small_snapshot, path)
-    generate_tasks(path, "hard", 12, seed=0, allow_partial=True)
+    generate_tasks(path, "hard", GenerationParams(count=12, seed=0), allow_partial=True)
     return path
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.tasks.generate import generate_tasks
+from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
@@ -18,7 +18,7 @@ BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), 
 def snapshot_with_default_tasks(small_snapshot, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("readme") / "syn"
     shutil.copytree(small_snapshot, path)
-    generate_tasks(path, "default", 12, seed=0, allow_partial=True)
+    generate_tasks(path, "default", GenerationParams(count=12, seed=0), allow_partial=True)
     return path
 
 

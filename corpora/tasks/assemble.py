@@ -16,7 +16,7 @@ from stillweb.corpora.tasks.graph import FactGraph, normalize_text
 from stillweb.corpora.tasks.phrasing import date_words, entity_label
 from stillweb.corpora.tasks.prove import Proof
 from stillweb.corpora.tasks.query import Node, Query, formalization
-from stillweb.corpora.tasks.record import EvidenceItem, Obfuscation, TaskRecord
+from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
 from stillweb.corpora.tasks.verbalize import render_question
 from stillweb.corpora.tasks.splits import split_of
 
@@ -60,7 +60,7 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
         candidates_per_hop=tuple(candidates_along_chain(query, proof)),
         level=query_level(query),
         shape=shape_of(query),
-        obfuscations=tuple(Obfuscation.from_dict(item) for item in query.obfuscations),
+        obfuscations=tuple(query.obfuscations),
         oracle_steps=None,
         split=split_of(answer_key(query, answer, world.title_of)),
         canonical_hash=chash,

@@ -34,6 +34,7 @@ from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
+from stillweb.corpora.tasks.record import Obfuscation
 
 __all__ = ["ComposeParams", "Composition", "compose_query", "query_level"]
 
@@ -266,13 +267,10 @@ class _Builder:
         child = self._new_node(other, parent=node, fact=fact)
         child.constants.append(Constant(described.relation, True, self._literal_condition(described), described.index))
         self.used_facts.add(described.index)
-        self.query.obfuscations.append({
-            "kind": "entity_to_description",
-            "relation": fact.relation,
-            "original": "C@" + self.graph.world.title_of(other),
-            "obfuscated": child.name,
-            "variable": child.name,
-        })
+        self.query.obfuscations.append(Obfuscation(
+            "entity_to_description", fact.relation, "C@" + self.graph.world.title_of(other), child.name,
+            variable=child.name,
+        ))
         return True
 
     def _literal_condition(self, fact: Fact) -> Condition:

@@ -1,35 +1,32 @@
 """Generating a task set: attempts in index order, proofs, filters, dedup, splits, files.
 
-Attempt ``i`` is a pure function of (snapshot, seed, parameters, i): its random
-choices come from ``KeyedRng(seed, "task", i)``. Workers compute batches of
+Attempt ``i`` is a pure function of (snapshot, seed, parameters, i)
+(:mod:`stillweb.corpora.tasks.attempts`). Workers compute batches of
 attempts in parallel, but results are consumed strictly in index order and
 generation stops at exactly the attempt that completes the set, so the output
 is byte-identical for any worker count. Attempts are bounded: when the world
 cannot yield the requested tasks, :class:`TaskGenerationError` says how many
 could be made and why.
 
->>> # summary = generate_tasks("snap/", "default", count=100, seed=0)
+>>> # summary = generate_tasks("snap/", "default", GenerationParams(count=100, seed=0))
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
-from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.tasks.attempts import (Attempt, GenerationParams, attempt_batches_in_processes,
+                                             attempt_task)
 from stillweb.corpora.tasks.card import render_card
-from stillweb.corpora.tasks.compose import ComposeParams, compose_query
 from stillweb.corpora.tasks.graph import FactGraph
-from stillweb.corpora.tasks.assemble import build_record
+from stillweb.corpora.tasks.ray_attempts import attempt_batches_on_ray
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.shortcut import shortcut_reason
 from stillweb.corpora.tasks.store import task_set_dir, write_task_set
-from stillweb.corpora.tasks.unanswerable import make_unanswerable, wants_unanswerable
 from stillweb.corpora.tasks.task_world import TaskWorld, open_world
 
 __all__ = [
@@ -55,32 +52,6 @@ class TaskGenerationError(ValueError):
     """The requested task set cannot be made (the message says how many could, and why)."""
 
 
-@dataclass(frozen=True)
-class GenerationParams:
-    """Everything that determines a task set (besides the snapshot)."""
-
-    count: int
-    seed: int = 0
-    compose: ComposeParams = field(default_factory=ComposeParams)
-    attempts_per_task: int = 50
-    shortcut_filter: bool = True
-    verify_limit: int | None = None  # verify only the first N kept tasks (None: all, if a verifier is given)
-    unanswerable: float = 0.0  # share of attempts made unanswerable (stillweb.corpora.tasks.unanswerable)
-
-    def __post_init__(self) -> None:
-        if self.count < 1:
-            raise ValueError(f"count must be >= 1, got {self.count}")
-        if self.attempts_per_task < 1:
-            raise ValueError(f"attempts_per_task must be >= 1, got {self.attempts_per_task}")
-        if not 0.0 <= self.unanswerable <= 1.0:
-            raise ValueError(f"unanswerable must be a share in [0, 1], got {self.unanswerable}")
-
-    @property
-    def max_attempts(self) -> int:
-        """The bound on attempts for this set."""
-        return max(1000, self.count * self.attempts_per_task)
-
-
 @dataclass
 class GenerationResult:
     """Tasks in index order plus what happened to every consumed attempt."""
@@ -103,22 +74,6 @@ class GenerationSummary:
     attempts: int
     rejections: dict[str, int]
     verified: int
-
-
-def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerprint: str) -> tuple[TaskRecord | None, str]:
-    """Attempt ``index``: a task record and "ok", or None and the rejection reason."""
-    rng = KeyedRng(params.seed, "task", index)
-    composition = compose_query(graph, rng.child("compose"), params.compose)
-    if composition.query is None:
-        return None, composition.reason
-    if wants_unanswerable(params.seed, index, params.unanswerable):
-        return make_unanswerable(composition, graph, rng.child("unanswerable"), fingerprint)
-    record = build_record(composition.query, composition.proof, graph, rng.child("render"), fingerprint)
-    if params.shortcut_filter:
-        reason = shortcut_reason(graph.world, record.question, list(record.golds), record.answer_doc)
-        if reason:
-            return None, "shortcut:" + reason
-    return record, "ok"
 
 
 def generate_task_list(
@@ -196,52 +151,33 @@ def _shortfall(result: GenerationResult, params: GenerationParams) -> str:
 def generate_tasks(
     snapshot_path: str | Path,
     name: str,
-    count: int,
-    seed: int = 0,
+    params: GenerationParams,
     *,
-    min_hops: int = 2,
-    max_hops: int = 4,
-    level: int | None = None,
     workers: int = 1,
     verifier: Verifier | None = None,
-    verify_limit: int | None = None,
     allow_partial: bool = False,
-    attempts_per_task: int = 50,
-    unanswerable: float = 0.0,
     progress: bool = False,
     on_ray: bool = False,
 ) -> GenerationSummary:
-    """Generate ``count`` tasks from the snapshot and write ``tasks/<name>/`` (splits + card.md).
+    """Generate ``params.count`` tasks from the snapshot and write ``tasks/<name>/`` (splits + card.md).
 
     ``on_ray``: run the attempts on Ray actors (``workers`` of them, default the
     cluster's CPUs); the task set is byte-identical to the local one.
 
     Raises :class:`TaskGenerationError` (saying how many tasks could be made
-    and the rejection counts) when fewer than ``count`` tasks can be made,
+    and the rejection counts) when fewer than ``params.count`` tasks can be made,
     unless ``allow_partial`` (then at least one task is still required).
     """
     task_set_dir(snapshot_path, name)  # validates the name before any work
-    params = GenerationParams(
-        count=count,
-        seed=seed,
-        compose=ComposeParams(min_hops=min_hops, max_hops=max_hops, level=level),
-        verify_limit=verify_limit,
-        unanswerable=unanswerable,
-        attempts_per_task=attempts_per_task,
-    )
     world = open_world(snapshot_path)
     result = generate_task_list(world, params, workers, verifier, progress, on_ray=on_ray)
     made = len(result.tasks)
-    if made < count and not allow_partial:
+    if made < params.count and not allow_partial:
         raise TaskGenerationError(_shortfall(result, params) + "; pass allow_partial (--allow-partial) to keep them")
-    generator = {"seed": seed, **asdict(params.compose), "count": count, "attempts_per_task": params.attempts_per_task,
-                 "shortcut_filter": params.shortcut_filter, "verify_limit": verify_limit}
-    if unanswerable:  # only then, so sets without unanswerable tasks keep their cards byte for byte
-        generator["unanswerable"] = unanswerable
 
     def card(directory: Path) -> None:
-        text = render_card(name, world.fingerprint, generator, result.tasks, result.attempts, result.rejections,
-                           result.verified, verify_limit if verifier is not None else 0)
+        text = render_card(name, world.fingerprint, params.card_fields(), result.tasks, result.attempts,
+                           result.rejections, result.verified, params.verify_limit if verifier is not None else 0)
         (directory / "card.md").write_text(text, encoding="utf-8")
 
     path = write_task_set(snapshot_path, name, result.tasks, card)
@@ -258,15 +194,10 @@ def generate_tasks(
     )
 
 
-# --- attempts, serial or in worker processes -------------------------------------
-
-_WORKER_STATE: dict = {}
-
-
 def _attempts(
-    graph: FactGraph, source: TaskWorld | str | Path | None, params: GenerationParams, workers: int, fingerprint: str,
+    graph: FactGraph, source: TaskWorld | str | None, params: GenerationParams, workers: int, fingerprint: str,
     on_ray: bool = False,
-) -> Iterator[tuple[int, TaskRecord | None, str]]:
+) -> Iterator[Attempt]:
     """(index, record, reason) for attempts 0, 1, 2, ... up to the bound, in order."""
     if source is None or (workers == 1 and not on_ray):
         for index in range(params.max_attempts):
@@ -275,15 +206,11 @@ def _attempts(
         return
     batches = [range(start, min(start + _BATCH, params.max_attempts)) for start in range(0, params.max_attempts, _BATCH)]
     if on_ray:
-        from stillweb.corpora.tasks.ray_attempts import attempt_batches_on_ray
-
-        for batch in attempt_batches_on_ray(source, params, batches, None if workers == 1 else workers):
-            yield from batch
-        return
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(source, params)) as pool:
-        for batch in pool.imap(_run_batch, batches):
-            yield from batch
+        results = attempt_batches_on_ray(source, params, batches, None if workers == 1 else workers)
+    else:
+        results = attempt_batches_in_processes(source, params, batches, workers)
+    for batch in results:
+        yield from batch
 
 
 def _worker_source(world: TaskWorld | str | Path, loaded: TaskWorld) -> TaskWorld | str:
@@ -292,13 +219,3 @@ def _worker_source(world: TaskWorld | str | Path, loaded: TaskWorld) -> TaskWorl
         return str(world)
     snapshot = getattr(loaded, "snapshot", None)
     return str(snapshot.path) if snapshot is not None else loaded
-
-
-def _init_worker(source: TaskWorld | str | Path, params: GenerationParams) -> None:
-    world = open_world(source) if isinstance(source, (str, Path)) else source
-    _WORKER_STATE.update(graph=FactGraph(world), params=params, fingerprint=world.fingerprint)
-
-
-def _run_batch(indexes: range) -> list[tuple[int, TaskRecord | None, str]]:
-    graph, params, fingerprint = _WORKER_STATE["graph"], _WORKER_STATE["params"], _WORKER_STATE["fingerprint"]
-    return [(i, *attempt_task(graph, params, i, fingerprint)) for i in indexes]

@@ -7,8 +7,8 @@
   which replaces the constant by a described variable; see ``compose.py``).
 
 Each obfuscating function returns the :class:`Condition` the proof will use and
-a transform record ``{"kind", "relation", "original", "obfuscated", ...}``
-from which the original constant can be restored.
+the :class:`~stillweb.corpora.tasks.record.Obfuscation` (kind, relation, original,
+obfuscated, bounds) from which the original constant can be restored.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.graph import fact_year, normalize_text
 from stillweb.corpora.tasks.query import Condition
+from stillweb.corpora.tasks.record import Obfuscation
 
 __all__ = ["exact_condition", "obfuscated_condition", "year_period", "number_range"]
 
@@ -35,7 +36,7 @@ def exact_condition(fact: Fact, label: str, entity: int = -1) -> Condition:
     return Condition("text", (label,), keys=(normalize_text(fact.value),))
 
 
-def obfuscated_condition(fact: Fact, rng: KeyedRng) -> tuple[Condition, dict] | None:
+def obfuscated_condition(fact: Fact, rng: KeyedRng) -> tuple[Condition, Obfuscation] | None:
     """A period or range condition for a date/year/number fact, with its transform; else None."""
     year = fact_year(fact)
     if year is not None and year > 0:
@@ -79,15 +80,8 @@ def number_range(number: float, rng: KeyedRng) -> tuple[float, float, str]:
     return float(low), float(high), phrase
 
 
-def _transform(kind: str, fact: Fact, phrase: str, low: float, high: float) -> dict:
-    return {
-        "kind": kind,
-        "relation": fact.relation,
-        "original": fact.value,
-        "obfuscated": phrase,
-        "low": low,
-        "high": high,
-    }
+def _transform(kind: str, fact: Fact, phrase: str, low: float, high: float) -> Obfuscation:
+    return Obfuscation(kind, fact.relation, fact.value, phrase, low=low, high=high)
 
 
 def _format_number(value: float) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from stillweb.corpora.tasks.formalization import TARGET, constant
+from stillweb.corpora.tasks.record import Obfuscation
 
 __all__ = ["Condition", "Constant", "Node", "Query", "formalization"]
 
@@ -74,7 +75,7 @@ class Query:
     nodes: list[Node]
     answer_fact: int = -1  # literal answers: the root's fact holding the answer
     answer_relation: str = ""
-    obfuscations: list[dict] = field(default_factory=list)
+    obfuscations: list[Obfuscation] = field(default_factory=list)  # in the order they were made
     unions: int = 0
 
     @property

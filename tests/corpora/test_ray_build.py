@@ -9,7 +9,8 @@ import pytest
 from support.ray_env import multistream_copy, same_snapshot
 from stillweb.corpora.build_from_source import build_synthetic, build_wikipedia
 from stillweb.corpora.sources.wikipedia_xml import dump_shards
-from stillweb.corpora.tasks.generate import generate_tasks
+from stillweb.corpora.tasks.compose import ComposeParams
+from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 from support.snapshots import files_digest
 
 pytest.importorskip("ray")
@@ -38,7 +39,7 @@ def test_sharded_multistream_build_equals_the_local_build(ray_runtime, shared_da
 
 
 def test_task_generation_on_ray_writes_the_same_bytes(ray_runtime, small_snapshot):
-    generate_tasks(small_snapshot, "ray-local", 30, 7, max_hops=5)
-    generate_tasks(small_snapshot, "ray-sharded", 30, 7, max_hops=5, on_ray=True)
+    generate_tasks(small_snapshot, "ray-local", GenerationParams(count=30, seed=7, compose=ComposeParams(max_hops=5)))
+    generate_tasks(small_snapshot, "ray-sharded", GenerationParams(count=30, seed=7, compose=ComposeParams(max_hops=5)), on_ray=True)
     digests = [files_digest(small_snapshot / "tasks" / name) for name in ("ray-local", "ray-sharded")]
     assert digests[0] == digests[1]

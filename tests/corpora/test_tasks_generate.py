@@ -71,8 +71,10 @@ def test_level_filter(small_snapshot):
 
 
 _SCRIPT = (
-    "import sys; from stillweb.corpora.tasks.generate import generate_tasks; "
-    "generate_tasks(sys.argv[1], sys.argv[2], 40, 7, max_hops=5, workers=int(sys.argv[3]))"
+    "import sys; from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks; "
+    "from stillweb.corpora.tasks.compose import ComposeParams; "
+    "generate_tasks(sys.argv[1], sys.argv[2], GenerationParams(count=40, seed=7, compose=ComposeParams(max_hops=5)), "
+    "workers=int(sys.argv[3]))"
 )
 
 
@@ -112,7 +114,7 @@ def test_impossible_hops_explain_themselves():
 
 def test_shortfall_writes_nothing_unless_partial_allowed(small_snapshot):
     with pytest.raises(TaskGenerationError, match=r"made \d+ of 1200 tasks in 1200 attempts.*--allow-partial"):
-        generate_tasks(small_snapshot, "never", 1200, 0, attempts_per_task=1)
+        generate_tasks(small_snapshot, "never", GenerationParams(count=1200, seed=0, attempts_per_task=1))
     assert not (small_snapshot / "tasks" / "never").exists()
 
 
@@ -127,7 +129,7 @@ def test_bad_parameters_name_the_value(small_snapshot):
     with pytest.raises(ValueError, match="count must be >= 1, got 0"):
         GenerationParams(count=0)
     with pytest.raises(ValueError, match="bad task set name"):
-        generate_tasks(small_snapshot, "../escape", 3)
+        generate_tasks(small_snapshot, "../escape", GenerationParams(count=3))
 
 
 def test_hard_end_matches_webshaper_complexity(small_snapshot):
@@ -161,5 +163,5 @@ def test_parallel_generation_opens_the_world_once_in_the_parent(small_snapshot, 
     opened = []
     real = generate.open_world
     monkeypatch.setattr(generate, "open_world", lambda source: opened.append(source) or real(source))
-    summary = generate.generate_tasks(small_snapshot, "once", 5, 2, workers=2)
+    summary = generate.generate_tasks(small_snapshot, "once", GenerationParams(count=5, seed=2), workers=2)
     assert summary.count == 5 and len(opened) == 1

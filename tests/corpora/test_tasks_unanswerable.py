@@ -64,8 +64,8 @@ def test_a_mixed_set_keeps_its_answerable_tasks_as_they_were(small_snapshot):
 
 
 def test_share_zero_is_byte_identical_to_no_option(small_snapshot):
-    plain = generate_tasks(small_snapshot, "u17-plain", count=10, seed=3)
-    zero = generate_tasks(small_snapshot, "u17-zero", count=10, seed=3, unanswerable=0.0)
+    plain = generate_tasks(small_snapshot, "u17-plain", GenerationParams(count=10, seed=3))
+    zero = generate_tasks(small_snapshot, "u17-zero", GenerationParams(count=10, seed=3, unanswerable=0.0))
     for split in SPLITS:
         assert (small_snapshot / "tasks/u17-plain" / f"{split}.parquet").read_bytes() == \
             (small_snapshot / "tasks/u17-zero" / f"{split}.parquet").read_bytes()

@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 import stillweb.envs  # noqa: F401 - registers the environments
-from stillweb.corpora.tasks.generate import generate_tasks
+from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 from stillweb.envs import ReferenceAgent, run_episode
 
 
@@ -17,7 +17,7 @@ def snapshot_with_tasks(small_snapshot, tmp_path_factory):
     """A copy of the shared synthetic snapshot with a generated task set ``hard``."""
     path = tmp_path_factory.mktemp("env-synthetic") / "snap"
     shutil.copytree(small_snapshot, path)
-    generate_tasks(path, "hard", 12, seed=0, allow_partial=True)
+    generate_tasks(path, "hard", GenerationParams(count=12, seed=0), allow_partial=True)
     return path
 
 

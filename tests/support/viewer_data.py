@@ -18,11 +18,11 @@ def viewer_snapshot(source: Path, directory: Path, name: str = "viewer") -> Path
     (a copy, so the shared session snapshot keeps its task sets)."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 
     snapshot = directory / source.name
     shutil.copytree(source, snapshot)
-    generate_tasks(snapshot, name, 12, seed=1)
+    generate_tasks(snapshot, name, GenerationParams(count=12, seed=1))
     return snapshot
 
 
