@@ -73,7 +73,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
     same world and true facts, read back through the infobox mapping.
     """
     from stillweb.corpora.sources.wikipedia_xml import read_dump
-    from stillweb.corpora.synthetic import generate_world, wikipedia_style_pages, write_xml_dump
+    from stillweb.corpora.synthetic import generate_world, wikipedia_style_pages, world_pages, write_xml_dump
 
     if articles < 1:
         raise ValueError(f"articles must be at least 1, got {articles}")
@@ -86,7 +86,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
     try:
         dump_path, truth_path = work / "world.xml", work / "truth.parquet"
         world = generate_world(articles, seed)
-        write_xml_dump(world.pages() if dump_style == "synthetic" else wikipedia_style_pages(world), dump_path)
+        write_xml_dump(world_pages(world) if dump_style == "synthetic" else wikipedia_style_pages(world), dump_path)
         _write_truth(world, truth_path)
         del world  # the build reads the dump; the world's memory is not needed any more
 
@@ -121,9 +121,11 @@ def _dump_style(dump_style: str) -> dict:
 
 def _write_truth(world, path: Path) -> None:
     """The world's true facts as ``truth.parquet``, written in batches."""
+    from stillweb.corpora.synthetic.facts import iter_true_facts
+
     with pq.ParquetWriter(path, TRUTH_SCHEMA, compression="zstd") as writer:
         rows: list[tuple] = []
-        for fact in world.iter_true_facts():
+        for fact in iter_true_facts(world):
             rows.append((fact.subject_title, fact.relation, fact.value, fact.value_type, fact.object_title))
             if len(rows) >= 65_536:
                 writer.write_table(_truth_table(rows))

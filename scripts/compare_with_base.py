@@ -72,11 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, required=True, help="a scratch directory (base/ and new/ go inside)")
     parser.add_argument("--allow-additions", action="store_true",
                         help="pass when records only gained keys (a base before features that add info/fields)")
+    parser.add_argument("--reuse-base", action="store_true",
+                        help="keep WORK/base from an earlier run of the same base commit (skip rebuilding it)")
     args = parser.parse_args(argv)
     added_only = args.allow_additions
     sides = {"base": args.base_python, "new": sys.executable}
     for side, python in sides.items():
         directory = args.work / side
+        if side == "base" and args.reuse_base and (directory / "taskset.sha256").exists():
+            print(f"base: reusing {directory}", flush=True)
+            continue
         directory.mkdir(parents=True, exist_ok=True)
         print(f"{side}: building, generating, recording with {python}", flush=True)
         subprocess.run([python, "-c", PROBE, str(directory)], check=True)

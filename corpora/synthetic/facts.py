@@ -3,7 +3,7 @@
 :func:`entity_facts` returns the infobox facts of an entity in infobox order
 (a relation with several values appears once per value, consecutively). The
 article renderer writes exactly these facts into the infobox, and
-``World.true_facts`` reports exactly these, so the ground truth and the page
+:func:`iter_true_facts` reports exactly these, so the ground truth and the page
 never disagree. Relations keep the graph consistent: a film's director is a
 film director, released while alive and adult; a company is founded after its
 founders were born; a mayor is a living politician of the city's country...
@@ -11,31 +11,58 @@ founders were born; a mayor is a living politician of the city's country...
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.synthetic import names as nm
-from stillweb.corpora.synthetic.world import PRESENT_YEAR, World, decode_date, keyed_date
+from stillweb.corpora.synthetic.dates import PRESENT_YEAR, decode_date, keyed_date
+from stillweb.corpora.synthetic.world import World
 
 T = TypeVar("T")
 
-__all__ = ["InfoboxField", "entity_facts", "fact_value_string", "format_number", "canonical_number"]
+__all__ = ["InfoboxField", "TrueFact", "canonical_number", "entity_facts", "fact_value_string", "format_number",
+           "iter_true_facts"]
 
 
 @dataclass(frozen=True, slots=True)
 class InfoboxField:
     """One infobox field of a synthetic entity, with its value still typed: a gid
     (entity), a YYYYMMDD int (date), an int year, an int or float (number), or a
-    str (text). It becomes page text in ``render`` and a
-    :class:`~stillweb.corpora.synthetic.world.TrueFact` (titles and strings, as
-    extraction must recover it) in ``World.true_facts``; the snapshot's
+    str (text). It becomes page text in :mod:`.wikitext_pages` and a
+    :class:`TrueFact` (titles and strings, as extraction must recover it) in
+    :func:`iter_true_facts`; the snapshot's
     :class:`~stillweb.corpora.records.Fact` (doc ids) is what a build extracts."""
 
     relation: str
     value_type: str
     value: int | float | str
+
+
+@dataclass(frozen=True, slots=True)
+class TrueFact:
+    """One ground-truth fact, as the ingestion path should extract it from the infobox.
+
+    ``value`` follows :class:`~stillweb.corpora.records.ExtractedFact`: the object
+    title for entities, ISO ``YYYY-MM-DD`` for dates, ``YYYY`` for years, the
+    canonical number (no thousands separators, no trailing ``.0``) for numbers.
+    """
+
+    subject_title: str
+    relation: str
+    value: str
+    value_type: str
+    object_title: str | None
+
+
+def iter_true_facts(world: World) -> Iterator[TrueFact]:
+    """The ground truth: every fact an infobox states, entity by entity, in infobox order."""
+    for gid in range(world.entity_count):
+        subject = world.titles[gid]
+        for fact in entity_facts(world, gid):
+            obj = world.titles[fact.value] if fact.value_type == "entity" else None
+            yield TrueFact(subject, fact.relation, fact_value_string(world, fact), fact.value_type, obj)
 
 
 def entity_facts(world: World, gid: int) -> list[InfoboxField]:

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number
 from stillweb.corpora.synthetic.wikitext_pages import MONTHS, render_unit
-from stillweb.corpora.synthetic.world import World, decode_date
+from stillweb.corpora.synthetic.dates import decode_date
+from stillweb.corpora.synthetic.world import World
 
 __all__ = ["wikipedia_style_pages", "wikipedia_infobox"]
 
@@ -59,7 +60,7 @@ _REFERENCED = frozenset({"population", "employees", "students", "attendance", "a
 
 
 def wikipedia_style_pages(world: World) -> Iterator[RawPage]:
-    """Every page of the world, as ``world.pages()``, with infoboxes in Wikipedia's habits."""
+    """Every page of the world, as :func:`.wikitext_pages.world_pages` gives them, with infoboxes in Wikipedia's habits."""
     for unit in range(len(world)):
         pages = render_unit(world, unit)
         if unit < world.entity_count:

@@ -11,6 +11,7 @@ that state nothing, a "See also" list where one applies, and categories.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from urllib.parse import quote
 
 from stillweb.corpora.keyed import KeyedRng
@@ -19,9 +20,10 @@ from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.choices import SmallChoices
 from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number
 from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATION_PHRASES, SECTION_PLANS
-from stillweb.corpora.synthetic.world import World, decode_date
+from stillweb.corpora.synthetic.dates import decode_date
+from stillweb.corpora.synthetic.world import World
 
-__all__ = ["render_unit", "page_url", "short_description"]
+__all__ = ["page_url", "render_unit", "short_description", "world_pages"]
 
 URL_PREFIX = "https://synthetic.stillweb.invalid/wiki/"
 INFOBOX_TEMPLATES = {
@@ -45,8 +47,18 @@ def page_url(title: str) -> str:
     return URL_PREFIX + quote(title.replace(" ", "_"), safe="()_,'")
 
 
+def world_pages(world: World) -> Iterator[RawPage]:
+    """Every page of the world, unit by unit, in a fixed order."""
+    for unit in range(len(world)):
+        yield from render_unit(world, unit)
+
+
 def render_unit(world: World, unit: int) -> list[RawPage]:
-    """The pages of page unit ``unit`` (see :class:`~stillweb.corpora.synthetic.world.World`)."""
+    """The pages of page unit ``unit``: an entity article with its redirects, a disambiguation
+    page, or a list page (see :class:`~stillweb.corpora.synthetic.world.World`). A pure function
+    of (world, unit); ``IndexError`` outside ``range(len(world))``."""
+    if not 0 <= unit < len(world):
+        raise IndexError(f"page unit {unit} out of range [0, {len(world)})")
     if unit < world.entity_count:
         return _entity_pages(world, unit)
     unit -= world.entity_count

@@ -10,12 +10,14 @@ which the pools of eligible related entities are built (film directors for films
 record labels for albums, living politicians of a country for mayors...).
 
 Everything else about an entity (its facts, its article) is a pure function of
-(world, entity index), computed on demand by :mod:`.facts` and :mod:`.render`,
-so a builder can render shards in parallel and memory stays small: about 0.5 kB
-per entity. Every random choice uses ``KeyedRng(seed, kind, index, what)``.
+(world, entity index), computed on demand by :mod:`.facts` and
+:mod:`.wikitext_pages`, so a builder can render shards in parallel and memory
+stays small: about 0.5 kB per entity. Every random choice uses
+``KeyedRng(seed, kind, index, what)``. Names come from :mod:`.naming`, dates
+from :mod:`.dates`.
 
-Page units: ``World.render(unit)`` for ``unit in range(len(world))`` renders, in
-order, one unit per entity (its article plus its alias redirects), then one per
+Page units: ``render_unit(world, unit)`` (:mod:`.wikitext_pages`) for
+``unit in range(len(world))`` renders, in order, one unit per entity (its article plus its alias redirects), then one per
 disambiguation page, then one per list page. Disambiguation and list pages count
 within ``articles``: the number of entities is chosen so that entities +
 disambiguation + list pages is close to ``articles`` (within a few percent, for
@@ -26,16 +28,16 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from operator import attrgetter
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.choices import Chooser, SmallChoices
+from stillweb.corpora.synthetic.dates import PRESENT_YEAR, encode_date, keyed_date
+from stillweb.corpora.synthetic.naming import NAMERS, work_name
 
-__all__ = ["KINDS", "World", "ListPage", "TrueFact", "generate_world", "MIN_ARTICLES"]
+__all__ = ["KINDS", "World", "ListPage", "generate_world", "MIN_ARTICLES"]
 
 # Entity kinds, in generation order (a kind may use the names of earlier kinds).
 KINDS = ("country", "city", "person", "university", "company", "award", "book", "film", "album", "event")
@@ -51,27 +53,10 @@ _MINIMUMS = {
 # Disambiguation and list pages come to about this fraction of the entities.
 _EXTRA_PAGE_RATIO = 0.05
 MIN_ARTICLES = 1  # below ~100 the world is the smallest one that fills every pool (~80 pages)
-PRESENT_YEAR = 2025  # the world's "now": a constant, never the wall clock
 WORK_KINDS = ("book", "film", "album")
 WORK_QUALIFIERS = {"book": "book", "film": "film", "album": "album"}
 CREATOR_OCCUPATIONS = {"book": ("writer",), "film": ("film director",), "album": ("musician", "singer")}
 FILMS_FOR_LIST_PAGE = 3
-
-
-@dataclass(frozen=True, slots=True)
-class TrueFact:
-    """One ground-truth fact, as the ingestion path should extract it from the infobox.
-
-    ``value`` follows :class:`~stillweb.corpora.records.ExtractedFact`: the object
-    title for entities, ISO ``YYYY-MM-DD`` for dates, ``YYYY`` for years, the
-    canonical number (no thousands separators, no trailing ``.0``) for numbers.
-    """
-
-    subject_title: str
-    relation: str
-    value: str
-    value_type: str
-    object_title: str | None
 
 
 @dataclass(frozen=True)
@@ -105,27 +90,12 @@ def _kind_counts(articles: int) -> dict[str, int]:
     return {kind: max(_MINIMUMS[kind], round(entities * _SHARES[kind])) for kind in KINDS}
 
 
-def encode_date(year: int, month: int, day: int) -> int:
-    """A date as the integer YYYYMMDD (compact storage in arrays)."""
-    return year * 10000 + month * 100 + day
-
-
-def decode_date(value: int) -> tuple[int, int, int]:
-    """The (year, month, day) of a YYYYMMDD integer."""
-    return value // 10000, value // 100 % 100, value % 100
-
-
-def keyed_date(rng: KeyedRng, first_year: int, last_year: int) -> int:
-    """A YYYYMMDD date with a year in [first_year, last_year] (days 1-28, always valid)."""
-    return encode_date(rng.integer(first_year, last_year), rng.integer(1, 12), rng.integer(1, 28))
-
-
 class World:
     """A generated world. Use :func:`generate_world` to build one.
 
-    ``len(world)`` is the number of page units; ``world.render(unit)`` the pages
-    of one unit; ``world.pages()`` all pages in order; ``world.true_facts()``
-    the ground truth stated by the infoboxes.
+    ``len(world)`` is the number of page units; ``render_unit(world, unit)`` and
+    ``world_pages(world)`` (:mod:`.wikitext_pages`) render them, and
+    ``iter_true_facts(world)`` (:mod:`.facts`) is the ground truth stated by the infoboxes.
     """
 
     def __init__(self, articles: int, seed: int) -> None:
@@ -174,38 +144,6 @@ class World:
     # ----- page units --------------------------------------------------------------------
     def __len__(self) -> int:
         return self.entity_count + len(self.disambiguations) + len(self.list_pages)
-
-    def render(self, unit: int) -> list[RawPage]:
-        """The pages of one unit: an entity article with its redirects, a
-        disambiguation page, or a list page. A pure function of (world, unit)."""
-        from stillweb.corpora.synthetic.wikitext_pages import render_unit
-
-        if not 0 <= unit < len(self):
-            raise IndexError(f"page unit {unit} out of range [0, {len(self)})")
-        return render_unit(self, unit)
-
-    def pages(self) -> Iterator[RawPage]:
-        """Every page of the world, unit by unit, in a fixed order."""
-        for unit in range(len(self)):
-            yield from self.render(unit)
-
-    def true_facts(self) -> list[TrueFact]:
-        """The ground truth: every fact an infobox states, sorted by
-        (subject, relation, value type, value, object)."""
-        facts = list(self.iter_true_facts())
-        # A total order: facts equal in these four fields are equal (an entity value is its object title).
-        facts.sort(key=attrgetter("subject_title", "relation", "value_type", "value"))
-        return facts
-
-    def iter_true_facts(self) -> Iterator[TrueFact]:
-        """The ground truth, entity by entity (streaming; not sorted across entities)."""
-        from stillweb.corpora.synthetic.facts import entity_facts, fact_value_string
-
-        for gid in range(self.entity_count):
-            subject = self.titles[gid]
-            for fact in entity_facts(self, gid):
-                obj = self.titles[fact.value] if fact.value_type == "entity" else None
-                yield TrueFact(subject, fact.relation, fact_value_string(self, fact), fact.value_type, obj)
 
     # ----- construction --------------------------------------------------------------------
     def _build_core_arrays(self) -> None:
@@ -286,17 +224,8 @@ class World:
     def _name_entities(self) -> None:
         """Invented names, unique except for the deliberate collisions."""
         self._groups: dict[str, list[int]] = {}
-        namers = {
-            "country": self._country_name,
-            "city": self._city_name,
-            "person": self._person_name,
-            "university": self._university_name,
-            "company": self._company_name,
-            "award": self._award_name,
-            "event": self._event_name,
-        }
         for kind in KINDS:
-            namer = namers.get(kind, self._work_name)
+            namer = NAMERS.get(kind, work_name)
             for i in range(self.counts[kind]):
                 gid = self.gid(kind, i)
                 name = self._collision_name(kind, i) or self._fresh_name(namer, kind, i)
@@ -304,11 +233,11 @@ class World:
                 self._groups.setdefault(name, []).append(gid)
         self.demonyms = [nm.demonym(self.names[self.gid("country", i)]) for i in range(self.counts["country"])]
 
-    def _fresh_name(self, namer: Callable[[Chooser, int, int], str], kind: str, i: int) -> str:
+    def _fresh_name(self, namer: Callable[["World", Chooser, int, int], str], kind: str, i: int) -> str:
         rng = SmallChoices(self.rng(kind, i, "name"))
         attempt = 0
         while True:
-            name = namer(rng, i, attempt)
+            name = namer(self, rng, i, attempt)
             if name not in self._groups:
                 return name
             attempt += 1
@@ -438,54 +367,3 @@ class World:
     def event_type(self, i: int) -> str:
         """The kind of event (Marathon, Summit...)."""
         return self.rng("event", i, "type").choice(nm.EVENT_TYPES)
-
-    # ----- namers: (rng, index, attempt) -> name ------------------------------------------------
-    def _country_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        root, suffix = nm.country_root(rng)
-        return root + suffix
-
-    def _city_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        return nm.place_name(rng)
-
-    def _person_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        given, middle, family = nm.person_name(rng)
-        gid = self.gid("person", i)
-        if middle:
-            self.full_names[gid] = f"{given} {middle} {family}"
-        else:
-            self.full_names.pop(gid, None)
-        return f"{given} {family}"
-
-    def _university_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        city = self.names[self.gid("city", self.university_city(i))]
-        pattern = rng.integer(0, 4) if attempt < 3 else 4
-        if pattern == 0:
-            return f"University of {city}"
-        if pattern == 1:
-            return f"{city} Institute of Technology"
-        if pattern == 2:
-            return f"{city} {rng.choice(('State', 'Polytechnic', 'Technical', 'Open'))} University"
-        if pattern == 3:
-            return f"{city} College of {rng.choice(('Arts', 'Music', 'Medicine', 'Engineering', 'Law'))}"
-        return f"{nm.word(rng, 2)} {rng.choice(('University', 'College', 'Academy'))}"
-
-    def _company_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        industry = nm.INDUSTRIES[self.industry[i]]
-        return f"{nm.word(rng, rng.integer(2, 3))} {rng.choice(nm.COMPANY_SUFFIXES[industry])}"
-
-    def _award_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        field = nm.AWARD_FIELDS[self.award_field[i]][0]
-        pattern = rng.integer(0, 2)
-        if pattern == 0:
-            return f"{nm.word(rng, 2)} Prize for {field}"
-        if pattern == 1:
-            return f"{rng.choice(nm.ADJECTIVES)} {rng.choice(nm.NOUNS)} Award for {field}"
-        return f"{nm.word(rng, 3)} Medal"
-
-    def _event_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        city, date = self.event_place_and_date(i)
-        base = f"{date // 10000} {self.names[self.gid('city', city)]} {self.event_type(i)}"
-        return base if attempt == 0 else f"{date // 10000} {nm.word(rng, 2)} {self.event_type(i)}"
-
-    def _work_name(self, rng: Chooser, i: int, attempt: int) -> str:
-        return nm.work_title(rng)

@@ -356,12 +356,12 @@ def test_parse_page_is_identical_across_processes() -> None:
 
 
 def test_synthetic_world_facts_are_extracted_exactly() -> None:
-    from stillweb.corpora.synthetic import generate_world
+    from stillweb.corpora.synthetic import generate_world, iter_true_facts, world_pages
 
     world = generate_world(120, seed=3)
-    truth = {(f.subject_title, f.relation, f.value, f.value_type, f.object_title) for f in world.true_facts()}
+    truth = {(f.subject_title, f.relation, f.value, f.value_type, f.object_title) for f in iter_true_facts(world)}
     extracted = set()
-    for raw in world.pages():
+    for raw in world_pages(world):
         if raw.redirect is None:
             page = parse_page(raw.title, raw.text)
             assert not LEAK.search(page.text), raw.title
