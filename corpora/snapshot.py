@@ -180,7 +180,7 @@ class Snapshot:
         with self._pool_lock:  # server threads may send batches at once: one pool per snapshot
             if self._pool is None or self._pool.workers != workers:
                 self._close_pool()
-                self._pool = SearchPool(self.path, workers)
+                self._pool = SearchPool(self.path, workers, Snapshot.open)
             pool = self._pool
         try:
             return pool.search_many(queries, k)

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import gc
-import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +29,7 @@ from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_stats import InfoboxCounts
 from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
+from stillweb.corpora.processes import process_context
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, PreParsedPage, RawPage, SkippedRow
 from stillweb.corpora.accounting import RowAccount
@@ -217,12 +216,8 @@ def build_snapshot(
         kinds: dict[str, int] = {}
         infobox = InfoboxCounts()
         chunks = _chunks(pages, graph, account, _PARSE_CHUNK)
-        if workers > 1:  # fork before tantivy starts its writer threads
-            # Freeze the parent's objects (a source may hold a whole world in memory) so the
-            # workers' garbage collector never touches, and so copies, the pages they share.
-            gc.freeze()
-            pool = multiprocessing.get_context("fork").Pool(workers)
-            gc.unfreeze()
+        if workers > 1:  # started as stillweb.corpora.processes says; chunks of pages go to them pickled
+            pool = process_context().Pool(workers)
             parsed_chunks = pool.imap(_parse_chunk, chunks)
         else:
             parsed_chunks = map(_parse_chunk, chunks)

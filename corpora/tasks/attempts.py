@@ -11,13 +11,13 @@ builds its fact graph once (:class:`AttemptWorker`). The driver
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.processes import process_context
 from stillweb.corpora.tasks.assemble import build_record
 from stillweb.corpora.tasks.compose import ComposeParams, compose_query
 from stillweb.corpora.tasks.graph import FactGraph
@@ -99,13 +99,9 @@ _WORKER: list[AttemptWorker] = []  # the one AttemptWorker of a pool process
 
 def attempt_batches_in_processes(source: TaskWorld | str, params: GenerationParams, batches: Sequence[range],
                                  workers: int) -> Iterator[list[Attempt]]:
-    """The results of ``batches`` in order, computed by ``workers`` local processes.
-
-    ``spawn`` like every process pool of the package (see ``corpora/search_pool.py``): a fresh
-    interpreter per worker, never a fork of a parent whose threads may hold locks.
-    """
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_start_worker, initargs=(source, params)) as pool:
+    """The results of ``batches`` in order, computed by ``workers`` local processes
+    (started as :mod:`stillweb.corpora.processes` says)."""
+    with process_context().Pool(workers, initializer=_start_worker, initargs=(source, params)) as pool:
         yield from pool.imap(_run_batch, batches)
 
 

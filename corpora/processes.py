@@ -1,0 +1,31 @@
+"""How the package starts worker processes: always ``spawn``, from this one place.
+
+Every local process pool (parsing pages in :mod:`~stillweb.corpora.snapshot_build`,
+task attempts in :mod:`~stillweb.corpora.tasks.attempts`, batched search in
+:mod:`~stillweb.corpora.search_pool`) takes its context from
+:func:`process_context`. Why ``spawn``: a worker starts from a fresh interpreter, so
+it never inherits a lock held by a thread of the parent (tantivy's writer and
+searcher threads, a server's request threads, Ray's threads), which ``fork`` can
+deadlock on; it behaves the same on Linux, macOS and Windows (where it is the only
+method); and ``forkserver`` would buy no start-up time here, since each worker
+imports stillweb and opens its own files anyway. The price, as with any
+``spawn`` pool: a script that starts one must guard its entry point with
+``if __name__ == "__main__":`` (workers import the main module).
+
+>>> process_context().get_start_method()
+'spawn'
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from multiprocessing.context import BaseContext
+
+__all__ = ["START_METHOD", "process_context"]
+
+START_METHOD = "spawn"
+
+
+def process_context() -> BaseContext:
+    """The multiprocessing context every worker pool of the package uses (see the module docstring)."""
+    return multiprocessing.get_context(START_METHOD)
