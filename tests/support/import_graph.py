@@ -1,0 +1,114 @@
+"""The package's import graph, read from the source (no module is imported).
+
+:func:`import_graph` maps every module of the five layers (``stillweb.corpora`` ...
+``stillweb.cli``) to the stillweb modules it imports, at any depth of the file
+(module level, inside functions, inside ``try``), except under
+``if TYPE_CHECKING:`` (names for annotations only, never run).
+``from package import name`` points at ``package.name`` when that is a module,
+else at the package itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+LAYERS = ("corpora", "sandboxes", "envs", "server", "cli")  # lower first: a layer imports only its own and lower ones
+
+
+def module_files() -> dict[str, Path]:
+    """Dotted module name -> source file, for every module of the layers (packages as their ``__init__``)."""
+    modules = {}
+    for layer in LAYERS:
+        for path in sorted((REPO / layer).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(("stillweb", *parts))] = path
+    return modules
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _imports(tree: ast.AST, package: str) -> list[str]:
+    """Absolute names this tree imports (``from x import y`` gives both ``x`` and ``x.y``)."""
+    found: list[str] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if _type_checking_only(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against the importing package
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            found.append(base)
+            found.extend(f"{base}.{alias.name}" for alias in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the stillweb modules it imports (see the module docstring)."""
+    modules = module_files()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for imported in _imports(ast.parse(path.read_text(encoding="utf-8")), package):
+            if imported in modules:
+                targets.add(imported)
+        # ``from pkg import module``: the edge goes to the module, not to the package's __init__
+        targets -= {t for t in targets if any(other.startswith(t + ".") for other in targets)}
+        graph[name] = targets - {name}
+    return graph
+
+
+def layer_of(module: str) -> int:
+    """0 for stillweb.corpora ... 4 for stillweb.cli."""
+    return LAYERS.index(module.split(".")[1])
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted, in sorted order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)

@@ -1,0 +1,88 @@
+"""The import structure: no cycles, no upward layer imports, and every module importable alone.
+
+Layers, lower first: corpora < sandboxes < envs < server < cli (ARCHITECTURE.md);
+a module imports only its own layer and lower ones. A cycle is cut by moving code
+to where it belongs, so the graph counts imports at any depth of a file, inside
+functions too (:mod:`support.import_graph`); only ``if TYPE_CHECKING:`` blocks
+(annotations, never run) are left out.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from support.import_graph import LAYERS, cycles, import_graph, layer_of, module_files
+
+# Third-party packages loaded once by the driver before it forks a child per module: each
+# child then imports one stillweb module into an interpreter holding no stillweb module,
+# without paying numpy/pyarrow/gymnasium/fastapi start-up again. (Extras are left to the children.)
+_PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "gymnasium", "tantivy", "pydantic", "fastapi", "httpx",
+            "mwparserfromhell", "jinja2", "tqdm")
+
+_DRIVER = r"""
+import importlib, os, sys
+for name in sys.argv[2].split(","):
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+assert not [m for m in sys.modules if m.startswith("stillweb")]
+failures = []
+for module in sys.argv[1].split(","):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        message = b""
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:  # an optional extra that is not installed: fine
+            if (error.name or "").startswith("stillweb"):
+                message = repr(error).encode()
+        except BaseException as error:
+            message = f"{type(error).__name__}: {error}".encode()
+        os.write(write, message[:2000])
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        message = pipe.read()
+    os.waitpid(pid, 0)
+    if message:
+        failures.append(f"{module}: {message.decode(errors='replace')}")
+print("\n".join(failures))
+"""
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_no_layer_imports_a_higher_layer():
+    upward = sorted(f"{module} -> {target}" for module, targets in import_graph().items() for target in targets
+                    if layer_of(target) > layer_of(module))
+    assert upward == [], f"layers are {' < '.join(LAYERS)}"
+
+
+def test_the_graph_sees_what_it_must():
+    """The reader finds module-level, function-level and `from package import module` edges."""
+    graph = import_graph()
+    assert "stillweb.corpora.snapshot" in graph["stillweb.corpora.tasks.task_world"]  # module level
+    assert "stillweb.corpora.tasks.ray_attempts" in graph["stillweb.corpora.tasks.generate"]
+    assert "stillweb.corpora.synthetic.names" in graph["stillweb.corpora.synthetic.world"]  # from pkg import module
+    assert "stillweb.corpora.synthetic" not in graph["stillweb.corpora.synthetic.world"]
+
+
+def test_cycles_are_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.slow  # ~150 imports, torch/ray/transformers among them where the extras are installed
+def test_every_module_imports_alone_in_a_fresh_process():
+    modules = sorted(module_files())
+    result = subprocess.run([sys.executable, "-c", _DRIVER, ",".join(modules), ",".join(_PRELOAD)],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "", result.stdout
