@@ -57,9 +57,23 @@ class ToolRegistry:
         if unknown:
             raise ValueError(f"unknown tool name(s) {unknown} in the whitelist; available: {list(TOOL_NAMES)}")
         self.snapshot = snapshot
-        self._tools: dict[str, Tool] = {}
-        for name in dict.fromkeys(requested):
-            self._tools[name] = _FACTORIES[name](snapshot, python)
+        self._install([_FACTORIES[name](snapshot, python) for name in dict.fromkeys(requested)])
+
+    @classmethod
+    def from_tools(cls, tools: Iterable[Tool]) -> ToolRegistry:
+        """A registry offering exactly ``tools`` (another family than the snapshot's, e.g. the
+        app world's endpoints); ``ValueError`` for an empty list or a repeated name."""
+        tools = list(tools)
+        names = [tool.name for tool in tools]
+        if not tools or len(set(names)) != len(names):
+            raise ValueError(f"from_tools needs tools with distinct names, got {names[:10]}")
+        registry = cls.__new__(cls)
+        registry.snapshot = None
+        registry._install(tools)
+        return registry
+
+    def _install(self, tools: list[Tool]) -> None:
+        self._tools: dict[str, Tool] = {tool.name: tool for tool in tools}
         self._validators = {name: compile_validator(tool.parameters) for name, tool in self._tools.items()}
         self._by_call_name = dict(self._tools)
         for tool in self._tools.values():

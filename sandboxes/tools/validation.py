@@ -111,6 +111,10 @@ def _describe(error: ValidationError) -> str:
         return f"{where} is too long ({len(error.instance)} characters; at most {value})"
     if kind == "minLength":
         return f"{where} must not be empty" if value == 1 else f"{where} needs at least {value} characters"
+    if kind == "minProperties":
+        return f"give at least {value - 1} field(s) to change besides the id" if "id" in (error.instance or {}) else f"give at least {value} argument(s)"
+    if kind == "enum":
+        return f"{where} must be one of {', '.join(map(str, value))}, got {preview(error.instance)}"
     if kind == "maxItems":
         return f"{where} has too many items ({len(error.instance)}; at most {value})"
     if kind == "minItems":
