@@ -2,6 +2,7 @@
 
 - ``stillweb/WikiQA-v0`` (:class:`WikiQAEnv`): multi-turn deep research with tools.
 - ``stillweb/Lookup-v0`` (:class:`LookupEnv`): single-turn sanity task.
+- ``stillweb/Apps-v0`` (:class:`~stillweb.envs.apps.AppsEnv`): stateful app APIs, checked by the final state.
 - ``stillweb/Remote-v0`` (:class:`~stillweb.envs.remote.RemoteEnv`): either of them served over HTTP.
 
 >>> import gymnasium as gym, stillweb.envs
@@ -44,6 +45,7 @@ for _env_id, _entry_point in (
     ("stillweb/WikiQA-v0", "stillweb.envs.wikiqa:WikiQAEnv"),
     ("stillweb/Lookup-v0", "stillweb.envs.lookup:LookupEnv"),
     ("stillweb/Remote-v0", "stillweb.envs.remote:RemoteEnv"),
+    ("stillweb/Apps-v0", "stillweb.envs.apps:AppsEnv"),
 ):
     if _env_id not in registry:
         register(id=_env_id, entry_point=_entry_point, disable_env_checker=True)

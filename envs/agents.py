@@ -95,6 +95,14 @@ class ReferenceAgent:
         tool_format: the env's ``tool_format``.
     """
 
+    def __new__(cls, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> Any:
+        """An app task (one with a reference ``program``) gets the ``Apps-v0`` reference agent."""
+        from stillweb.envs.apps_agents import AppReferenceAgent, is_app_task
+
+        if cls is ReferenceAgent and is_app_task(task):
+            return AppReferenceAgent(task, tool_format)
+        return super().__new__(cls)
+
     def __init__(self, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> None:
         self.task = Task.from_dict(task)
         self.tool_format = tool_format

@@ -77,8 +77,9 @@ class AppSession:
         self.clock = START_MINUTE
         self.calls = 0
         self.errors = errors or ErrorPlan()
+        self.waits = 0
         self.rate_limited_until = -1
-        self.written: set[str] = set()
+        self.journal: list[dict[str, Any]] = []  # every row written: table, id, before, after (None: absent)
 
     # -- clock and transient errors -------------------------------------------------------
 
@@ -112,6 +113,7 @@ class AppSession:
     def wait(self, minutes: int) -> None:
         """Advance the world clock by ``minutes`` (the one way to let a rate limit pass)."""
         self.clock += minutes
+        self.waits += 1
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -147,6 +149,7 @@ class AppSession:
                                          list(row.values()))
         row["id"] = cursor.lastrowid
         self._add(spec, row, +1)
+        self.journal.append({"table": table, "id": row["id"], "before": None, "after": row})
         return int(row["id"])
 
     def update(self, table: str, row_id: int, changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -161,6 +164,7 @@ class AppSession:
         self.connection.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", [*changes.values(), row_id])
         self._add(spec, old, -1)
         self._add(spec, new, +1)
+        self.journal.append({"table": table, "id": row_id, "before": old, "after": new})
         return new
 
     def delete(self, table: str, row_id: int) -> None:
@@ -170,10 +174,10 @@ class AppSession:
             return
         self.connection.execute(f"DELETE FROM {table} WHERE id = ?", (row_id,))
         self._add(TABLES[table], old, -1)
+        self.journal.append({"table": table, "id": row_id, "before": old, "after": None})
 
     def _add(self, spec: Table, row: dict[str, Any], sign: int) -> None:
         self.sums[spec.name] = (self.sums[spec.name] + sign * row_hash(spec, row)) % FINGERPRINT_MOD
-        self.written.add(spec.name)
 
     # -- fingerprints ---------------------------------------------------------------------
 

@@ -1,0 +1,32 @@
+"""The app environment's text around the call format: who the agent acts as, and the
+``answer`` function (reply to the user, or abstain when the request cannot be done)."""
+
+from __future__ import annotations
+
+from stillweb.corpora.apps.generate import AppWorldBase, email_of
+
+__all__ = ["ANSWER_SCHEMA", "user_header"]
+
+ANSWER_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "answer",
+        "description": ("Reply to the user: state what they asked for, or confirm what you did. If the request "
+                        'cannot be done with these APIs or your permissions, abstain: {"abstain": true, "text": "<why>"}.'),
+        "parameters": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "maxLength": 5000, "description": "your reply to the user"},
+                           "abstain": {"type": "boolean", "default": False,
+                                       "description": "true: the request cannot be done, so nothing was done"}},
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def user_header(base: AppWorldBase, user: int) -> str:
+    """The line that tells the agent whose apps it operates."""
+    name = base.user_names[user - 1]
+    return (f"[You are operating the apps of {name} (user id {user}, {email_of(name)}). Use the API functions, then "
+            "answer the user; if the request cannot be done, abstain and say why.]")
