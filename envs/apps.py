@@ -118,7 +118,8 @@ class AppsEnv(gym.Env[str, str]):
     # -- Gymnasium API ------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode on a fresh copy of the base state; ``ValueError`` for an unknown task id."""
+        """Start an episode on a fresh copy of the base state (or of ``options["state_file"]``, a
+        :meth:`save_state` file of this world); ``ValueError`` for an unknown task id or a bad state file."""
         super().reset(seed=seed)
         if seed is not None:
             self._error_seed = int(seed)
@@ -127,7 +128,9 @@ class AppsEnv(gym.Env[str, str]):
             self._episode.session.close()
         scripted = {int(index): kind for index, kind in (task.extra.get("errors") or {}).items()} if self.scripted_errors else {}
         plan = ErrorPlan(self._error_seed, task.task_id, self.error_rate, scripted)
-        session = AppSession(self.base, int(task.extra["app_user"]), plan)
+        state_file = (options or {}).get("state_file")
+        user = int(task.extra["app_user"])
+        session = AppSession(self.base, user, plan) if state_file is None else AppSession.from_file(self.base, user, state_file, plan)
         first = f"{user_header(self.base, session.user)}\n\n{task.extra['turns'][0]}"
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": first}]
         self._episode = _Episode(task, session, messages)
@@ -195,6 +198,12 @@ class AppsEnv(gym.Env[str, str]):
         if self._episode is not None:
             self._episode.session.close()
         self._episode = None
+
+    def save_state(self, path: str | Path) -> Path:
+        """Write the episode's database to ``path`` (``reset(options={"state_file": path})`` starts from it)."""
+        path = Path(path)
+        path.write_bytes(self.session.state_bytes())
+        return path
 
     @property
     def session(self) -> AppSession:

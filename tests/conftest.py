@@ -131,3 +131,16 @@ def tiny_world(tmp_path_factory) -> Path:
 def world_tasks(tiny_world) -> list[dict]:
     """The chain task followed by the simple ones."""
     return [chain_task(Snapshot.open(tiny_world))] + simple_tasks()
+
+
+@pytest.fixture(scope="session")
+def apps_snapshot(small_snapshot, tmp_path_factory) -> Path:
+    """A copy of ``small_snapshot`` with the app task set ``core`` (72 tasks, 40 users), built once per session."""
+    import shutil
+
+    from stillweb.corpora.apps.tasks import generate_app_tasks
+
+    path = tmp_path_factory.mktemp("apps-snapshot") / "snap"
+    shutil.copytree(small_snapshot, path)
+    generate_app_tasks(path, "core", 72)
+    return path

@@ -67,6 +67,11 @@ class AppWorldBase:
         """How many users the world has (user ids are 1..users)."""
         return len(self.user_names)
 
+    @property
+    def identity(self) -> tuple[str, int, int]:
+        """(snapshot fingerprint, seed, users): what a state file must match (its ``_world`` row)."""
+        return (self.snapshot_fingerprint, self.seed, self.users)
+
     def connect(self) -> sqlite3.Connection:
         """A private in-memory copy of the base database (writes never reach the base)."""
         connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
@@ -119,6 +124,8 @@ def build_base(snapshot: Snapshot, seed: int = 0, users: int = DEFAULT_USERS) ->
         connection.executemany(f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                                [[row.get(column) for column in columns] for row in table_rows])
         sums[name] = sum(row_hash(TABLES[name], row) for row in table_rows) % FINGERPRINT_MOD
+    connection.execute("CREATE TABLE _world (snapshot TEXT, seed INTEGER, users INTEGER)")
+    connection.execute("INSERT INTO _world VALUES (?, ?, ?)", (snapshot.fingerprint, seed, users))
     connection.execute("COMMIT")
     data = connection.serialize()
     connection.close()
@@ -218,6 +225,9 @@ def _fill_user(rows: dict[str, list[dict[str, Any]]], names: WorldNames, seed: i
             content = f"{folder} note {item + 1}: {r.choice(_TOPICS)} in {r.choice(names.cities)}."
             rows["files"].append({"owner": user, "folder_id": folder_id, "name": f"{folder.lower()}-{item + 1}.txt",
                                   "content": content, "size": len(content), "modified_at": f"{day_text(r.integer(0, 60))}T12:00"})
+    if users > 1:  # the first file is shared with the next user (the one place users' data meet)
+        first_file = len(rows["files"]) - 6
+        rows["file_shares"].append({"owner": user, "file_id": first_file, "user_id": user % users + 1, "permission": "view"})
     for number, account in enumerate(("Checking", "Savings")):
         r = rng("account", number)
         rows["accounts"].append({"owner": user, "name": account, "balance": r.integer(200, 5000), "currency": "USD"})

@@ -41,6 +41,15 @@ def template_splits() -> dict[str, str]:
     return splits
 
 
+def _cycle_order(category: str, splits: dict[str, str]) -> list[str]:
+    """The order templates of a category take turns in: a train one, the test one, the dev one,
+    then the other train ones (so small sets reach every split early)."""
+    names = sorted(name for name, (kind, _) in TEMPLATES.items() if kind == category)
+    train = [name for name in names if splits[name] == "train"]
+    others = {splits[name]: name for name in names if splits[name] != "train"}
+    return [*train[:1], *(others[split] for split in ("test", "dev") if split in others), *train[1:]]
+
+
 def app_task_dir(snapshot_path: str | Path, name: str) -> Path:
     """Where the app task set ``name`` of a snapshot lives."""
     return Path(snapshot_path) / "apps" / name
@@ -53,7 +62,7 @@ def make_app_tasks(snapshot_path: str | Path, count: int, seed: int = 0, users: 
     base = shared_base(str(Path(snapshot_path).resolve()), seed, users)
     connection = base.connect()
     splits = template_splits()
-    by_category = {category: sorted(name for name, (kind, _) in TEMPLATES.items() if kind == category) for category in CATEGORIES}
+    by_category = {category: _cycle_order(category, splits) for category in CATEGORIES}
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
     for index in range(count):

@@ -107,6 +107,16 @@ def status_then_cancel(ctx: TemplateContext) -> TaskSpec | None:
         ((call("get_order", id=order["id"]),), (call("cancel_order", id=order["id"]),)), (("placed",), ()))
 
 
+def pay_then_balance(ctx: TemplateContext) -> TaskSpec | None:
+    spec = pay_payee(ctx)
+    if spec is None:
+        return None
+    payment = spec.program[0][-1]["arguments"]
+    account = ctx.mine("accounts", "id = ?", payment["account_id"])[0]
+    return TaskSpec((spec.turns[0], "And how much is left in my Checking account now?"),
+                    (spec.program[0], (call("get_account", id=account["id"]),)), ((), (str(account["balance"] - payment["amount"]),)))
+
+
 def _with_errors(template, errors: dict[int, str]):
     def recovering(ctx: TemplateContext) -> TaskSpec | None:
         spec = template(ctx)
@@ -126,6 +136,7 @@ WRITE_TEMPLATES = {
     "email_then_message": ("multi_turn", email_then_message),
     "balance_then_transfer": ("multi_turn", balance_then_transfer),
     "status_then_cancel": ("multi_turn", status_then_cancel),
+    "pay_then_balance": ("multi_turn", pay_then_balance),
     "recover_todo_429": ("recovery", _with_errors(complete_named_todo, {0: "rate_limited"})),
     "recover_event_503": ("recovery", _with_errors(create_event, {0: "unavailable", 1: "timeout"})),
     "recover_payment_429": ("recovery", _with_errors(pay_payee, {2: "rate_limited"})),

@@ -17,6 +17,7 @@ import hashlib
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.apps.generate import START_MINUTE, AppWorldBase, day_text
@@ -66,14 +67,16 @@ class ErrorPlan:
 class AppSession:
     """The state of one episode, acting as user ``user`` (1-based) over a copy of ``base``."""
 
-    def __init__(self, base: AppWorldBase, user: int, errors: ErrorPlan | None = None) -> None:
+    def __init__(self, base: AppWorldBase, user: int, errors: ErrorPlan | None = None, state: bytes | None = None) -> None:
         if not 1 <= user <= base.users:
             raise ValueError(f"user must be in 1..{base.users}, got {user!r}")
         self.base = base
         self.user = user
         self.connection: sqlite3.Connection = base.connect()
+        if state is not None:
+            self.connection.deserialize(state)
         self.connection.row_factory = sqlite3.Row
-        self.sums = dict(base.table_sums)
+        self.sums = dict(base.table_sums) if state is None else self._scan_sums()
         self.clock = START_MINUTE
         self.calls = 0
         self.errors = errors or ErrorPlan()
@@ -193,6 +196,32 @@ class AppSession:
     def state_bytes(self) -> bytes:
         """The serialized database (for determinism checks and state files)."""
         return self.connection.serialize()
+
+    def _scan_sums(self) -> dict[str, int]:
+        return {name: sum(row_hash(spec, row) for row in self.select(f"SELECT * FROM {name}")) % FINGERPRINT_MOD
+                for name, spec in TABLES.items()}
+
+    @classmethod
+    def from_file(cls, base: AppWorldBase, user: int, path: str | Path, errors: ErrorPlan | None = None) -> AppSession:
+        """A session over a state file saved from ``base``'s world (:meth:`state_bytes`); ``ValueError``
+        naming the file when it is not an SQLite database, or not a state of this world."""
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise ValueError(f"cannot read app state file {path}: {error.strerror}") from None
+        if not data.startswith(b"SQLite format 3\x00"):
+            raise ValueError(f"app state file {path} is not an SQLite database (corrupt or another kind of file)")
+        try:
+            session = cls(base, user, errors, state=data)
+            world = session.connection.execute("SELECT snapshot, seed, users FROM _world").fetchone()
+        except sqlite3.Error as error:
+            raise ValueError(f"app state file {path} is not a readable app-world state: {error}") from None
+        if world is None or tuple(world) != base.identity:
+            session.close()
+            raise ValueError(f"app state file {path} belongs to another world ({tuple(world) if world else 'no _world row'}), "
+                             f"not (snapshot {base.snapshot_fingerprint[:12]}..., seed {base.seed}, users {base.users})")
+        return session
 
     def close(self) -> None:
         """Release the database copy."""
