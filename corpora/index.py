@@ -38,8 +38,10 @@ PASSAGE_INDEX_PARAMETERS = {
     "fields": ["body"],
     "body": "title, newline, text",
 }
-MAX_QUERY_CHARS = 2_000  # longer queries are cut here (documented in Snapshot.search)
-MAX_K = 100
+# The bounds of every search, the one home of both (the search tool and the server's requests allow
+# less or cut here; see TOOL_MAX_K in sandboxes/tools/search.py and MAX_REQUEST_QUERY_CHARS in server/models.py):
+MAX_QUERY_CHARS = 2_000  # the engine reads this much of a query; the rest is ignored (Snapshot.search)
+MAX_K = 100  # the most results one search returns (Snapshot.search, /retrieve's topk)
 _WRITER_HEAP = 1_000_000_000
 
 

@@ -24,10 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
+from stillweb.corpora.tasks.store import read_task_file, task_file
 
 __all__ = ["EvidenceItem", "Task", "TaskSet", "TaskSource", "load_tasks"]
 
@@ -90,7 +89,8 @@ def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split
     """Load a task set from a name inside the snapshot, a jsonl/parquet path, or records.
 
     A string that is neither an existing file nor a ``.jsonl``/``.parquet`` path is
-    read as a task-set name: ``<snapshot_path>/tasks/<name>/<split>.parquet``.
+    read as a task-set name: ``<snapshot_path>/tasks/<name>/<split>.parquet``
+    (:func:`~stillweb.corpora.tasks.store.task_file`: the name and split are checked).
     Files are read once per process (keyed by resolved path, size and mtime), so
     many environments on one task set share it.
 
@@ -103,7 +103,7 @@ def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split
         return TaskSet((Task.from_dict(record) for record in tasks), source="a list of task records")
     path = Path(tasks)
     if not path.is_file() and path.suffix not in (".jsonl", ".parquet") and snapshot_path is not None:
-        path = Path(snapshot_path) / "tasks" / str(tasks) / f"{split}.parquet"
+        path = task_file(snapshot_path, str(tasks), split)
     if not path.is_file():
         raise FileNotFoundError(f"task file not found: {path} (tasks={str(tasks)!r}, split={split!r})")
     stat = path.stat()
@@ -113,12 +113,12 @@ def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split
 @functools.lru_cache(maxsize=32)
 def _load_file(path: Path, size: int, mtime_ns: int) -> TaskSet:
     """The task set of a file; the size and mtime in the cache key reload a changed file."""
-    return TaskSet((Task.from_dict(record) for record in _read_records(path)), source=str(path))
-
-
-def _read_records(path: Path) -> list[dict[str, Any]]:
     if path.suffix == ".parquet":
-        return pq.read_table(path).to_pylist()
+        return TaskSet(read_task_file(path), source=str(path))
+    return TaskSet((Task.from_dict(record) for record in _read_jsonl(path)), source=str(path))
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     records = []
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stillweb.corpora.index import MAX_K
+
 __all__ = [
     "MAX_BATCH_CALLS",
     "MAX_QUERIES",
@@ -24,7 +26,7 @@ __all__ = [
 
 MAX_BATCH_CALLS = 256
 MAX_QUERIES = 256
-MAX_QUERY_CHARS = 10_000
+MAX_REQUEST_QUERY_CHARS = 10_000  # a request's query; the engine reads its first corpora.index.MAX_QUERY_CHARS
 SnapshotName = Annotated[
     str | None,
     Field(default=None, max_length=200, description="a served snapshot's name (default: the first served)", examples=[None]),
@@ -102,11 +104,11 @@ class RetrieveRequest(BaseModel):
         json_schema_extra={"examples": [{"queries": ["capital of Velland", "Ada Quill"], "topk": 3, "return_scores": True}]}
     )
 
-    queries: list[Annotated[str, Field(max_length=MAX_QUERY_CHARS)]] | None = Field(
+    queries: list[Annotated[str, Field(max_length=MAX_REQUEST_QUERY_CHARS)]] | None = Field(
         default=None, max_length=MAX_QUERIES, examples=[["capital of Velland"]]
     )
-    query: str | None = Field(default=None, max_length=MAX_QUERY_CHARS, examples=[None])
-    topk: int | None = Field(default=None, ge=1, le=100, description="passages per query (default 3)", examples=[3])
+    query: str | None = Field(default=None, max_length=MAX_REQUEST_QUERY_CHARS, examples=[None])
+    topk: int | None = Field(default=None, ge=1, le=MAX_K, description="passages per query (default 3)", examples=[3])
     return_scores: bool = Field(default=False, examples=[True])
     max_chars: int = Field(default=2000, ge=1, le=1_000_000, description="characters of 'contents' per document", examples=[2000])
     snapshot: SnapshotName

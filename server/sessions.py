@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from stillweb.corpora.tasks.store import check_task_set_name
 from stillweb.envs.remote import REMOTE_ENV_ID
 from stillweb.server.session_store import EnvSession, SessionError, SessionStore, request_digest
 from stillweb.server.tools import SnapshotCatalog
@@ -51,7 +52,6 @@ MESSAGES_KEPT_DESCRIPTION = (
 )
 _STEP_PATH = re.compile(r"/sessions/([^/]{1,%d})/step" % MAX_SESSION_ID_CHARS + r"\Z")
 # A task-set name (kwargs["tasks"] as a string): never a path on the server.
-_TASK_SET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 SessionId = Annotated[str, Path(max_length=MAX_SESSION_ID_CHARS, description="the id POST /sessions returned", examples=["kq3Vb1x9rT0aLm2Z"])]
 RequestId = Annotated[
     str | None,
@@ -442,8 +442,12 @@ def _env_kwargs(kwargs: dict[str, Any], catalog: SnapshotCatalog) -> tuple[str, 
         raise ApiError(422, "bad_kwargs", "kwargs.snapshot must be the name of a served snapshot (a string)")
     name = catalog.resolve_name(name)
     tasks = kwargs.get("tasks")
-    if isinstance(tasks, str) and not _TASK_SET_NAME.match(tasks):
-        raise ApiError(422, "bad_kwargs", "kwargs.tasks must be a task-set name inside the snapshot or a list of task dicts, not a path")
+    if isinstance(tasks, str):
+        try:
+            check_task_set_name(tasks)  # never a path on the server
+        except ValueError:
+            raise ApiError(422, "bad_kwargs",
+                           "kwargs.tasks must be a task-set name inside the snapshot or a list of task dicts, not a path") from None
     return name, {**kwargs, "snapshot": str(catalog.snapshot(name).path)}
 
 

@@ -6,10 +6,14 @@ Each split file is a table of :data:`~stillweb.corpora.tasks.record.TASKS_SCHEMA
 objects, and also reads task sets written before the typed columns (list
 fields as JSON strings). A task set is written into a temporary directory
 and renamed into place, so an interrupted run never leaves a partial set.
+:func:`check_task_set_name` is the one rule for task-set names (the library,
+the environments and the server all apply it), and :func:`read_task_file` the
+one reader of a split file.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
@@ -21,14 +25,35 @@ import pyarrow.parquet as pq
 from stillweb.corpora.tasks.record import TASKS_SCHEMA, TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 
-__all__ = ["task_set_dir", "read_tasks", "write_task_set", "tasks_table"]
+__all__ = ["check_task_set_name", "read_task_file", "read_tasks", "task_file", "task_set_dir", "tasks_table",
+           "write_task_set"]
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+def check_task_set_name(name: object) -> str:
+    """``name`` if it is a task-set name (1-100 of letters, digits, ``_``, ``.``, ``-``, not
+    starting with ``.`` or ``-``): never a path. ``ValueError`` naming it otherwise.
+
+    >>> check_task_set_name("hard-v2")
+    'hard-v2'
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"bad task set name {name!r}: use 1-100 letters, digits, '_', '.' or '-', "
+                         "not starting with '.' or '-' (a plain directory name, not a path)")
+    return name
 
 
 def task_set_dir(snapshot_path: str | Path, name: str) -> Path:
-    """Where the task set ``name`` of a snapshot lives."""
-    if not name or "/" in name or name.startswith("."):
-        raise ValueError(f"bad task set name {name!r}: use a plain, non-hidden directory name")
-    return Path(snapshot_path) / "tasks" / name
+    """Where the task set ``name`` of a snapshot lives (the name checked by :func:`check_task_set_name`)."""
+    return Path(snapshot_path) / "tasks" / check_task_set_name(name)
+
+
+def task_file(snapshot_path: str | Path, name: str, split: str) -> Path:
+    """The file of one split of a task set (``ValueError`` for a bad name or an unknown split)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    return task_set_dir(snapshot_path, name) / f"{split}.parquet"
 
 
 def tasks_table(tasks: Sequence[TaskRecord]) -> pa.Table:
@@ -38,11 +63,14 @@ def tasks_table(tasks: Sequence[TaskRecord]) -> pa.Table:
 
 def read_tasks(snapshot_path: str | Path, name: str, split: str = "train") -> list[TaskRecord]:
     """The tasks of one split of a task set, in file order."""
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
-    path = task_set_dir(snapshot_path, name) / f"{split}.parquet"
+    path = task_file(snapshot_path, name, split)
     if not path.exists():
         raise FileNotFoundError(f"no task file {path} (generate it with `stillweb tasks generate`)")
+    return read_task_file(path)
+
+
+def read_task_file(path: str | Path) -> list[TaskRecord]:
+    """The records of one parquet split file (typed columns, or the JSON-string lists of older sets)."""
     return [TaskRecord.from_dict(row) for row in pq.read_table(path).to_pylist()]
 
 

@@ -23,14 +23,16 @@ if TYPE_CHECKING:
     from stillweb.corpora.records import SearchResult
     from stillweb.corpora.snapshot import Snapshot
 
-__all__ = ["SearchTool", "MAX_QUERIES", "MAX_K", "DEFAULT_K"]
+__all__ = ["SearchTool", "MAX_QUERIES", "TOOL_MAX_K", "TOOL_MAX_QUERY_CHARS", "DEFAULT_K"]
 
+# What a policy's call may ask for: less than the engine allows (corpora.index MAX_K = 100 results,
+# MAX_QUERY_CHARS = 2,000 characters read), so a page of results fits in a model's context.
 MAX_QUERIES = 5
-MAX_K = 10
+TOOL_MAX_K = 10
 DEFAULT_K = 5
-MAX_QUERY_CHARS = 500
+TOOL_MAX_QUERY_CHARS = 500
 
-_QUERY_STRING = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
+_QUERY_STRING = {"type": "string", "minLength": 1, "maxLength": TOOL_MAX_QUERY_CHARS}
 
 
 class SearchTool(Tool):
@@ -52,7 +54,7 @@ class SearchTool(Tool):
             "k": {
                 "type": "integer",
                 "minimum": 1,
-                "maximum": MAX_K,
+                "maximum": TOOL_MAX_K,
                 "default": DEFAULT_K,
                 "description": "Number of results per query.",
             },

@@ -12,7 +12,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.sandboxes.tools.search import DEFAULT_K, MAX_K
+from stillweb.corpora.index import MAX_QUERY_CHARS
+from stillweb.sandboxes.tools.search import DEFAULT_K, TOOL_MAX_K
 from stillweb.sandboxes.tools.types import ToolCall
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.pages import error_page, render
@@ -55,7 +56,7 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
         return render("home.html", snapshot=snapshot, name=catalog.default_name, manifest=snapshot.manifest)
 
     @pages.get("/search", response_class=HTMLResponse)
-    def search(q: str = Query(default="", max_length=2000), k: int = Query(default=DEFAULT_K, ge=1, le=MAX_K)) -> HTMLResponse:
+    def search(q: str = Query(default="", max_length=MAX_QUERY_CHARS), k: int = Query(default=DEFAULT_K, ge=1, le=TOOL_MAX_K)) -> HTMLResponse:
         if not q.strip():
             return render("search.html", query=q, k=k, result=None, hits=[])
         # The agent's search tool: the same validation, ranking, snippets and text.

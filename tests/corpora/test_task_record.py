@@ -82,3 +82,14 @@ def test_foreign_records_keep_their_other_keys_and_bad_ones_are_named():
     assert task.evidence_docs == () and task.hops is None and len(task.task_id) == 16
     with pytest.raises(ValueError, match="answer"):
         TaskRecord.from_dict({"question": "q"})
+
+
+@pytest.mark.parametrize("name", ["../escape", ".hidden", "a/b", "-flag", "", "x" * 101, "two words"])
+def test_one_task_set_name_rule_for_the_store_and_the_loader(tmp_path, name):
+    """`read_tasks`, `write_task_set` and `load_tasks` (a name with a snapshot) apply the same check."""
+    with pytest.raises(ValueError, match="bad task set name"):
+        read_tasks(tmp_path, name, "train")
+    with pytest.raises(ValueError, match="bad task set name"):
+        write_task_set(tmp_path, name, [], lambda directory: None)
+    with pytest.raises(ValueError, match="bad task set name"):
+        load_tasks(name, tmp_path, split="train")
