@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.accounting import DEDUPE_POLICIES, describe_rows
 from stillweb.corpora.sources.corpus_formats import FORMATS, MAX_ROW_CHARS, ColumnMap
@@ -25,10 +26,10 @@ EXAMPLES = """examples:
 
 def _positive(name: str):
     def parse(value: str) -> int:
-        number = int(value)
-        if number < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {value}")
-        return number
+        try:
+            return check_positive_int(name, int(value))
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
     return parse
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.snapshot_build import BuildResult, build_snapshot
 
@@ -75,8 +76,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
     from stillweb.corpora.sources.wikipedia_xml import read_dump
     from stillweb.corpora.synthetic import generate_world, wikipedia_style_pages, world_pages, write_xml_dump
 
-    if articles < 1:
-        raise ValueError(f"articles must be at least 1, got {articles}")
+    check_positive_int("articles", articles)
     if dump_style not in DUMP_STYLES:
         raise ValueError(f"dump_style must be one of {DUMP_STYLES}, got {dump_style!r}")
     out = Path(out).expanduser().resolve()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.records import ParsedPage
 
 __all__ = ["split_passages", "passage_source_id"]
@@ -34,8 +35,7 @@ def split_passages(page: ParsedPage, text: str, words: int) -> list[tuple[Parsed
     >>> [(p.source_id, t) for p, t in split_passages(page, "a b c d e", 2)]
     [('7-0', 'a b'), ('7-1', 'c d'), ('7-2', 'e')]
     """
-    if words < 1:
-        raise ValueError(f"passage length must be at least 1 word, got {words}")
+    check_positive_int("passage length in words", words)
     tokens = text.split()
     windows = [" ".join(tokens[start : start + words]) for start in range(0, len(tokens), words)] or [text]
     return [

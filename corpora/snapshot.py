@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.columns import StringColumn
 from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, SearchIndex, query_terms
 from stillweb.corpora.manifest import SnapshotError, read_manifest
@@ -173,8 +174,7 @@ class Snapshot:
         _check_k(k)
         if workers is None:
             workers = len(os.sched_getaffinity(0))
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a positive integer, got {workers!r}")
+        check_positive_int("workers", workers)
         if workers == 1 or len(queries) < MIN_POOL_BATCH:
             return [self.search(query, k) for query in queries]
         with self._pool_lock:  # server threads may send batches at once: one pool per snapshot

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.tools.types import ToolResult
 
 __all__ = [
@@ -131,8 +132,7 @@ class ContextConfig:
 
     def __post_init__(self) -> None:
         for name in ("budget_tokens", "passages_per_page", "passage_chars", "max_action_chars"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"ContextConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+            check_positive_int(f"ContextConfig.{name}", getattr(self, name))
         if self.keep_recent_turns < 0:
             raise ValueError(f"ContextConfig.keep_recent_turns must be >= 0, got {self.keep_recent_turns!r}")
 

@@ -37,6 +37,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import logger
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.envs.config import config_from
 from stillweb.envs.episode_stats import STAT_FIELDS
 
@@ -57,9 +58,7 @@ class HealthConfig:
 
     def __post_init__(self) -> None:
         for name in ("window", "baseline"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"HealthConfig.{name} must be a positive integer, got {value!r}")
+            check_positive_int(f"HealthConfig.{name}", getattr(self, name))
         for name in ("format_error_rise", "tool_use_drop", "max_degenerate_share", "max_repeated_call_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"HealthConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")

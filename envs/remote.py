@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 import gymnasium as gym
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
 __all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "REMOTE_ENV_ID"]
@@ -150,8 +151,7 @@ class RemoteEnv(gym.Env[str, str]):
         connection: HttpConnection | None = None,
         **env_kwargs: Any,
     ) -> None:
-        if retries < 1:
-            raise ValueError(f"retries must be at least 1, got {retries!r}")
+        check_positive_int("retries", retries)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._connection = connection or HttpConnection(url, timeout, headers)
         self._closed = False

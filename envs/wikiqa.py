@@ -32,6 +32,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.context import ContextConfig, ContextManager, TokenCounter, ToolEvent, Turn, approx_token_count
 from stillweb.envs.degenerate import ACTION_TOO_LONG, ActionChecks
@@ -62,11 +63,9 @@ class EpisodeLimits:
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_tool_calls", "max_calls_per_turn", "max_context_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.max_format_errors is not None and self.max_format_errors < 1:
-            raise ValueError(f"max_format_errors must be a positive integer or None, got {self.max_format_errors!r}")
+            check_positive_int(name, getattr(self, name))
+        if self.max_format_errors is not None:
+            check_positive_int("max_format_errors (or None)", self.max_format_errors)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = [
@@ -68,9 +69,7 @@ class ServerSettings:
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "worker_threads", "max_sessions"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_positive_int(name, getattr(self, name))
         if not self.idle_timeout_s > 0:
             raise ValueError(f"idle_timeout_s must be positive, got {self.idle_timeout_s!r}")
         if self.token is not None and not self.token:

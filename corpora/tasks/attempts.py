@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.processes import process_context
 from stillweb.corpora.tasks.assemble import build_record
@@ -44,10 +45,8 @@ class GenerationParams:
     unanswerable: float = 0.0  # share of attempts made unanswerable (stillweb.corpora.tasks.unanswerable)
 
     def __post_init__(self) -> None:
-        if self.count < 1:
-            raise ValueError(f"count must be >= 1, got {self.count}")
-        if self.attempts_per_task < 1:
-            raise ValueError(f"attempts_per_task must be >= 1, got {self.attempts_per_task}")
+        check_positive_int("count", self.count)
+        check_positive_int("attempts_per_task", self.attempts_per_task)
         if not 0.0 <= self.unanswerable <= 1.0:
             raise ValueError(f"unanswerable must be a share in [0, 1], got {self.unanswerable}")
 

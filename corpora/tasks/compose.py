@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.records import Fact
@@ -70,8 +71,7 @@ class ComposeParams:
             raise ValueError(f"level must be 1, 2 or 3, got {self.level!r}")
         if self.level == 1 and self.min_hops > 2:
             raise ValueError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
-        if self.max_constraints < 1:
-            raise ValueError(f"max_constraints must be >= 1, got {self.max_constraints}")
+        check_positive_int("max_constraints", self.max_constraints)
         if self.constants_per_variable < 0 or self.min_constants < 0:
             raise ValueError(f"constants_per_variable and min_constants must be >= 0, "
                              f"got {self.constants_per_variable} and {self.min_constants}")

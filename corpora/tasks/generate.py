@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.tasks.attempts import (Attempt, GenerationParams, attempt_batches_in_processes,
                                              attempt_task)
 from stillweb.corpora.tasks.card import render_card
@@ -92,8 +93,7 @@ def generate_task_list(
     run on Ray actors (:mod:`stillweb.corpora.tasks.ray_attempts`; ``world`` a path),
     with the same result.
     """
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    check_positive_int("workers", workers)
     loaded = open_world(world) if isinstance(world, (str, Path)) else world
     if graph is None:
         graph = FactGraph(loaded)

@@ -22,6 +22,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from stillweb.corpora.checks import check_positive_int
+
 __all__ = ["Trajectory", "TrajectoryBuffer"]
 
 
@@ -56,8 +58,7 @@ class TrajectoryBuffer:
     """A bounded buffer of :class:`Trajectory`, used as a Ray actor (``ray.remote(TrajectoryBuffer)``)."""
 
     def __init__(self, capacity: int = 256) -> None:
-        if capacity < 1:
-            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        check_positive_int("capacity", capacity)
         self.capacity = capacity
         self._items: deque[Trajectory] = deque()
         self._accepted: set[str] = set()

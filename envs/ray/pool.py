@@ -32,6 +32,8 @@ from typing import Any
 import gymnasium as gym
 import ray
 
+from stillweb.corpora.checks import check_positive_int
+
 __all__ = ["EnvPool", "EnvPoolActor", "Operation"]
 
 Operation = tuple  # ("reset", seed, options) | ("step", action)
@@ -110,8 +112,8 @@ class EnvPool:
         actor_options: Mapping[str, Any] | None = None,
         info_exclude: Sequence[str] = (),
     ) -> None:
-        if num_envs < 1 or envs_per_actor < 1:
-            raise ValueError(f"num_envs and envs_per_actor must be at least 1, got {num_envs} and {envs_per_actor}")
+        check_positive_int("num_envs", num_envs)
+        check_positive_int("envs_per_actor", envs_per_actor)
         self.env_id = env_id
         self.num_envs = num_envs
         self.envs_per_actor = envs_per_actor

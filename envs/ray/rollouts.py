@@ -38,6 +38,7 @@ from typing import Any
 import gymnasium as gym
 import ray
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.envs.ray.buffer import Trajectory, TrajectoryBuffer
 from stillweb.envs.ray.policies import Policy
 from stillweb.envs.recording import canonical_json, header_record, reset_record, step_record
@@ -129,8 +130,7 @@ class RolloutService:
     def __init__(self, env_id: str, env_kwargs: Mapping[str, Any], policy: Policy, *, workers: int = 2,
                  buffer_capacity: int = 256, policy_timeout_s: float = 60.0,
                  worker_options: Mapping[str, Any] | None = None) -> None:
-        if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
+        check_positive_int("workers", workers)
         self.buffer = ray.remote(TrajectoryBuffer).options(num_cpus=0).remote(buffer_capacity)
         self._worker_args = (env_id, dict(env_kwargs), policy, self.buffer, policy_timeout_s)
         self._worker_options = {"num_cpus": 1, "scheduling_strategy": "SPREAD", **dict(worker_options or {})}

@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult, preview
 from stillweb.sandboxes.tools.answer import MAX_CITATIONS
 
@@ -206,9 +207,7 @@ class ToolCallFormat(ABC):
     name: str = ""
 
     def __init__(self, max_calls_per_turn: int = 1) -> None:
-        if isinstance(max_calls_per_turn, bool) or not isinstance(max_calls_per_turn, int) or max_calls_per_turn < 1:
-            raise ValueError(f"max_calls_per_turn must be a positive integer, got {max_calls_per_turn!r}")
-        self.max_calls_per_turn = max_calls_per_turn
+        self.max_calls_per_turn = check_positive_int("max_calls_per_turn", max_calls_per_turn)
 
     def parse(self, text: str) -> ParsedAction:
         """The action in ``text``; never raises (problems are ``ParsedAction.error``)."""

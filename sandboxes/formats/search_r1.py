@@ -12,6 +12,7 @@ contain the answer.
 
 from __future__ import annotations
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, abstention, find_blocks, split_thought
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
@@ -30,9 +31,7 @@ class SearchR1Format(ToolCallFormat):
 
     def __init__(self, max_calls_per_turn: int = 1, search_k: int = 3) -> None:
         super().__init__(max_calls_per_turn)
-        if isinstance(search_k, bool) or not isinstance(search_k, int) or search_k < 1:
-            raise ValueError(f"search_k must be a positive integer, got {search_k!r}")
-        self.search_k = search_k
+        self.search_k = check_positive_int("search_k", search_k)
 
     def _parse(self, text: str) -> ParsedAction:
         thought, action = split_thought(text)

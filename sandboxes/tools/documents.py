@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call, preview
 from stillweb.sandboxes.tools.validation import doc_reference
 
@@ -48,8 +49,7 @@ DOC_SCHEMA = {
 
 def paginate(text: str, page_chars: int = PAGE_CHARS) -> list[int]:
     """Start offsets of the pages of ``text`` (always at least one page, starting at 0)."""
-    if page_chars < 1:
-        raise ValueError(f"page_chars must be positive, got {page_chars}")
+    check_positive_int("page_chars", page_chars)
     starts, start = [0], 0
     min_fill = max(1, page_chars // 4)  # a break must leave the page at least this full
     while len(text) - start > page_chars:

@@ -56,7 +56,7 @@ def test_exports_load_with_their_tools(cli_set, tmp_path):
 def test_bad_input_names_the_value(small_snapshot, tmp_path):
     with pytest.raises(FileNotFoundError, match="missing-set"):
         _run(["tasks", "export", str(small_snapshot), "missing-set", "--format", "jsonl", "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match="workers must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
         _run(["tasks", "generate", str(small_snapshot), "--name", "w", "--count", "3", "--workers", "0"])
 
 

@@ -126,7 +126,7 @@ def test_world_without_facts_is_refused():
 
 
 def test_bad_parameters_name_the_value(small_snapshot):
-    with pytest.raises(ValueError, match="count must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="count must be a positive integer, got 0"):
         GenerationParams(count=0)
     with pytest.raises(ValueError, match="bad task set name"):
         generate_tasks(small_snapshot, "../escape", GenerationParams(count=3))
