@@ -19,7 +19,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["KeyedRng", "key_hash", "stable_hash"]
+__all__ = ["KeyedRng", "stable_hash"]
 
 
 def _encode_path(seed: int, path: tuple) -> bytes:
@@ -29,12 +29,6 @@ def _encode_path(seed: int, path: tuple) -> bytes:
             raise TypeError(f"key path parts must be str or int, got {type(name).__name__}: {name!r}")
         parts.append(f"{type(name).__name__[0]}:{name}")
     return "\x1f".join(parts).encode("utf-8")
-
-
-def key_hash(seed: int, *path: str | int) -> int:
-    """A 64-bit integer that depends only on ``seed`` and ``path``."""
-    digest = hashlib.blake2b(_encode_path(seed, path), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
 
 
 def stable_hash(text: str, digest_size: int = 8) -> str:

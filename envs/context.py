@@ -10,8 +10,8 @@ function of the history, so it is deterministic.
 Token counting is pluggable: any ``Callable[[str], int]``. The default
 :func:`approx_token_count` (UTF-8 bytes / 4) is fast and needs nothing;
 :func:`tiktoken_counter` uses tiktoken when it is installed *and* its encoding is
-cached (never downloads); :func:`tokenizer_counter` wraps any tokenizer with
-``encode``.
+cached (never downloads); any other tokenizer is one lambda away
+(``lambda text: len(tokenizer.encode(text))``).
 
 >>> manager = ContextManager(ContextConfig(budget_tokens=1000))
 >>> head = [{"role": "system", "content": "tools..."}, {"role": "user", "content": "Who?"}]
@@ -33,7 +33,6 @@ __all__ = [
     "TokenCounter",
     "approx_token_count",
     "tiktoken_counter",
-    "tokenizer_counter",
     "ToolEvent",
     "Turn",
     "ContextConfig",
@@ -79,11 +78,6 @@ def tiktoken_counter(encoding: str = "cl100k_base") -> TokenCounter | None:
     finally:
         tiktoken.load.read_file = original
     return lambda text: len(codec.encode(text, disallowed_special=()))
-
-
-def tokenizer_counter(tokenizer: Any) -> TokenCounter:
-    """A counter over any tokenizer with ``encode(text) -> list`` (e.g. Hugging Face)."""
-    return lambda text: len(tokenizer.encode(text))
 
 
 @dataclass(frozen=True)

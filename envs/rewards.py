@@ -22,7 +22,7 @@ only when it is true keeps an outcome reward from teaching confident guessing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from stillweb.envs.config import config_from
@@ -145,19 +145,19 @@ def gamma_credits(reward: float, steps: int, gamma: float) -> tuple[float, ...]:
 def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> RewardParts:
     """All reward parts of a finished episode (a truncated one has ``answer=None``).
 
-    Hallucination counts for citations and the answer are filled in here; the
-    per-call counts (unknown tool, bad arguments, format errors) come in the trace.
+    Hallucination counts for citations and the answer are counted here, into a copy of
+    the trace's per-call counts (unknown tool, bad arguments, format errors) returned
+    as ``RewardParts.counts``; the trace itself is left as it was given.
     """
-    counts = trace.counts
     answer = None if trace.abstained else trace.answer  # an abstention's reason is not an answer
     correct = answer is not None and answers_match(answer, task.golds)
     fabricated = not task.answerable and answer is not None
     abstention = float(trace.abstained and not task.answerable)
     cited_docs = tuple(dict.fromkeys(doc for doc in trace.cited if doc is not None))
-    counts.bad_citation = sum(1 for doc in trace.cited if doc is None or doc not in trace.seen_docs)
+    counts = replace(trace.counts, bad_citation=sum(1 for doc in trace.cited if doc is None or doc not in trace.seen_docs))
     if answer is not None:
         normalized = normalize_answer(answer)
-        counts.unsupported_answer = int(not normalized or normalized not in trace.observation_text)
+        counts = replace(counts, unsupported_answer=int(not normalized or normalized not in trace.observation_text))
     evidence_docs = set(task.evidence_docs)
     hits = len(evidence_docs.intersection(cited_docs))
     precision = hits / len(cited_docs) if cited_docs else 0.0

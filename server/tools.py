@@ -12,11 +12,9 @@ server has one):
 - ``POST /retrieve``: Search-R1's retrieval API (see :mod:`.retrieve`).
 
 Blocking work (searches, the Python sandbox) runs in a bounded thread pool, so
-a slow call never stalls the event loop. Environment sessions are added one
-layer up (:mod:`stillweb.server.app`).
-
->>> app = make_tool_app(["snapshots/syn"])                 # doctest: +SKIP
->>> uvicorn.run(app, host="127.0.0.1", port=8000)          # doctest: +SKIP
+a slow call never stalls the event loop. :func:`add_tool_routes` mounts these
+routes on the app that :func:`stillweb.server.app.make_app` builds, beside the
+environment sessions.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from stillweb.corpora.snapshot import Snapshot
 
 from stillweb.sandboxes.tools.registry import ToolRegistry
-from stillweb.server.plumbing import ERROR_RESPONSES, ApiError, ErrorBody, ServerSettings, create_base_app, run_blocking
+from stillweb.server.plumbing import ERROR_RESPONSES, ApiError, ErrorBody, run_blocking
 from stillweb.server.models import (
     SnapshotInfo,
     ToolBatchRequest,
@@ -41,7 +39,7 @@ from stillweb.server.models import (
 from stillweb.server.retrieve import retrieval_router
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
-__all__ = ["SnapshotCatalog", "make_tool_app", "add_tool_routes"]
+__all__ = ["SnapshotCatalog", "add_tool_routes"]
 
 NOT_FOUND = {404: {"model": ErrorBody, "description": "unknown snapshot"}}
 
@@ -90,13 +88,6 @@ class SnapshotCatalog:
     def infos(self) -> list[SnapshotInfo]:
         """A description of every served snapshot."""
         return [SnapshotInfo(name=name, fingerprint=snap.fingerprint, documents=len(snap)) for name, snap in self._snapshots.items()]
-
-
-def make_tool_app(snapshots: Sequence[str | Path | Snapshot], settings: ServerSettings | None = None) -> FastAPI:
-    """A FastAPI app serving the tools and ``/retrieve`` over ``snapshots``."""
-    app = create_base_app(settings or ServerSettings(), title="stillweb tools", description=__doc__ or "")
-    add_tool_routes(app, SnapshotCatalog(snapshots))
-    return app
 
 
 def add_tool_routes(app: FastAPI, catalog: SnapshotCatalog) -> None:

@@ -13,15 +13,9 @@ from collections.abc import Sequence
 from stillweb.corpora.tasks.graph import normalize_text
 from stillweb.corpora.tasks.task_world import TaskWorld
 
-__all__ = ["SHORTCUT_TOP_K", "shortcut_reason", "mentions"]
+__all__ = ["SHORTCUT_TOP_K", "shortcut_reason"]
 
 SHORTCUT_TOP_K = 10
-
-
-def mentions(text: str, phrase: str) -> bool:
-    """True when ``phrase`` occurs in ``text`` as whole words (case-insensitive)."""
-    pattern = _whole_words([phrase])
-    return pattern is not None and pattern.search(normalize_text(text)) is not None
 
 
 def shortcut_reason(world: TaskWorld, question: str, answers: Sequence[str], answer_doc: int) -> str | None:

@@ -2,8 +2,9 @@
 
 :class:`TaskWorld` is the small protocol the generator needs. :class:`SnapshotWorld`
 adapts a :class:`stillweb.corpora.snapshot.Snapshot`; :class:`MemoryWorld` holds
-everything in memory (tests, small experiments) and searches with a tiny
-deterministic term-overlap ranking.
+everything in memory and searches with a tiny deterministic term-overlap ranking:
+kept on purpose as the public way to generate tasks over facts that are not a
+snapshot (a small hand-made knowledge base; the generator's own tests use it).
 """
 
 from __future__ import annotations

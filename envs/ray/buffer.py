@@ -49,11 +49,6 @@ class Trajectory:
         """How many steps were recorded."""
         return len(self.lines) - 2
 
-    def to_jsonl(self) -> str:
-        """The recording as a file's text, for :func:`~stillweb.envs.recording.replay`."""
-        return "".join(line + "\n" for line in self.lines)
-
-
 class TrajectoryBuffer:
     """A bounded buffer of :class:`Trajectory`, used as a Ray actor (``ray.remote(TrajectoryBuffer)``)."""
 

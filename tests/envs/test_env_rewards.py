@@ -75,6 +75,7 @@ def test_citations_gate_rubric_and_penalties():
     )
     config = RewardConfig(citation_gate=True, rubric=1.0, penalty_bad_citation=0.1)
     parts = score_episode(TASK, trace, config)
+    assert (trace.counts.bad_citation, trace.counts.unsupported_answer) == (0, 0)  # the input is not changed
     assert parts.citation_precision == pytest.approx(2 / 3)
     assert parts.citation_recall == 1.0 and parts.provenance_ok and parts.rubric == 1.0
     assert parts.counts.bad_citation == 2 and parts.counts.unsupported_answer == 0
