@@ -45,7 +45,9 @@ class SessionError(Exception):
 
 @dataclass
 class EnvSession:
-    """One live environment and its bookkeeping."""
+    """One live environment and its bookkeeping. Its fields change only through its own
+    methods (:meth:`touch`, :meth:`start_episode`, :meth:`count_step`, :meth:`message_delta`,
+    :meth:`remember`); the routes and the store read them."""
 
     session_id: str
     env_id: str
@@ -59,6 +61,49 @@ class EnvSession:
     episode_over: bool = False
     results: OrderedDict[str, tuple[str, Any]] = field(default_factory=OrderedDict)
     messages: list[Any] = field(default_factory=list)  # the history as of the last result (for message deltas)
+
+    def touch(self, now: float) -> None:
+        """Mark the session used at ``now`` (the store's clock; only for idle expiry)."""
+        self.last_used = now
+
+    def start_episode(self) -> None:
+        """A reset succeeded: a new episode, no steps yet, no message history."""
+        self.resets += 1
+        self.episode_steps = 0
+        self.episode_over = False
+        self.messages = []
+
+    def count_step(self, over: bool) -> None:
+        """A step ran; ``over``: it terminated or truncated the episode."""
+        self.episode_steps += 1
+        self.total_steps += 1
+        self.episode_over = over
+
+    def message_delta(self, info: Any) -> tuple[Any, int | None]:
+        """(``info`` with ``messages`` cut to what is new since this session's last result,
+        how many previous messages are kept before them); ``None`` when info has no message list.
+
+        The history usually only grows (all previous messages kept); with context
+        management earlier messages may be condensed, and the kept prefix is shorter.
+
+        >>> session = EnvSession("s", "e", {}, env=None, last_used=0.0)
+        >>> session.message_delta({"messages": ["a", "b"]})
+        ({'messages': ['a', 'b']}, 0)
+        >>> session.message_delta({"messages": ["a", "b", "c"]})
+        ({'messages': ['c']}, 2)
+        >>> session.message_delta({"messages": ["a", "B", "c", "d"]})
+        ({'messages': ['B', 'c', 'd']}, 1)
+        """
+        messages = info.get("messages") if isinstance(info, dict) else None
+        if not isinstance(messages, list):
+            self.messages = []
+            return info, None
+        previous = self.messages
+        kept = min(len(previous), len(messages))
+        if previous[:kept] != messages[:kept]:
+            kept = next(index for index in range(kept) if previous[index] != messages[index])
+        self.messages = list(messages)
+        return {**info, "messages": messages[kept:]}, kept
 
     def stored_result(self, request_id: str | None, digest: str) -> Any | None:
         """The stored result of ``request_id``, ``None`` if not seen; 409 if the id was used for another request."""
@@ -125,7 +170,7 @@ class SessionStore:
                 message = f"unknown session {session_id[:100]!r} (never created here, or the server restarted): create one with POST /sessions"
                 raise SessionError("session_not_found", message)
             raise SessionError("session_expired", f"session {session_id[:100]!r} {why}: create a new one with POST /sessions")
-        session.last_used = self.clock()
+        session.touch(self.clock())
         return session
 
     def close(self, session_id: str) -> None:

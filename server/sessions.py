@@ -16,7 +16,7 @@ Results are exactly the in-process environment's (info made JSON: tuples become
 lists, sets sorted lists), with one saving: ``info["messages"]`` (the whole
 message history) carries only the messages the call added, and ``messages_kept``
 says how many messages of the previous response's history come before them
-(see :func:`message_delta`), so a step costs O(1) bytes, not O(turns).
+(see :meth:`~stillweb.server.session_store.EnvSession.message_delta`), so a step costs O(1) bytes, not O(turns).
 Environment work runs in the server's bounded thread pool, one request at a
 time per session.
 """
@@ -27,163 +27,28 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import gymnasium as gym
-from fastapi import APIRouter, FastAPI, Path, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stillweb.corpora.tasks.store import check_task_set_name
 from stillweb.envs.remote import REMOTE_ENV_ID
+from stillweb.server.session_models import (
+    MAX_SESSION_ID_CHARS, SESSION_ERRORS, ClosedResponse, CreateSessionRequest, ReplayOp, ReplayRequest,
+    ReplayResponse, ResetRequest, ResetResponse, SessionId, SessionInfo, StepRequest, StepResponse,
+)
 from stillweb.server.session_store import EnvSession, SessionError, SessionStore, request_digest
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.plumbing import BUFFERED_BODY, ERROR_RESPONSES, ApiError, ErrorBody, run_blocking, send_error
 
-__all__ = ["StepFastPath", "add_session_routes", "default_env_ids", "message_delta", "to_jsonable"]
+__all__ = ["StepFastPath", "add_session_routes", "default_env_ids", "to_jsonable"]
 
-MAX_REPLAY_OPS = 10_000
-MAX_SESSION_ID_CHARS = 100
-MESSAGES_KEPT_DESCRIPTION = (
-    "info.messages holds only the messages this call added: the full history is the first messages_kept "
-    "messages of the previous response's history followed by them (0 on reset; null when info has no message list)"
-)
 _STEP_PATH = re.compile(r"/sessions/([^/]{1,%d})/step" % MAX_SESSION_ID_CHARS + r"\Z")
-# A task-set name (kwargs["tasks"] as a string): never a path on the server.
-SessionId = Annotated[str, Path(max_length=MAX_SESSION_ID_CHARS, description="the id POST /sessions returned", examples=["kq3Vb1x9rT0aLm2Z"])]
-RequestId = Annotated[
-    str | None,
-    Field(default=None, max_length=200, description="client id of this request: a retry with the same id returns the stored result", examples=["worker3-17"]),
-]
-
-
-class CreateSessionRequest(BaseModel):
-    """Which environment to run and how."""
-
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"env_id": "stillweb/WikiQA-v0", "kwargs": {"tool_format": "tongyi", "max_turns": 8}}]}
-    )
-
-    env_id: str = Field(max_length=200, examples=["stillweb/WikiQA-v0"])
-    kwargs: dict[str, Any] = Field(
-        default_factory=dict,
-        description="constructor kwargs; 'snapshot' names a served snapshot (default: the first served)",
-        examples=[{"tool_format": "tongyi"}],
-    )
-
-
-class SessionInfo(BaseModel):
-    """A session's identity and progress."""
-
-    session_id: str = Field(examples=["kq3Vb1x9rT0aLm2Z"])
-    env_id: str = Field(examples=["stillweb/WikiQA-v0"])
-    snapshot: str = Field(examples=["synthetic-300-s0"])
-    kwargs: dict[str, Any] = Field(examples=[{"tool_format": "tongyi"}])
-    resets: int = Field(examples=[1])
-    episode_steps: int = Field(description="steps since the last reset", examples=[3])
-    total_steps: int = Field(examples=[3])
-    episode_over: bool = Field(examples=[False])
-
-
-class ResetRequest(BaseModel):
-    """``env.reset(seed=..., options=...)``."""
-
-    model_config = ConfigDict(json_schema_extra={"examples": [{"seed": 0, "request_id": "w1-0"}]})
-
-    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, examples=[0])
-    options: dict[str, Any] | None = Field(default=None, examples=[None])
-    request_id: RequestId
-
-
-class ResetResponse(BaseModel):
-    """The first observation and info of the episode."""
-
-    observation: str = Field(examples=["You answer questions ... What is the capital of Velland?"])
-    info: dict[str, Any] = Field(examples=[{"task_id": "t1"}])
-    request_id: str | None = Field(examples=["w1-0"])
-    episode: int = Field(description="resets done in this session", examples=[1])
-    messages_kept: int | None = Field(description=MESSAGES_KEPT_DESCRIPTION, examples=[0])
-
-
-class ActionText(BaseModel):
-    """An action as ``action`` (a string) or, when it holds lone surrogates (which JSON
-    cannot carry faithfully: escaped pairs merge into one character), as ``action_codepoints``."""
-
-    action: str | None = Field(default=None, description="the policy's text", examples=["<answer>Ostra</answer>"])
-    action_codepoints: list[Annotated[int, Field(ge=0, le=0x10FFFF)]] | None = Field(
-        default=None, description="the text as Unicode code points (instead of 'action')", examples=[None]
-    )
-
-    @model_validator(mode="after")
-    def _one_form(self) -> ActionText:
-        if self.action is not None and self.action_codepoints is not None:
-            raise ValueError("give 'action' or 'action_codepoints', not both")
-        return self
-
-    def text(self) -> str | None:
-        """The action text (``None`` if neither form was given)."""
-        if self.action_codepoints is not None:
-            return "".join(map(chr, self.action_codepoints))
-        return self.action
-
-
-class StepRequest(ActionText):
-    """``env.step(action)``."""
-
-    model_config = ConfigDict(json_schema_extra={"examples": [{"action": '<tool_call>{"name": "search", "arguments": {"query": "Velland"}}</tool_call>', "request_id": "w1-1"}]})
-
-    request_id: RequestId
-
-
-class StepResponse(BaseModel):
-    """What ``env.step`` returned, plus the episode step count for the client to check."""
-
-    observation: str = Field(examples=['<tool_response>Results for "Velland": ...</tool_response>'])
-    reward: float = Field(examples=[0.0])
-    terminated: bool = Field(examples=[False])
-    truncated: bool = Field(examples=[False])
-    info: dict[str, Any] = Field(examples=[{"turn": 1, "messages": [{"role": "assistant", "content": "..."}, {"role": "user", "content": "..."}]}])
-    request_id: str | None = Field(examples=["w1-1"])
-    step: int = Field(description="steps taken in this episode, this one included", examples=[1])
-    messages_kept: int | None = Field(description=MESSAGES_KEPT_DESCRIPTION, examples=[2])
-
-
-class ReplayOp(ActionText):
-    """One logged call: ``{"op": "reset", "seed": .., "options": ..}`` or ``{"op": "step", "action": ..}``."""
-
-    op: Literal["reset", "step"] = Field(examples=["step"])
-    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, examples=[None])
-    options: dict[str, Any] | None = Field(default=None, examples=[None])
-
-
-class ReplayRequest(BaseModel):
-    """A log of calls to apply in order, results discarded."""
-
-    model_config = ConfigDict(json_schema_extra={"examples": [{"ops": [{"op": "reset", "seed": 0}, {"op": "step", "action": "<answer>Ostra</answer>"}]}]})
-
-    ops: list[ReplayOp] = Field(max_length=MAX_REPLAY_OPS)
-
-
-class ReplayResponse(BaseModel):
-    """How many calls were applied and where the episode stands."""
-
-    applied: int = Field(examples=[2])
-    episode_steps: int = Field(examples=[1])
-    episode_over: bool = Field(examples=[True])
-
-
-class ClosedResponse(BaseModel):
-    """``DELETE /sessions/{id}``."""
-
-    closed: str = Field(examples=["kq3Vb1x9rT0aLm2Z"])
-
-
-SESSION_ERRORS: dict[int | str, dict[str, Any]] = {
-    404: {"model": ErrorBody, "description": "unknown or expired session (error: session_not_found / session_expired)"},
-    409: {"model": ErrorBody, "description": "episode over, not reset, or request id reused"},
-}
 
 
 def default_env_ids() -> tuple[str, ...]:
@@ -365,11 +230,8 @@ def _reset(session: EnvSession, seed: int | None, options: dict[str, Any] | None
         observation, info = session.env.reset(seed=seed, options=options)
     except (ValueError, KeyError, TypeError) as error:
         raise ApiError(422, "bad_reset", f"reset failed: {type(error).__name__}: {str(error)[:500]}") from None
-    session.resets += 1
-    session.episode_steps = 0
-    session.episode_over = False
-    session.messages = []
-    info, kept = message_delta(session, info)
+    session.start_episode()
+    info, kept = session.message_delta(info)
     return {"observation": observation, "info": info, "request_id": request_id, "episode": session.resets, "messages_kept": kept}
 
 
@@ -379,10 +241,8 @@ def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str,
     if session.episode_over:
         raise ApiError(409, "episode_over", "the episode has ended (terminated or truncated): reset before stepping again")
     observation, reward, terminated, truncated, info = session.env.step(action)
-    session.episode_steps += 1
-    session.total_steps += 1
-    session.episode_over = bool(terminated or truncated)
-    info, kept = message_delta(session, info)
+    session.count_step(bool(terminated or truncated))
+    info, kept = session.message_delta(info)
     return {
         "observation": observation,
         "reward": float(reward),
@@ -393,33 +253,6 @@ def _step(session: EnvSession, action: str, request_id: str | None) -> dict[str,
         "step": session.episode_steps,
         "messages_kept": kept,
     }
-
-
-def message_delta(session: EnvSession, info: Any) -> tuple[Any, int | None]:
-    """(``info`` with ``messages`` cut to what is new since the session's last result,
-    how many previous messages are kept before them); ``None`` when info has no message list.
-
-    The history usually only grows (all previous messages kept); with context
-    management earlier messages may be condensed, and the kept prefix is shorter.
-
-    >>> session = EnvSession("s", "e", {}, env=None, last_used=0.0)
-    >>> message_delta(session, {"messages": ["a", "b"]})
-    ({'messages': ['a', 'b']}, 0)
-    >>> message_delta(session, {"messages": ["a", "b", "c"]})
-    ({'messages': ['c']}, 2)
-    >>> message_delta(session, {"messages": ["a", "B", "c", "d"]})
-    ({'messages': ['B', 'c', 'd']}, 1)
-    """
-    messages = info.get("messages") if isinstance(info, dict) else None
-    if not isinstance(messages, list):
-        session.messages = []
-        return info, None
-    previous = session.messages
-    kept = min(len(previous), len(messages))
-    if previous[:kept] != messages[:kept]:
-        kept = next(index for index in range(kept) if previous[index] != messages[index])
-    session.messages = list(messages)
-    return {**info, "messages": messages[kept:]}, kept
 
 
 def _replay(session: EnvSession, ops: list[ReplayOp]) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
-from stillweb.envs.task_loader import TaskSource, load_tasks
+from stillweb.envs.task_loader import TaskSource
 
 __all__ = ["StillwebToolEnv", "environment_factory", "task_dataset", "python_type"]
 

@@ -56,7 +56,7 @@ class PlayLog:
 
     def add(self, record: dict[str, Any], info: dict[str, Any], kept: int | None) -> None:
         """Append the record of a reset or step answered by the session API; ``info`` (with
-        its message delta, see :func:`~stillweb.server.sessions.message_delta`) updates the context."""
+        its message delta, see :meth:`~stillweb.server.session_store.EnvSession.message_delta`) updates the context."""
         delta = info.get("messages")
         if isinstance(delta, list):
             self.messages = self.messages[: kept or 0] + delta
