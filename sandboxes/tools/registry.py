@@ -47,17 +47,23 @@ class ToolRegistry:
 
     ``tools`` is a whitelist of tool names (``None``: all of :data:`TOOL_NAMES`);
     ``python`` is the :class:`~stillweb.sandboxes.python.sandbox.PythonSandboxConfig`
-    of the ``python`` tool (``None``: its defaults). Aliases (``visit`` for
+    of the ``python`` tool (``None``: its defaults). ``extra`` mounts more tool objects
+    (a :class:`~stillweb.sandboxes.frozen.tool.FrozenTool`, say): offered beside the
+    built-in ones, or instead of the built-in tool of the same name. Aliases (``visit`` for
     ``open``) are accepted in calls whenever their tool is offered.
     """
 
-    def __init__(self, snapshot: Snapshot, tools: Iterable[str] | None = None, python: Any = None) -> None:
-        requested = list(TOOL_NAMES if tools is None else tools)
-        unknown = [name for name in requested if name not in _FACTORIES]
+    def __init__(self, snapshot: Snapshot, tools: Iterable[str] | None = None, python: Any = None,
+                 extra: Iterable[Tool] = ()) -> None:
+        mounted = {tool.name: tool for tool in extra}
+        available = list(dict.fromkeys([*TOOL_NAMES, *mounted]))
+        requested = list(available if tools is None else tools)
+        unknown = [name for name in requested if name not in available]
         if unknown:
-            raise ValueError(f"unknown tool name(s) {unknown} in the whitelist; available: {list(TOOL_NAMES)}")
+            raise ValueError(f"unknown tool name(s) {unknown} in the whitelist; available: {available}")
         self.snapshot = snapshot
-        self._install([_FACTORIES[name](snapshot, python) for name in dict.fromkeys(requested)])
+        self._install([mounted[name] if name in mounted else _FACTORIES[name](snapshot, python)
+                       for name in dict.fromkeys(requested)])
 
     @classmethod
     def from_tools(cls, tools: Iterable[Tool]) -> ToolRegistry:
@@ -87,6 +93,10 @@ class ToolRegistry:
     def tool(self, name: str) -> Tool:
         """The tool object offered under ``name`` (or an alias); ``KeyError`` if not offered."""
         return self._by_call_name[name]
+
+    def fingerprints(self) -> dict[str, str]:
+        """The content fingerprints of offered tools that have their own data (frozen tools), by name."""
+        return {name: tool.fingerprint for name, tool in self._tools.items() if isinstance(getattr(tool, "fingerprint", None), str)}
 
     def schemas(self) -> list[dict]:
         """OpenAI function definitions: ``{"type": "function", "function": {name, description, parameters}}``."""
