@@ -13,7 +13,7 @@ import sys
 from stillweb.corpora.version import PACKAGE_VERSION
 
 # Modules of this package that add subcommands, in the order --help lists them.
-COMMAND_MODULES = ("quickstart", "build", "inspect", "eval", "tasks", "apps", "replay", "health", "serve", "mcp", "view")
+COMMAND_MODULES = ("quickstart", "build", "inspect", "eval", "tasks", "apps", "replay", "health", "serve", "mcp", "view", "freeze")
 
 EPILOG = """examples:
   stillweb quickstart                                   build the default snapshot and try it

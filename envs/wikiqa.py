@@ -44,6 +44,7 @@ from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_cha
 from stillweb.envs.task_loader import Task, TaskPicker, TaskSet, TaskSource, load_tasks
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
+from stillweb.sandboxes.frozen import FrozenTool
 from stillweb.sandboxes.tools.answer import resolve_citations
 
 __all__ = ["WikiQAEnv", "EpisodeLimits"]
@@ -83,6 +84,7 @@ class _Episode:
     opened_docs: set[int] = field(default_factory=set)
     counts: HallucinationCounts = field(default_factory=HallucinationCounts)
     dropped: tuple[dict[str, Any], ...] = ()
+    frozen_sources: dict[str, int] = field(default_factory=dict)
     stats: EpisodeStats = field(default_factory=EpisodeStats)
     done: bool = False
 
@@ -119,6 +121,12 @@ class WikiQAEnv(gym.Env[str, str]):
         mask_truncated: recommend masking truncated episodes from the loss.
         actions: an :class:`~stillweb.envs.degenerate.ActionChecks` or a dict of its
             fields: the degenerate-action thresholds and the action length cap.
+        frozen_tools: frozen live tools to mount (a list of
+            :class:`~stillweb.sandboxes.frozen.FrozenToolSpec` dicts): beside the snapshot's
+            tools, or instead of the one of the same name. Their store fingerprints join
+            ``info["tool_fingerprints"]``; every step's ``info["frozen_calls"]`` lists
+            ``{"tool", "key", "source"}`` per frozen call and ``info["frozen"]`` counts the
+            episode's ``live`` and ``not_recorded`` calls and each tool's ``on_miss``.
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -140,6 +148,7 @@ class WikiQAEnv(gym.Env[str, str]):
         token_counter: TokenCounter | None = None,
         mask_truncated: bool = True,
         actions: ActionChecks | Mapping[str, Any] | None = None,
+        frozen_tools: list[Mapping[str, Any]] | None = None,
         render_mode: str | None = None,
     ) -> None:
         if render_mode not in (None, "ansi"):
@@ -154,7 +163,8 @@ class WikiQAEnv(gym.Env[str, str]):
         self.mask_truncated = mask_truncated
         self.action_checks = ActionChecks.from_value(actions)
         self.format = get_format(tool_format, max_calls_per_turn=max_calls_per_turn)
-        self.registry = ToolRegistry(self.snapshot, tools=tools)
+        self.frozen = [FrozenTool.from_spec(spec) for spec in frozen_tools or ()]
+        self.registry = ToolRegistry(self.snapshot, tools=tools, extra=self.frozen)
         self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
         self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
         self.action_space = unicode_text_space(ACTION_MAX_CHARS)
@@ -208,6 +218,9 @@ class WikiQAEnv(gym.Env[str, str]):
         info = self._info()
         info.update(thought=turn.thought, tool_flags=[result.flag for result in results], action_flags=list(flags),
                     shown_docs=self._shown_docs(events))
+        if self.frozen:
+            info["frozen_calls"] = _frozen_calls(results, episode)
+            info["frozen"] = self._frozen_summary(episode)
         reward = 0.0
         if ending:
             episode.done = True
@@ -338,7 +351,27 @@ class WikiQAEnv(gym.Env[str, str]):
         }
         if self.context_manager is not None:
             info["context_dropped"] = list(episode.dropped)
+        if self.frozen:
+            info["tool_fingerprints"] = self.registry.fingerprints()
+            info["frozen"] = self._frozen_summary(episode)
         return info
+
+    def _frozen_summary(self, episode: _Episode) -> dict[str, Any]:
+        """How this episode's frozen tools answered: ``live`` and ``not_recorded`` call counts, each tool's ``on_miss``."""
+        return {"live_calls": episode.frozen_sources.get("live", 0),
+                "not_recorded": episode.frozen_sources.get("not_recorded", 0),
+                "on_miss": {tool.name: tool.spec.on_miss for tool in self.frozen}}
+
+
+def _frozen_calls(results: list[ToolResult], episode: _Episode) -> list[dict[str, str]]:
+    """``{"tool", "key", "source"}`` of each frozen call among ``results``; counts their sources in ``episode``."""
+    calls = []
+    for result in results:
+        frozen = result.data.get("frozen") if isinstance(result.data, dict) else None
+        if isinstance(frozen, dict):
+            calls.append({"tool": result.name, "key": frozen["key"], "source": frozen["source"]})
+            episode.frozen_sources[frozen["source"]] = episode.frozen_sources.get(frozen["source"], 0) + 1
+    return calls
 
 
 def _default_task_set(snapshot_path: Path) -> str:

@@ -238,25 +238,32 @@ class FrozenStore:
     def add(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> dict:
         """Append the record of ``request`` unless its key is already stored; returns the stored record
         (the earlier one when there was one: the first answer wins)."""
-        key = request_key(request)
-        record = {"key": key, "request": dict(request), "response": dict(response)}
-        payload = canonical_json(record).encode()
-        line = f"{_checksum(payload)} ".encode() + payload + b"\n"
+        return self.add_many([(request, response)])[0]
+
+    def add_many(self, calls: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[dict]:
+        """:meth:`add` for each ``(request, response)``, with one write and one ``fsync``; the stored records."""
+        records = [{"key": request_key(request), "request": dict(request), "response": dict(response)}
+                   for request, response in calls]
         with self._lock:
             descriptor = os.open(self.path / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
                 self._refresh()
-                if key in self._loaded.records:
-                    return self._loaded.records[key]
-                if self._ends_torn():
-                    os.write(descriptor, b"\n")  # close a torn line left by a killed writer
-                _write_all(descriptor, line)
-                os.fsync(descriptor)
-                self._refresh()
+                lines, pending = [], set()
+                for record in records:
+                    if record["key"] not in self._loaded.records and record["key"] not in pending:
+                        pending.add(record["key"])
+                        payload = canonical_json(record).encode()
+                        lines.append(f"{_checksum(payload)} ".encode() + payload + b"\n")
+                if lines:
+                    if self._ends_torn():
+                        lines.insert(0, b"\n")  # close a torn line left by a killed writer
+                    _write_all(descriptor, b"".join(lines))
+                    os.fsync(descriptor)
+                    self._refresh()
             finally:
                 os.close(descriptor)  # releases the flock
-            return self._loaded.records[key]
+            return [self._loaded.records[record["key"]] for record in records]
 
     def write_manifest(self, extra: Mapping[str, Any] | None = None) -> dict:
         """Rewrite ``manifest.json`` (atomically) with the counts, the log's sha256 and the fingerprint."""
