@@ -155,6 +155,7 @@ class FrozenStore:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         path = Path(path)
+        keep_headers = check_kept_headers(keep_headers)
         if (path / MANIFEST_NAME).exists():
             store = cls.open(path)
             if store.kind != kind:
@@ -164,7 +165,7 @@ class FrozenStore:
             raise ValueError(f"{path} exists and is not a frozen store: choose an empty or new directory")
         path.mkdir(parents=True, exist_ok=True)
         (path / LOG_NAME).touch()
-        manifest = {"format": FORMAT, "kind": kind, "upstream": upstream, "keep_headers": check_kept_headers(keep_headers),
+        manifest = {"format": FORMAT, "kind": kind, "upstream": upstream, "keep_headers": keep_headers,
                     "secret_fields": sorted({name.lower() for name in secret_fields})}
         store = cls(path, manifest)
         store.write_manifest()
