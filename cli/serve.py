@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 EXAMPLES = """examples:
   stillweb serve snapshots/syn                              loopback, port 8000
   stillweb serve snapshots/syn snapshots/wiki --port 9000   two snapshots (the first is the default)
   stillweb serve snapshots/syn --host 0.0.0.0 --token "$STILLWEB_TOKEN" --workers 4
+  stillweb serve snapshots/syn --frozen-tool web_search.json   also offer a frozen live tool (docs/freeze.md)
 then: http://127.0.0.1:8000/docs (every route, with examples); POST /retrieve for Search-R1 trainers
 """
 
@@ -36,6 +38,9 @@ def register(subparsers) -> None:
     serve.add_argument("--idle-timeout", type=float, default=900.0, help="seconds before an idle session is closed (default 900)")
     serve.add_argument("--max-body-mb", type=_positive, default=16, help="largest request body in MiB (default 16)")
     serve.add_argument("--threads", type=_positive, default=32, help="blocking calls run at once per worker (default 32)")
+    serve.add_argument("--frozen-tool", action="append", default=[], metavar="SPEC.json",
+                       help="a frozen live tool to offer (a JSON file of its spec: store, name, parameters, ...; "
+                            "see docs/freeze.md); sessions use it with kwargs.frozen_tools=[name]")
     serve.set_defaults(handler=_run)
 
 
@@ -52,10 +57,26 @@ def _run(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout,
     )
+    frozen_tools = [_frozen_spec(path) for path in args.frozen_tool]
     if args.workers == 1:
-        uvicorn.run(make_app(args.snapshots, settings), host=args.host, port=args.port, log_level="warning", **UVICORN_OPTIONS)
+        uvicorn.run(make_app(args.snapshots, settings, frozen_tools=frozen_tools), host=args.host, port=args.port, log_level="warning", **UVICORN_OPTIONS)
         return 0
-    os.environ[CONFIG_VARIABLE] = serve_config(args.snapshots, settings)
+    os.environ[CONFIG_VARIABLE] = serve_config(args.snapshots, settings, frozen_tools)
     uvicorn.run("stillweb.server.app:app_from_environment", factory=True, host=args.host, port=args.port,
                 workers=args.workers, log_level="warning", **UVICORN_OPTIONS)
     return 0
+
+
+def _frozen_spec(path: str) -> dict:
+    """The frozen tool spec in JSON file ``path`` (its store path made absolute); ``ValueError`` naming the file."""
+    from pathlib import Path
+
+    from stillweb.sandboxes.frozen import FrozenToolSpec
+
+    try:
+        spec = json.loads(Path(path).read_text(encoding="utf-8"))
+        FrozenToolSpec.from_value(spec)
+    except (OSError, json.JSONDecodeError, TypeError, ValueError) as error:
+        raise ValueError(f"--frozen-tool {path}: {error}") from None
+    store = Path(spec["store"])
+    return {**spec, "store": str(store if store.is_absolute() else (Path(path).parent / store).resolve())}

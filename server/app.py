@@ -55,24 +55,28 @@ def make_app(
     snapshots: Sequence[str | Path],
     settings: ServerSettings | None = None,
     env_ids: Iterable[str] | None = None,
+    frozen_tools: Sequence[dict] = (),
 ) -> FastAPI:
     """The app serving ``snapshots`` (the first is the default).
 
     ``env_ids``: which registered environments sessions may create (default:
-    every ``stillweb/`` environment but the remote one).
+    every ``stillweb/`` environment but the remote one). ``frozen_tools``: frozen live
+    tools (:class:`~stillweb.sandboxes.frozen.FrozenToolSpec` dicts) offered by ``/tools``
+    beside the snapshot's, and to sessions that name them in ``kwargs.frozen_tools``.
     """
     settings = settings or ServerSettings()
     app = create_base_app(settings, title="stillweb", description=DESCRIPTION)
-    catalog = SnapshotCatalog([shared_snapshot(path) for path in snapshots])
+    catalog = SnapshotCatalog([shared_snapshot(path) for path in snapshots], frozen_tools)
     add_tool_routes(app, catalog)
     store = SessionStore(settings.max_sessions, settings.idle_timeout_s)
     add_session_routes(app, catalog, default_env_ids() if env_ids is None else env_ids, store)
     return app
 
 
-def serve_config(snapshots: Sequence[str | Path], settings: ServerSettings) -> str:
+def serve_config(snapshots: Sequence[str | Path], settings: ServerSettings, frozen_tools: Sequence[dict] = ()) -> str:
     """The JSON config :func:`app_from_environment` reads (paths made absolute)."""
-    return json.dumps({"snapshots": [str(Path(path).resolve()) for path in snapshots], "settings": dataclasses.asdict(settings)})
+    return json.dumps({"snapshots": [str(Path(path).resolve()) for path in snapshots], "settings": dataclasses.asdict(settings),
+                       "frozen_tools": list(frozen_tools)})
 
 
 def app_from_environment() -> FastAPI:
@@ -81,7 +85,7 @@ def app_from_environment() -> FastAPI:
     if not raw:
         raise RuntimeError(f"{CONFIG_VARIABLE} is not set: start the server with `stillweb serve DIR`")
     config = json.loads(raw)
-    return make_app(config["snapshots"], ServerSettings(**config["settings"]))
+    return make_app(config["snapshots"], ServerSettings(**config["settings"]), frozen_tools=config.get("frozen_tools", ()))
 
 
 def start_server_process(
@@ -90,13 +94,14 @@ def start_server_process(
     settings: ServerSettings | None = None,
     host: str = "127.0.0.1",
     startup_timeout_s: float = 60.0,
+    frozen_tools: Sequence[dict] = (),
 ) -> subprocess.Popen:
     """Start a one-worker server in a child process and return once ``/health`` answers.
 
     For tests, benchmarks and local rollouts; stop it with ``process.kill()``.
     Raises ``RuntimeError`` (with the child's output) if it exits or never answers.
     """
-    environment = {**os.environ, CONFIG_VARIABLE: serve_config(snapshots, settings or ServerSettings())}
+    environment = {**os.environ, CONFIG_VARIABLE: serve_config(snapshots, settings or ServerSettings(), frozen_tools)}
     command = [sys.executable, "-m", "uvicorn", "--factory", "stillweb.server.app:app_from_environment",
                "--host", host, "--port", str(port), "--log-level", "warning", "--no-access-log",
                "--http", UVICORN_OPTIONS["http"], "--loop", UVICORN_OPTIONS["loop"]]

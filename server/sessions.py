@@ -281,6 +281,12 @@ def _env_kwargs(kwargs: dict[str, Any], catalog: SnapshotCatalog) -> tuple[str, 
         except ValueError:
             raise ApiError(422, "bad_kwargs",
                            "kwargs.tasks must be a task-set name inside the snapshot or a list of task dicts, not a path") from None
+    frozen = kwargs.get("frozen_tools")
+    if frozen is not None:
+        if not isinstance(frozen, list) or not all(isinstance(item, str) and item in catalog.frozen_tools for item in frozen):
+            raise ApiError(422, "bad_kwargs", "kwargs.frozen_tools must be a list of names of the frozen tools this "
+                                              f"server mounts: {sorted(catalog.frozen_tools)} (stillweb serve --frozen-tool)")
+        kwargs = {**kwargs, "frozen_tools": [catalog.frozen_tools[item] for item in frozen]}
     return name, {**kwargs, "snapshot": str(catalog.snapshot(name).path)}
 
 

@@ -26,6 +26,7 @@ from fastapi import APIRouter, FastAPI, Query, Request
 
 from stillweb.corpora.snapshot import Snapshot
 
+from stillweb.sandboxes.frozen import FrozenTool
 from stillweb.sandboxes.tools.registry import ToolRegistry
 from stillweb.server.plumbing import ERROR_RESPONSES, ApiError, ErrorBody, run_blocking
 from stillweb.server.models import (
@@ -48,10 +49,12 @@ class SnapshotCatalog:
     """The served snapshots by name (the directory name), each with its tool registry.
 
     ``snapshots`` are paths or opened :class:`Snapshot` objects; the first is the default.
+    ``frozen_tools``: :class:`~stillweb.sandboxes.frozen.FrozenToolSpec` dicts of frozen live
+    tools every registry mounts (and sessions may ask for by name).
     Raises ``ValueError`` for an empty list or two snapshots with the same name.
     """
 
-    def __init__(self, snapshots: Sequence[str | Path | Snapshot]) -> None:
+    def __init__(self, snapshots: Sequence[str | Path | Snapshot], frozen_tools: Sequence[dict] = ()) -> None:
         if not snapshots:
             raise ValueError("serve at least one snapshot")
         self._snapshots: dict[str, Snapshot] = {}
@@ -61,7 +64,9 @@ class SnapshotCatalog:
             if name in self._snapshots:
                 raise ValueError(f"two served snapshots are named {name!r}: serve directories with distinct names")
             self._snapshots[name] = snapshot
-        self._registries = {name: ToolRegistry(snapshot) for name, snapshot in self._snapshots.items()}
+        self.frozen_tools = {spec["name"]: dict(spec) for spec in frozen_tools}
+        frozen = [FrozenTool.from_spec(spec) for spec in self.frozen_tools.values()]
+        self._registries = {name: ToolRegistry(snapshot, extra=frozen) for name, snapshot in self._snapshots.items()}
         self.default_name = next(iter(self._snapshots))
 
     @property

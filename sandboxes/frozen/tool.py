@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.sandboxes.frozen.replay import NOT_RECORDED, Replayer
-from stillweb.sandboxes.frozen.store import FrozenStore, canonical_request, request_key
+from stillweb.sandboxes.frozen.store import FrozenStore, canonical_json, canonical_request, request_key
 from stillweb.sandboxes.frozen.upstream import HttpUpstream, McpUpstream, UpstreamError
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, preview
 
@@ -94,9 +94,10 @@ class FrozenTool(Tool):
         self.name = spec.name
         listed = _listed_tool(store, spec.tool or spec.name) if store.kind == "mcp" else {}
         self.description = spec.description or listed.get("description") or f"The frozen {store.kind} tool {spec.name}."
-        self.parameters = spec.parameters if spec.parameters is not None else listed.get("inputSchema")
-        if self.parameters is None:
+        parameters = spec.parameters if spec.parameters is not None else listed.get("inputSchema")
+        if parameters is None:
             raise ValueError(f"frozen tool {spec.name!r}: give its JSON schema as 'parameters' (an HTTP store records none)")
+        self.parameters = json.loads(canonical_json(parameters))  # keys sorted: the prompt never depends on their order
         self.example = {}
         self.replayer = Replayer(store, spec.on_miss)
         self._upstream = None
