@@ -56,6 +56,7 @@ class _Episode:
     turns: int = 0
     user_turn: int = 0
     answers: list[str] = field(default_factory=list)
+    chars: int = 0  # characters of the messages so far (context tokens ~ chars / 4)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("unknown_tool", "bad_arguments", "fabricated_id", "write_after_answer", "format_error"), 0))
     done: bool = False
@@ -133,7 +134,7 @@ class AppsEnv(gym.Env[str, str]):
         session = AppSession(self.base, user, plan) if state_file is None else AppSession.from_file(self.base, user, state_file, plan)
         first = f"{user_header(self.base, session.user)}\n\n{task.extra['turns'][0]}"
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": first}]
-        self._episode = _Episode(task, session, messages)
+        self._episode = _Episode(task, session, messages, chars=len(self.system_prompt) + len(first))
         return to_charset(f"{self.system_prompt}\n\n{first}"), self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -170,6 +171,7 @@ class AppsEnv(gym.Env[str, str]):
             observation = self.format.render_results(results)
         observation = _clip(to_charset(observation))
         episode.messages += [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
+        episode.chars += len(action) + len(observation)
         if ending is None:
             ending, reason = self._limit_reached(episode)
         flags = self.action_checks.flags(action, format_error=parsed is not None and parsed.error is not None)
@@ -243,7 +245,7 @@ class AppsEnv(gym.Env[str, str]):
             return "truncated", "max_turns"
         if episode.session.calls + episode.session.waits >= limits.max_tool_calls:
             return "truncated", "max_tool_calls"
-        if sum(len(message["content"]) for message in episode.messages) // 4 > limits.max_context_tokens:
+        if episode.chars // 4 > limits.max_context_tokens:
             return "truncated", "context_tokens"
         return None, None
 

@@ -75,7 +75,6 @@ class AppSession:
         self.connection: sqlite3.Connection = base.connect()
         if state is not None:
             self.connection.deserialize(state)
-        self.connection.row_factory = sqlite3.Row
         self.sums = dict(base.table_sums) if state is None else self._scan_sums()
         self.clock = START_MINUTE
         self.calls = 0
@@ -122,12 +121,14 @@ class AppSession:
 
     def select(self, sql: str, parameters: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of a read query as dicts."""
-        return [dict(row) for row in self.connection.execute(sql, parameters)]
+        cursor = self.connection.execute(sql, parameters)
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     def row(self, table: str, row_id: int) -> dict[str, Any] | None:
         """The row ``row_id`` of ``table`` (any owner), or None."""
-        found = self.connection.execute(f"SELECT * FROM {table} WHERE id = ?", (row_id,)).fetchone()
-        return dict(found) if found is not None else None
+        found = self.select(f"SELECT * FROM {table} WHERE id = ?", (row_id,))
+        return found[0] if found else None
 
     def owned_row(self, table: str, row_id: int, label: str) -> dict[str, Any]:
         """The row if it exists and the user may see it; else a ``not_found`` or ``permission_denied`` error."""
