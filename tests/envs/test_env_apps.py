@@ -148,3 +148,21 @@ def test_two_processes_give_identical_state_bytes_and_rewards(apps_snapshot):
     runs = [subprocess.run([sys.executable, "-c", _EPISODES, str(apps_snapshot)], capture_output=True, text=True, check=True).stdout
             for _ in range(2)]
     assert runs[0] == runs[1] and len(json.loads(runs[0])) > 20
+
+
+def test_recorded_episodes_replay_identically(apps_snapshot, tmp_path):
+    from stillweb.envs import RecordEpisodes, replay
+
+    path = tmp_path / "apps.jsonl"
+    env = RecordEpisodes(gym.make("stillweb/Apps-v0", snapshot=str(apps_snapshot), tasks="core", error_rate=0.2), path)
+    for number, task in enumerate(env.unwrapped.tasks[:4]):
+        run_episode(env, ReferenceAgent(task), seed=number, options={"task_id": task.task_id})
+        run_episode(env, RandomCallAgent(number), seed=number, options={"task_id": task.task_id})
+    env.close()
+    result = replay(path)
+    assert result.ok and result.checked > 20, result.describe()
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2].replace('"observation":"', '"observation":"changed ', 1)
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("\n".join(lines) + "\n")
+    assert "changed" in lines[2] and replay(tampered).field == "observation"
