@@ -61,17 +61,29 @@ class ToolEpisode:
     Args:
         snapshot: the snapshot directory.
         tasks, split: the task source and split, as for :class:`WikiQAEnv`.
-        tools: the offered tools (default :data:`DEFAULT_TOOLS`).
-        **env_kwargs: any other :class:`WikiQAEnv` argument (``max_turns``, ``reward``, ...);
+        tools: the offered tools (default :data:`DEFAULT_TOOLS`; not used by ``Apps-v0``, which offers its endpoints).
+        env_id: ``"stillweb/WikiQA-v0"`` (default) or ``"stillweb/Apps-v0"`` (the app world's endpoints;
+            ``tasks`` is an app task set; after an answer the next call's text is the next user turn).
+        **env_kwargs: any other argument of the env (``max_turns``, ``reward``, ``error_rate``...);
             ``max_calls_per_turn`` is 1: each tool call is one step.
     """
 
     def __init__(self, snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train",
-                 tools: tuple[str, ...] | list[str] | None = DEFAULT_TOOLS, **env_kwargs: Any) -> None:
+                 tools: tuple[str, ...] | list[str] | None = DEFAULT_TOOLS, env_id: str = "stillweb/WikiQA-v0",
+                 **env_kwargs: Any) -> None:
         if "tool_format" in env_kwargs:
             raise ValueError("ToolEpisode always steps its env in the 'openai' format; do not pass tool_format")
-        self.env = WikiQAEnv(snapshot, tasks, split, tool_format="openai", tools=None if tools is None else list(tools),
-                             max_calls_per_turn=1, **env_kwargs)
+        self.apps = env_id == "stillweb/Apps-v0"
+        if self.apps:
+            from stillweb.envs.apps import AppsEnv
+
+            self.env = AppsEnv(snapshot, "core" if tasks is None else tasks, split, tool_format="openai",
+                               max_calls_per_turn=1, **env_kwargs)
+        elif env_id == "stillweb/WikiQA-v0":
+            self.env = WikiQAEnv(snapshot, tasks, split, tool_format="openai", tools=None if tools is None else list(tools),
+                                 max_calls_per_turn=1, **env_kwargs)
+        else:
+            raise ValueError(f"ToolEpisode runs stillweb/WikiQA-v0 or stillweb/Apps-v0, not {env_id!r}")
         self.last: ToolStep | None = None
         self.info: dict[str, Any] = {}
 
@@ -79,6 +91,13 @@ class ToolEpisode:
     def registry(self):
         """The env's :class:`~stillweb.sandboxes.ToolRegistry` (schemas, names)."""
         return self.env.registry
+
+    def schemas(self) -> list[dict]:
+        """OpenAI function definitions of every call the episode accepts (the app world's
+        endpoints and its ``answer``, or the registry's tools, ``answer`` among them)."""
+        from stillweb.envs.apps_prompt import ANSWER_SCHEMA
+
+        return self.env.registry.schemas() + ([ANSWER_SCHEMA] if self.apps else [])
 
     @property
     def done(self) -> bool:
@@ -98,6 +117,8 @@ class ToolEpisode:
         options = {"task_id": task_id} if task_id is not None else None
         _, self.info = self.env.reset(seed=seed, options=options)
         self.last = None
+        if self.apps:  # the first user turn, with whose apps the agent operates
+            return self.info["messages"][-1]["content"]
         return self.env.unwrapped.tasks.by_id(self.info["task_id"]).question
 
     def call(self, name: str, arguments: Any) -> ToolStep:

@@ -65,7 +65,7 @@ def environment_factory(snapshot: str | Path, tasks: TaskSource | None = None, s
     settings = dict(snapshot=snapshot, tasks=tasks, split=split, tools=tuple(tools), **env_kwargs)
     probe = ToolEpisode(**settings)  # fails here, naming the problem, rather than inside the trainer
     members: dict[str, Any] = {"_settings": settings, "__doc__": "stillweb tools over one snapshot (one episode per instance)."}
-    for schema in probe.registry.schemas():
+    for schema in probe.schemas():
         function = schema["function"]
         members[function["name"]] = _tool_method(function["name"], function["description"], function["parameters"])
     return type("StillwebEnv", (StillwebToolEnv,), members)

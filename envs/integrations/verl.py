@@ -110,7 +110,7 @@ def tool_config(snapshot: str | Path, tasks: str | None = None, split: str = "tr
     config = {"type": "native", "snapshot": str(Path(snapshot).resolve()), "tasks": tasks, "split": split,
               "tools": list(tools), "env": dict(env_kwargs)}
     entries = []
-    for schema in episode.registry.schemas():
+    for schema in episode.schemas():
         function = schema["function"]
         parameters = {"type": "object", "required": list(function["parameters"].get("required", [])),
                       "properties": {name: _verl_property(prop) for name, prop in function["parameters"]["properties"].items()}}

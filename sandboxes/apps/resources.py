@@ -147,6 +147,8 @@ def _list_endpoint(resource: Resource, app: str) -> AppEndpoint:
     properties["page"] = {"type": "integer", "minimum": 1, "default": 1, "description": "page number, from 1"}
     properties["page_size"] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": PAGE_SIZE}
     owned = TABLES[table].owned
+    shown = ", ".join(name for name in TABLES[table].columns if name != "owner")
+    booleans = [name for name, spec in fields.items() if spec.kind == "boolean"]
 
     def handler(session: AppSession, arguments: dict) -> dict:
         clauses, values = (["owner = ?"], [session.user]) if owned else ([], [])
@@ -161,8 +163,10 @@ def _list_endpoint(resource: Resource, app: str) -> AppEndpoint:
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         page, size = arguments.get("page", 1), arguments.get("page_size", PAGE_SIZE)
         total = session.connection.execute(f"SELECT count(*) FROM {table}{where}", values).fetchone()[0]
-        rows = session.select(f"SELECT * FROM {table}{where} ORDER BY id LIMIT ? OFFSET ?", [*values, size, (page - 1) * size])
-        return {"items": [show_row(table, row, fields) for row in rows], "page": page, "page_size": size, "total": total,
+        rows = session.select(f"SELECT {shown} FROM {table}{where} ORDER BY id LIMIT ? OFFSET ?", [*values, size, (page - 1) * size])
+        for row in rows if booleans else ():
+            row.update((name, bool(row[name])) for name in booleans)
+        return {"items": rows, "page": page, "page_size": size, "total": total,
                 "next_page": page + 1 if page * size < total else None}
 
     filter_text = f" Filters: {', '.join(filters)}." if filters else ""

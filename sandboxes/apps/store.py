@@ -80,6 +80,7 @@ class AppSession:
         self.calls = 0
         self.errors = errors or ErrorPlan()
         self.waits = 0
+        self._fingerprint: str | None = None
         self.rate_limited_until = -1
         self.journal: list[dict[str, Any]] = []  # every row written: table, id, before, after (None: absent)
 
@@ -182,13 +183,16 @@ class AppSession:
 
     def _add(self, spec: Table, row: dict[str, Any], sign: int) -> None:
         self.sums[spec.name] = (self.sums[spec.name] + sign * row_hash(spec, row)) % FINGERPRINT_MOD
+        self._fingerprint = None
 
     # -- fingerprints ---------------------------------------------------------------------
 
     def fingerprint(self) -> str:
         """A hex digest of the whole state's content (every table's rows, stamps excluded)."""
-        payload = ",".join(f"{name}:{self.sums[name]:016x}" for name in sorted(self.sums))
-        return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
+        if self._fingerprint is None:
+            payload = ",".join(f"{name}:{self.sums[name]:016x}" for name in sorted(self.sums))
+            self._fingerprint = hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
+        return self._fingerprint
 
     def changed_tables(self) -> list[str]:
         """The tables whose content differs from the base, sorted."""

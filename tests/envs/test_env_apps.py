@@ -166,3 +166,19 @@ def test_recorded_episodes_replay_identically(apps_snapshot, tmp_path):
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_text("\n".join(lines) + "\n")
     assert "changed" in lines[2] and replay(tampered).field == "observation"
+
+
+def test_tool_call_adapters_base_runs_app_tasks(apps_snapshot):
+    from stillweb.envs.integrations.episode import ToolEpisode
+
+    episode = ToolEpisode(apps_snapshot, "core", env_id="stillweb/Apps-v0")
+    assert {"list_contacts", "answer"} <= {schema["function"]["name"] for schema in episode.schemas()}
+    task = next(task for task in episode.env.tasks if task.extra["category"] == "multi_turn")
+    assert task.extra["turns"][0] in episode.reset(task_id=task.task_id)
+    for turn, (calls, facts) in enumerate(zip(task.extra["program"], task.extra["facts"])):
+        for call in calls:
+            assert not episode.call(call["name"], call["arguments"]).done
+        step = episode.call("answer", {"text": "; ".join(facts) or "Done."})
+    assert step.done and step.reward == 1.0
+    with pytest.raises(ValueError, match="Apps-v0"):
+        ToolEpisode(apps_snapshot, "core", env_id="stillweb/Lookup-v0")
