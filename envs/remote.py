@@ -35,14 +35,15 @@ import socket
 import ssl
 import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import gymnasium as gym
 
 from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
-__all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "REMOTE_ENV_ID"]
+__all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "RemoteTasks", "REMOTE_ENV_ID"]
 
 REMOTE_ENV_ID = "stillweb/Remote-v0"
 # Session errors after which the client rebuilds its session from the log.
@@ -170,6 +171,12 @@ class RemoteEnv(gym.Env[str, str]):
         self._session_id: str | None = self._create_session()
 
     @property
+    def tasks(self) -> RemoteTasks:
+        """The served environment's task set, looked up by id (``tasks.by_id(task_id)``), so
+        ``run_episode(env, lambda task: ReferenceAgent(task))`` works as in-process."""
+        return RemoteTasks(self)
+
+    @property
     def session_id(self) -> str | None:
         """The server's id of the current session (changes when the session is rebuilt)."""
         return self._session_id
@@ -257,8 +264,11 @@ class RemoteEnv(gym.Env[str, str]):
             _raise_for_error(status, answer)
 
     def _post(self, path: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """(status, JSON body) of a POST, retrying connection failures, timeouts and 502/503/504 with backoff."""
+        return self._send("POST", path, _encode(payload))
+
+    def _send(self, method: str, path: str, content: bytes = b"") -> tuple[int, dict[str, Any]]:
         """(status, JSON body), retrying connection failures, timeouts and 502/503/504 with backoff."""
-        content = _encode(payload)
         wait = self.backoff
         failure = ""
         for attempt in range(self.retries):
@@ -266,7 +276,7 @@ class RemoteEnv(gym.Env[str, str]):
                 time.sleep(wait)
                 wait = min(wait * 2, 2.0)
             try:
-                status, raw = self._connection.request("POST", path, content)
+                status, raw = self._connection.request(method, path, content)
             except (OSError, http.client.HTTPException) as error:
                 failure = f"{type(error).__name__}: {error}"
                 continue
@@ -278,7 +288,25 @@ class RemoteEnv(gym.Env[str, str]):
             except ValueError:
                 answer = {"error": "bad_response", "detail": raw[:500].decode("utf-8", "replace")}
             return status, answer if isinstance(answer, dict) else {"error": "bad_response", "detail": str(answer)[:500]}
-        raise RemoteEnvError(f"POST {path} failed after {self.retries} attempts: {failure}")
+        raise RemoteEnvError(f"{method} {path} failed after {self.retries} attempts: {failure}")
+
+
+class RemoteTasks:
+    """The task records of a :class:`RemoteEnv`'s server-side environment, fetched one at a time."""
+
+    def __init__(self, env: RemoteEnv) -> None:
+        self._env = env
+
+    def by_id(self, task_id: str) -> TaskRecord:
+        """The task record for ``task_id``; ``ValueError`` naming the id when the server does not know it."""
+        env = self._env
+        if env.session_id is None:
+            raise RemoteEnvError("the environment is closed")
+        status, answer = env._send("GET", f"/sessions/{env.session_id}/tasks/{quote(str(task_id), safe='')}")
+        if status == 404 and answer.get("error") in ("unknown_task_id", "no_tasks"):
+            raise ValueError(answer.get("detail"))
+        _raise_for_error(status, answer)
+        return TaskRecord.from_dict(answer)
 
 
 def action_fields(action: str) -> dict[str, Any]:

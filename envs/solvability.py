@@ -21,13 +21,13 @@ from typing import Any
 from stillweb.corpora.tasks.generate import GenerationParams, GenerationSummary, generate_tasks
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.agents import ReferenceAgent, run_episode
+from stillweb.envs.turn_budget import CALLS_PER_EVIDENCE
 from stillweb.envs.wikiqa import WikiQAEnv
 
 __all__ = ["REFERENCE_TOOLS", "SolveResult", "ReferenceVerifier", "reference_budget", "solve_with_reference",
            "generate_verified_tasks"]
 
 REFERENCE_TOOLS = ("search", "open", "find")  # all the reference agent calls (cheaper envs than every tool)
-_CALLS_PER_EVIDENCE = 3  # the reference agent searches, opens and finds for each fact
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class SolveResult:
 
 def reference_budget(task: TaskRecord | Mapping[str, Any]) -> int:
     """The turns (and tool calls) the reference agent gets on ``task``: sized to its evidence."""
-    return _CALLS_PER_EVIDENCE * len(TaskRecord.from_dict(task).evidence) + 4
+    return CALLS_PER_EVIDENCE * len(TaskRecord.from_dict(task).evidence) + 4
 
 
 def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:

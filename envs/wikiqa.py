@@ -42,6 +42,7 @@ from stillweb.envs.rewards import EpisodeTrace, HallucinationCounts, RewardConfi
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
 from stillweb.envs.task_loader import Task, TaskPicker, TaskSet, TaskSource, load_tasks
+from stillweb.envs.turn_budget import turn_budget, warn_if_short
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.frozen import FrozenTool
@@ -113,7 +114,9 @@ class WikiQAEnv(gym.Env[str, str]):
         tool_format: ``"tongyi"`` (default), ``"openai"`` or ``"search_r1"``.
         tools: whitelist of tool names (default: every tool).
         max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens,
-        max_format_errors: see :class:`EpisodeLimits`.
+        max_format_errors: see :class:`EpisodeLimits`. ``max_turns=None`` (default) is
+            1.5x the task set's p99 reference steps and ``max_tool_calls=None`` that times
+            ``max_calls_per_turn`` (:mod:`stillweb.envs.turn_budget`; ``info["limits"]``).
         reward: a :class:`RewardConfig` or a dict of its fields.
         context: ``None`` (off), ``True`` (default config), a :class:`ContextConfig`
             or a dict of its fields: manage the history under a token budget.
@@ -138,8 +141,8 @@ class WikiQAEnv(gym.Env[str, str]):
         split: str = "train",
         tool_format: str = "tongyi",
         tools: list[str] | None = None,
-        max_turns: int = 16,
-        max_tool_calls: int = 64,
+        max_turns: int | None = None,
+        max_tool_calls: int | None = None,
         max_calls_per_turn: int = 4,
         max_context_tokens: int = 32768,
         max_format_errors: int | None = 3,
@@ -156,7 +159,15 @@ class WikiQAEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.snapshot = shared_snapshot(snapshot)
         self.tasks: TaskSet = load_tasks(_default_task_set(self.snapshot.path) if tasks is None else tasks, self.snapshot.path, split)
-        self.limits = EpisodeLimits(max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors)
+        budget = turn_budget(self.tasks)
+        if max_turns is not None:
+            warn_if_short(max_turns, budget)
+        self.limits = EpisodeLimits(budget.max_turns if max_turns is None else max_turns,
+                                    budget.tool_calls(max_calls_per_turn) if max_tool_calls is None else max_tool_calls,
+                                    max_calls_per_turn, max_context_tokens, max_format_errors)
+        self._limits_info = {"max_turns": self.limits.max_turns, "max_tool_calls": self.limits.max_tool_calls,
+                             "p99_reference_steps": budget.p99_reference_steps,
+                             "source": "task set" if max_turns is None else "explicit"}
         self.reward_config = RewardConfig.from_value(reward)
         self.context_manager = _context_manager(context, token_counter or approx_token_count, tool_format)
         self.count_tokens = token_counter or approx_token_count
@@ -343,6 +354,7 @@ class WikiQAEnv(gym.Env[str, str]):
             "task_id": episode.task.task_id,
             "snapshot_fingerprint": self.snapshot.fingerprint,
             "package_version": PACKAGE_VERSION,
+            "limits": dict(self._limits_info),
             "turn": len(episode.turns),
             "tool_calls": episode.tool_calls,
             "context_tokens": episode.context_tokens,

@@ -91,6 +91,18 @@ def add_session_routes(app: FastAPI, catalog: SnapshotCatalog, env_ids: Iterable
         """The session's environment, kwargs and progress."""
         return _session_info(store.get(session_id))
 
+    @router.get("/{session_id}/tasks/{task_id}", response_model=dict[str, Any], summary="One task of the session's task set")
+    async def get_session_task(session_id: SessionId, task_id: str) -> dict[str, Any]:
+        """The task record (question, answer, evidence, ...) the session's environment plays for ``task_id``:
+        what a client needs to build an agent for the task (``run_episode`` on ``Remote-v0``)."""
+        tasks = getattr(store.get(session_id).env.unwrapped, "tasks", None)
+        if tasks is None:
+            raise ApiError(404, "no_tasks", "this session's environment has no task set")
+        try:
+            return tasks.by_id(task_id).to_dict()
+        except ValueError as error:
+            raise ApiError(404, "unknown_task_id", str(error)) from None
+
     @router.delete("/{session_id}", response_model=ClosedResponse, summary="Close a session")
     async def close_session(session_id: SessionId) -> ClosedResponse:
         """Close the environment and forget the session."""

@@ -96,11 +96,11 @@ def tasks_snapshot(small_snapshot, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def reference_trace():
     """``trace(snapshot, tasks, task_id)``: the reference agent's episode in-process (openai format):
-    a list of ``(tool name, arguments, observation, reward, info)``, one per step (``max_turns=64``)."""
+    a list of ``(tool name, arguments, observation, reward, info)``, one per step (default limits)."""
     from stillweb.envs import ReferenceAgent, WikiQAEnv
     from stillweb.sandboxes.formats import get_format
 
-    def trace(snapshot, tasks, task_id, split="train", max_turns=64):
+    def trace(snapshot, tasks, task_id, split="train", max_turns=None):
         env = WikiQAEnv(snapshot, tasks, split, tool_format="openai", max_calls_per_turn=1, max_turns=max_turns,
                         tools=["search", "open", "find", "calculator", "answer"])
         observation, info = env.reset(options={"task_id": task_id})

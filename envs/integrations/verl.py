@@ -68,10 +68,12 @@ class StillwebTool(BaseTool):
             raise ValueError("StillwebTool.execute needs verl's agent_data (verl >= 0.9's ToolAgentLoop passes it)")
         episode = agent_data.extra_fields.get(EPISODE_FIELD)
         if episode is None:
-            task_id = self._create_kwargs.get(instance_id, {}).get("task_id")
+            create_kwargs = self._create_kwargs.get(instance_id, {})
+            task_id = create_kwargs.get("task_id")
             if not task_id:
                 raise ValueError("no task_id in extra_info.tools_kwargs[<tool>].create_kwargs: write the data with export_verl()")
-            episode = ToolEpisode(self.config["snapshot"], self.config.get("tasks"), self.config.get("split", "train"),
+            split = create_kwargs.get("split") or self.config.get("split", "train")  # the row's split: one config serves all
+            episode = ToolEpisode(self.config["snapshot"], self.config.get("tasks"), split,
                                   tools=self.config.get("tools", DEFAULT_TOOLS), **self.config.get("env", {}))
             episode.reset(task_id=task_id)
             agent_data.extra_fields[EPISODE_FIELD] = episode
@@ -122,7 +124,11 @@ def tool_config(snapshot: str | Path, tasks: str | None = None, split: str = "tr
 
 def export_verl(snapshot: str | Path, name: str, out: str | Path, tools: tuple[str, ...] | list[str] = DEFAULT_TOOLS,
                 **env_kwargs: Any) -> list[Path]:
-    """Write ``{split}.parquet`` (verl's layout, chat prompts for tool calling, ``tools_kwargs``) and ``tool_config.yaml``."""
+    """Write ``{split}.parquet`` (verl's layout, chat prompts for tool calling, ``tools_kwargs``) and ``tool_config.yaml``.
+
+    Every split's rows carry their ``split`` in ``create_kwargs`` beside the ``task_id``, so the one
+    ``tool_config.yaml`` serves training on ``train.parquet`` and validation on ``dev.parquet`` alike.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -132,7 +138,8 @@ def export_verl(snapshot: str | Path, name: str, out: str | Path, tools: tuple[s
             row = verl_row(task, name, index)
             row["prompt"] = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": task.question}]
             row["agent_name"] = "tool_agent"
-            row["extra_info"]["tools_kwargs"] = {tool: {"create_kwargs": {"task_id": task.task_id}} for tool in tools}
+            row["extra_info"]["tools_kwargs"] = {tool: {"create_kwargs": {"task_id": task.task_id, "split": split}}
+                                                 for tool in tools}
             rows.append(row)
         path = out / f"{split}.parquet"
         if rows:

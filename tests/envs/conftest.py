@@ -11,7 +11,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def openenv_server(tasks_snapshot):
-    """The OpenEnv app on 127.0.0.1 (a uvicorn server in a thread)."""
+    """The OpenEnv app on 127.0.0.1 (a uvicorn server in a thread), with the env's default limits."""
     import uvicorn
 
     from stillweb.envs.integrations.openenv import create_app
@@ -19,7 +19,7 @@ def openenv_server(tasks_snapshot):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app = create_app(tasks_snapshot, "hard", max_turns=64)
+    app = create_app(tasks_snapshot, "hard")  # default limits: from the task set
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -14,9 +14,14 @@ from stillweb.envs import ReferenceAgent, WikiQAEnv  # noqa: E402
 from stillweb.envs.integrations.openenv import StillwebAction, StillwebEnvClient  # noqa: E402
 
 
-def test_reference_episode_through_env_client_matches_in_process(openenv_server, tasks_snapshot):
-    local = WikiQAEnv(tasks_snapshot, "hard", max_turns=64)
-    task = local.tasks[0]
+def test_reference_agent_solves_every_task_through_env_client_with_defaults(openenv_server, tasks_snapshot):
+    """Default limits (from the task set) on both sides; every step matches the in-process env."""
+    local = WikiQAEnv(tasks_snapshot, "hard")
+    for task in local.tasks:
+        _play_reference_episode(openenv_server, local, task)
+
+
+def _play_reference_episode(openenv_server, local, task):
     with StillwebEnvClient(base_url=openenv_server).sync() as client:
         result = client.reset(task_id=task.task_id)
         prompt, info = local.reset(options={"task_id": task.task_id})

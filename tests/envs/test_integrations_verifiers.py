@@ -20,7 +20,7 @@ def test_taskset_loads_one_task_per_task_id_and_its_episode_matches_in_process(o
     from openenv import GenericEnvClient
     from verifiers.v1.tasksets.openenv.taskset import parse_action
 
-    local = WikiQAEnv(tasks_snapshot, "hard", max_turns=64)
+    local = WikiQAEnv(tasks_snapshot, "hard")  # default limits, as the server's
     tasks = list(openenv_taskset(openenv_server, tasks_snapshot, "hard"))
     assert [task.data.reset for task in tasks] == [{"task_id": task.task_id} for task in local.tasks]
     assert tasks[0].data.base_url == openenv_server and tasks[0].data.idx == 0
@@ -41,4 +41,4 @@ def test_taskset_loads_one_task_per_task_id_and_its_episode_matches_in_process(o
                 total += result.reward or 0.0
         return total
 
-    assert anyio.run(run, tasks[0]) == 1.0
+    assert [anyio.run(run, task) for task in tasks] == [1.0] * len(tasks)  # every task solved with defaults

@@ -34,21 +34,23 @@ def _agent_data(prompt, tools_kwargs):
                      metrics={}, request_id="test", tools_kwargs=tools_kwargs)
 
 
-def test_reference_episode_through_verl_tool_dispatch_matches_in_process(tasks_snapshot, tmp_path, reference_trace):
+@pytest.mark.parametrize("split", ["train", "dev"])
+def test_reference_episode_through_verl_tool_dispatch_matches_in_process(tasks_snapshot, tmp_path, reference_trace, split):
+    """One tool_config.yaml for every split: a dev row (validation) resolves its task like a train row."""
     import pyarrow.parquet as pq
     from verl.experimental.agent_loop.tool_parser import FunctionCall
     from verl.tools.tool_registry import initialize_tools_from_config
 
-    paths = export_verl(tasks_snapshot, "hard", tmp_path, max_turns=64)
+    paths = export_verl(tasks_snapshot, "hard", tmp_path)
     assert paths[-1].name == "tool_config.yaml"
     tools = initialize_tools_from_config(str(paths[-1]))
     assert [tool.name for tool in tools] == ["search", "open", "find", "calculator", "answer"]
     loop = _tool_loop(tools)
-    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    rows = pq.read_table(tmp_path / f"{split}.parquet").to_pylist()
     for row in rows[:2]:
         task_id = row["extra_info"]["task_id"]
         agent_data = _agent_data(row["prompt"], row["extra_info"]["tools_kwargs"])
-        steps = reference_trace(tasks_snapshot, "hard", task_id)
+        steps = reference_trace(tasks_snapshot, "hard", task_id, split=split)
         tool_rewards = []
 
         async def run():
