@@ -10,18 +10,26 @@ from stillweb.corpora.build_from_source import build_rows, build_synthetic, buil
 from stillweb.corpora.accounting import DEDUPE_POLICIES, describe_rows
 from stillweb.corpora.sources.corpus_formats import FORMATS, MAX_ROW_CHARS, ColumnMap
 
-EXAMPLES = """examples:
+SYNTHETIC_EXAMPLES = """examples:
   stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn-20k
+  stillweb build synthetic --articles 2000 --seed 1 --out snapshots/syn-2k --workers 2
+  stillweb build synthetic --articles 2000 --passages 100 --out snapshots/syn-passages
+"""
+WIKIPEDIA_EXAMPLES = """examples:
   stillweb build wikipedia ../shared/data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2 --out snapshots/enwiki-sample
   stillweb build wikipedia enwiki-pages-articles.xml.bz2 --passages 100 --out snapshots/wiki-passages
   stillweb build wikipedia enwiki-pages-articles-multistream.xml.bz2 --out snapshots/enwiki --ray
-      (shards on the Ray cluster of RAY_ADDRESS / `ray start`, or a local one; needs stillweb[ray])
+      (shards on the Ray cluster of RAY_ADDRESS or ray start, or a local one; needs stillweb[ray])
+"""
+CORPUS_EXAMPLES = """examples:
   stillweb build corpus wiki-18.jsonl.gz --out snapshots/wiki18          (FlashRAG / Search-R1 passages)
   stillweb build corpus beir/scifact --out snapshots/scifact             (BEIR folder: corpus.jsonl)
   stillweb build corpus kilt_knowledgesource.json --format kilt --out snapshots/kilt
   stillweb build corpus 'parts/*.parquet' --id-column doc --text-column body --out snapshots/mine
   stillweb build corpus collection.tsv --format tsv --out snapshots/msmarco   (headerless: id, text)
 """
+EXAMPLES = "examples:\n" + "".join(text.split("\n", 1)[1].split("\n", 1)[0] + "\n"
+                                    for text in (SYNTHETIC_EXAMPLES, WIKIPEDIA_EXAMPLES, CORPUS_EXAMPLES))
 
 
 def _positive(name: str):
@@ -36,7 +44,9 @@ def _positive(name: str):
 def register(subparsers) -> None:
     """Add ``build`` and its three sources."""
     build = subparsers.add_parser(
-        "build", help="build a corpus snapshot", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
+        "build", help="build a corpus snapshot", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Build an immutable corpus snapshot (documents, facts, links, a tantivy index and a fingerprint) "
+                    "from the synthetic world, a Wikipedia dump or a row corpus. SOURCE --help shows each one's options.",
     )
     sources = build.add_subparsers(dest="source", metavar="SOURCE", required=True)
     common = argparse.ArgumentParser(add_help=False)
@@ -50,7 +60,9 @@ def register(subparsers) -> None:
     strict.add_argument("--strict", action="store_true", help="fail on the first row that would be skipped")
 
     synthetic = sources.add_parser("synthetic", parents=[common], help="the seeded fictional encyclopedia (default corpus)",
-                                   epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description="Generate the seeded fictional world (people, places, organisations, "
+                                               "works with facts and links) and build its snapshot.",
+                                   epilog=SYNTHETIC_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     synthetic.add_argument("--articles", type=int, default=20_000, help="number of articles (default 20000)")
     synthetic.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
     synthetic.add_argument("--ray", action="store_true", help="parse the world's page ranges as Ray tasks; same snapshot")
@@ -61,7 +73,9 @@ def register(subparsers) -> None:
 
     wikipedia = sources.add_parser("wikipedia", parents=[common, strict],
                                    help="a MediaWiki pages-articles XML dump (.xml or .xml.bz2)",
-                                   epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description="Parse a MediaWiki pages-articles dump (articles, infobox facts, links, "
+                                               "redirects) into a snapshot.",
+                                   epilog=WIKIPEDIA_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     wikipedia.add_argument("path", help="the dump file")
     wikipedia.add_argument("--skip-bad", action="store_true", help="count and skip malformed pages instead of failing")
     wikipedia.add_argument("--ray", action="store_true",
@@ -73,7 +87,7 @@ def register(subparsers) -> None:
         help="a row corpus: wiki-18, BEIR, KILT, save_to_disk, parquet/jsonl/json/csv/tsv (gz, bz2, zst)",
         description="One document per source row, the corpus's ids kept as source_id. Inputs are files, "
                     "folders or globs, read in the order given (a folder or glob in name order).",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=CORPUS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpus.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files, folders or globs")
     corpus.add_argument("--format", choices=FORMATS, help="override format detection")
     corpus.add_argument("--id-column", help="column holding the corpus's own id")

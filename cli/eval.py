@@ -8,14 +8,16 @@ import json
 EXAMPLES = """examples:
   stillweb eval retrieval snapshots/scifact --beir beir/scifact --baseline bm25s
   stillweb eval retrieval snapshots/wiki18 --queries nq-test.tsv --qrels nq-test.qrels --run runs/nq.trec
-  python scripts/multihop_passages.py --out /tmp/mh && stillweb build corpus /tmp/mh/corpus.jsonl --out /tmp/mh/snap \\
-      && stillweb eval retrieval /tmp/mh/snap --queries /tmp/mh/queries.jsonl --qrels /tmp/mh/qrels.tsv --baseline bm25s
+  python scripts/multihop_passages.py ../shared/data/hotpotqa_train_100.json --out /tmp/mh \\
+      && stillweb build corpus /tmp/mh --out /tmp/mh/snap && stillweb eval retrieval /tmp/mh/snap --beir /tmp/mh --baseline bm25s
 """
 
 
 def register(subparsers) -> None:
     """Add ``eval retrieval``."""
     evaluate = subparsers.add_parser("eval", help="evaluate a snapshot (retrieval quality)", epilog=EXAMPLES,
+                                     description="Measure a snapshot: retrieval quality against qrels (trec_eval's "
+                                                 "measures via ir_measures; needs stillweb[eval]).",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     kinds = evaluate.add_subparsers(dest="kind", metavar="KIND", required=True)
     retrieval = kinds.add_parser(

@@ -16,6 +16,8 @@ examples:
 from __future__ import annotations
 
 import argparse
+
+from stillweb.cli.help_text import plain
 import json
 from pathlib import Path
 
@@ -30,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "health",
         help="run-health figures and collapse warnings from recorded episodes",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("files", nargs="+", metavar="EPISODES.jsonl", help="recordings of stillweb.envs.RecordEpisodes")

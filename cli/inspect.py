@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -22,7 +23,11 @@ def register(subparsers) -> None:
     verify.add_argument("snapshot", help="snapshot directory")
     verify.set_defaults(handler=_run_verify)
 
-    graph = subparsers.add_parser("graph", help="inspect a snapshot's knowledge graph")
+    graph = subparsers.add_parser("graph", help="inspect a snapshot's knowledge graph",
+                                  description="Inspect a snapshot's knowledge graph (facts.parquet).",
+                                  epilog="examples:\n  stillweb graph stats snapshots/enwiki-sample\n"
+                                         "  stillweb graph stats snapshots/syn-20k --json",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = graph.add_subparsers(dest="graph_command", metavar="ACTION")
     graph.set_defaults(handler=lambda args: graph.print_help() or 2)
     stats = actions.add_parser("stats", help="mapped share of infobox fields, top unmapped keys, facts per relation",

@@ -15,6 +15,8 @@ client config (stdio): {"command": "stillweb", "args": ["mcp", "snapshots/syn"]}
 def register(subparsers) -> None:
     """Add ``mcp``."""
     mcp = subparsers.add_parser("mcp", help="serve the tools over MCP (stdio or streamable HTTP)", epilog=EXAMPLES,
+                                description="Serve the snapshot's tools to MCP clients over stdio (default) or "
+                                            "streamable HTTP; with --tasks, one episode per MCP session.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     mcp.add_argument("snapshot", metavar="DIR", help="snapshot directory")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")

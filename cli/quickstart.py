@@ -6,11 +6,15 @@
 2. Generates (or reuses) the default task set ``default``: multi-hop questions
    with proven unique answers, a sample of them solved by the reference agent.
 3. Runs the reference agent through ``stillweb/WikiQA-v0`` on a handful of test
-   tasks and prints a table of turns, outcome and reward parts.
+   tasks and prints a table of turns, outcome and reward parts, then the commands to try next.
+
+``STILLWEB_QUICKSTART_ARTICLES`` changes the default world size (the docs' test
+runner and ``scripts/newcomer.sh`` use a small world: the full one takes minutes).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -18,6 +22,7 @@ import gymnasium as gym
 
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.corpora.build_from_source import build_synthetic
+from stillweb.corpora.home import default_home
 from stillweb.corpora.manifest import SnapshotError, read_manifest
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir
@@ -25,15 +30,11 @@ from stillweb.envs import ReferenceAgent, run_episode
 from stillweb.corpora.tasks.generate import GenerationParams
 from stillweb.envs.solvability import generate_verified_tasks
 
+ARTICLES_VARIABLE = "STILLWEB_QUICKSTART_ARTICLES"
 DEFAULT_ARTICLES = 20_000
 DEFAULT_SEED = 0
 EXAMPLE_QUERIES = ("university founded", "film directed by", "capital city population")
 TASK_SET = "default"
-
-
-def default_home() -> Path:
-    """Where stillweb keeps its default snapshots: ``$STILLWEB_HOME`` or ``~/.cache/stillweb``."""
-    return Path(os.environ.get("STILLWEB_HOME", "~/.cache/stillweb")).expanduser()
 
 
 def register(subparsers) -> None:
@@ -41,11 +42,15 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "quickstart",
         help="build the default snapshot and try it",
-        description="Build (or reuse) the default synthetic snapshot and run example searches.\n"
-        "Example: stillweb quickstart --articles 2000 --out /tmp/syn",
+        description="Build (or reuse) the default synthetic snapshot, run example searches, generate the default "
+        "task set and run the reference agent on a few tasks.",
+        epilog="examples:\n  stillweb quickstart\n  stillweb quickstart --articles 2000 --out /tmp/syn\n"
+        f"  {ARTICLES_VARIABLE}=2000 stillweb quickstart      # a small world by default (seconds, not minutes)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--out", help="snapshot directory (default: $STILLWEB_HOME/snapshots/synthetic-<articles>-s<seed>)")
-    parser.add_argument("--articles", type=int, default=DEFAULT_ARTICLES, help="articles in the world (default 20000)")
+    parser.add_argument("--articles", type=int, default=int(os.environ.get(ARTICLES_VARIABLE, DEFAULT_ARTICLES)),
+                        help=f"articles in the world (default 20000, or ${ARTICLES_VARIABLE})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="world seed (default 0)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="build processes (default: all cores)")
     parser.add_argument("--tasks", type=int, default=200, help="tasks in the default task set (default 200)")
@@ -80,9 +85,20 @@ def run(args) -> int:
         for rank, result in enumerate(snapshot.search(query, k=3), 1):
             print(f"  {rank}. [doc {result.doc_id}] {result.title} ({result.score:.2f}): {result.snippet[:100]}")
     ensure_tasks(snapshot, args.tasks, args.seed, args.verify)
-    run_reference_episodes(snapshot, args.episodes)
+    first_task = run_reference_episodes(snapshot, args.episodes)
     print(f"\nfingerprint: {snapshot.fingerprint}")
+    print_next_steps(snapshot.path, first_task)
     return 0
+
+
+def print_next_steps(path: Path, task_id: str | None) -> None:
+    """The commands a newcomer runs next, with this snapshot's real path and a real task id."""
+    print("\nnext:")
+    print(f"  stillweb tasks show {path} {TASK_SET} {task_id or ''}".rstrip() + "     # one task: question, answer, evidence")
+    print(f"  stillweb serve {path} --port 8000            # the tools and environments over HTTP")
+    print(f"  stillweb view {path} --tasks {TASK_SET}            # look at the documents and tasks in a browser")
+    print(f'  python3 -c "import gymnasium as gym, stillweb.envs; env = gym.make(\'stillweb/WikiQA-v0\', '
+          f'snapshot=\'{path}\', tasks=\'{TASK_SET}\'); print(env.reset(seed=0)[0][-300:])"')
 
 
 def ensure_tasks(snapshot: Snapshot, count: int, seed: int, verify: int) -> None:
@@ -91,18 +107,21 @@ def ensure_tasks(snapshot: Snapshot, count: int, seed: int, verify: int) -> None
     if not card.exists():
         print(f"\ngenerating {count} tasks (seed {seed}), the first {verify} solved by the reference agent ...")
         generate_verified_tasks(snapshot.path, TASK_SET, GenerationParams(count=count, seed=seed, verify_limit=verify),
-                                progress=True)
+                                progress=True, allow_partial=True)
     print(f"\ntask set {TASK_SET!r}: {card}")
+    wanted = ["- tasks:", "- splits:", "- solvability", "- oracle", "- hops:", "- levels:"]
     for line in card.read_text(encoding="utf-8").splitlines():
-        if line.startswith(("- tasks:", "- splits:", "- solvability", "- oracle", "- hops:", "- levels:")):
+        prefix = next((prefix for prefix in wanted if line.startswith(prefix)), None)
+        if prefix is not None:  # the card repeats some lines (summary and distributions): print each once
+            wanted.remove(prefix)
             print(f"  {line[2:]}")
 
 
-def run_reference_episodes(snapshot: Snapshot, episodes: int) -> None:
-    """Run the reference agent on the first ``episodes`` test tasks and print a table."""
+def run_reference_episodes(snapshot: Snapshot, episodes: int) -> str | None:
+    """Run the reference agent on the first ``episodes`` test tasks (default limits) and print a table;
+    return the first task's id."""
     tasks = read_tasks(snapshot.path, TASK_SET, "test")[:episodes]
-    env = gym.make("stillweb/WikiQA-v0", snapshot=snapshot.path, tasks=TASK_SET, split="test",
-                   max_turns=64, max_tool_calls=64)
+    env = gym.make("stillweb/WikiQA-v0", snapshot=snapshot.path, tasks=TASK_SET, split="test")
     print(f"\nreference agent on {len(tasks)} test tasks of {TASK_SET!r} (stillweb/WikiQA-v0, tongyi format):")
     print(f"  {'task':<28} {'hops':>4} {'level':>5} {'turns':>5} {'outcome':>7} {'cit.prec':>8} {'cit.rec':>7} {'rubric':>6} {'gamma':>6}")
     for task in tasks:
@@ -114,3 +133,4 @@ def run_reference_episodes(snapshot: Snapshot, episodes: int) -> None:
         print(f"      Q: {task.question[:150]}{'...' if len(task.question) > 150 else ''}")
         print(f"      A: {summary['answer']}")
     env.close()
+    return tasks[0].task_id if tasks else None

@@ -2,12 +2,21 @@
 
 Exits 0 when every reset and step gives the recorded observation, reward,
 endings and info; exits 1 at the first one that differs, naming its line and
-field. ``--snapshot DIR`` replays against a snapshot at another path.
+field. The snapshot is found by the path the recording stores (as given,
+then resolved) or, when it moved, by its fingerprint in $STILLWEB_HOME/snapshots,
+./snapshots, . or the recording's folder; the verdict says which one was used.
+``--snapshot DIR`` names it instead.
+
+examples:
+  stillweb replay episodes.jsonl
+  stillweb replay runs/episode-000.jsonl --snapshot /data/snapshots/syn-20k
 """
 
 from __future__ import annotations
 
 import argparse
+
+from stillweb.cli.help_text import plain
 
 __all__ = ["register", "run_replay"]
 
@@ -17,11 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "replay",
         help="re-run a recorded episode file; exit non-zero at the first step that differs",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="a JSONL recording written by stillweb.envs.RecordEpisodes")
-    parser.add_argument("--snapshot", help="snapshot directory to replay against (default: the recorded one)")
+    parser.add_argument("--snapshot", help="snapshot directory to replay against (default: found by the recorded "
+                                           "path or fingerprint)")
     parser.set_defaults(handler=run_replay)
 
 

@@ -26,6 +26,8 @@ def register(subparsers) -> None:
     """Add ``serve``."""
     serve = subparsers.add_parser(
         "serve", help="serve tools, retrieval and environments over HTTP", epilog=EXAMPLES,
+        description="Serve the snapshots' tools (/tools), Search-R1 retrieval (/retrieve) and environment sessions "
+                    "(/sessions) over HTTP; prints what it serves and where, and a line when it stops.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument("snapshots", nargs="+", metavar="DIR", help="snapshot directories (the first is the default)")

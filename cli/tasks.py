@@ -1,4 +1,4 @@
-"""``stillweb tasks generate|stats|export``: make hard multi-hop task sets, measure and export them.
+"""``stillweb tasks generate|show|stats|export``: make hard multi-hop task sets, look at them, measure and export them.
 
 ``register(subparsers)`` adds the ``tasks`` command (wired in by ``cli/main.py``).
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stillweb.cli.task_show import add_show_parser
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
 
 __all__ = ["register", "run_generate", "run_stats", "run_export"]
@@ -15,17 +16,30 @@ __all__ = ["register", "run_generate", "run_stats", "run_export"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``tasks generate`` and ``tasks export`` to the ``stillweb`` parser."""
-    tasks = subparsers.add_parser("tasks", help="generate and export multi-hop task sets")
+    tasks = subparsers.add_parser("tasks", help="generate, show, measure and export multi-hop task sets",
+                                  description="Task sets live in SNAPSHOT/tasks/NAME/ (train/dev/test parquet and card.md).",
+                                  epilog="examples:\n  stillweb tasks generate snapshots/syn-20k --name default --count 100\n"
+                                         "  stillweb tasks show snapshots/syn-20k default\n"
+                                         "  stillweb tasks stats snapshots/syn-20k default\n"
+                                         "  stillweb tasks export snapshots/syn-20k default --format jsonl --out tasks-default",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = tasks.add_subparsers(dest="tasks_command", metavar="ACTION")
     tasks.set_defaults(handler=lambda args: tasks.print_help() or 2)
 
-    generate = actions.add_parser("generate", help="generate a task set into SNAPSHOT/tasks/NAME/")
+    generate = actions.add_parser(
+        "generate", help="generate a task set into SNAPSHOT/tasks/NAME/",
+        description="Compose WebShaper-style multi-hop questions from the snapshot's knowledge graph, each proven to "
+                    "have one answer, and write them split train/dev/test with a card.md.",
+        epilog="examples:\n  stillweb tasks generate snapshots/syn-20k --name default --count 100\n"
+               "  stillweb tasks generate snapshots/syn-20k --name hard --count 50 --level 3 --seed 1 --verify -1\n"
+               "  stillweb tasks generate snapshots/syn-2k --name small --count 20 --allow-partial --no-progress",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     generate.add_argument("snapshot", metavar="DIR", help="snapshot directory")
     generate.add_argument("--name", required=True, help="task set name")
     generate.add_argument("--count", type=int, required=True, help="number of tasks")
-    generate.add_argument("--seed", type=int, default=0)
-    generate.add_argument("--min-hops", type=int, default=2)
-    generate.add_argument("--max-hops", type=int, default=4)
+    generate.add_argument("--seed", type=int, default=0, help="generation seed: the same seed writes the same bytes (default 0)")
+    generate.add_argument("--min-hops", type=int, default=2, help="fewest hops (relations on the solving path) per task (default 2)")
+    generate.add_argument("--max-hops", type=int, default=4, help="most hops per task (default 4)")
     generate.add_argument("--level", type=int, choices=(1, 2, 3), default=None, help="only tasks of this level")
     generate.add_argument("--workers", type=int, default=1, help="worker processes (with --ray: actors, default the cluster's CPUs)")
     generate.add_argument("--ray", action="store_true",
@@ -37,26 +51,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           help="share of tasks made unanswerable, with a stored emptiness proof (e.g. 0.1; "
                                "default 0: the set is byte-identical to one made without this option)")
     generate.add_argument("--allow-partial", action="store_true", help="write the set even if fewer than --count tasks")
-    generate.add_argument("--no-progress", action="store_true")
+    generate.add_argument("--no-progress", action="store_true", help="no progress bar (for logs and scripts)")
     generate.set_defaults(handler=run_generate)
+
+    add_show_parser(actions)
 
     stats = actions.add_parser("stats", help="question words, hops, shapes, answer repeats and the malformed rate of a set",
                                description="Figures of a task set over all its splits: question words p50/p95, hops, "
-                                           "shapes, answer repeats (top 5, entropy) and the malformed detector's rate. "
-                                           "Example: stillweb tasks stats snapshots/syn default --json")
-    stats.add_argument("snapshot", metavar="DIR")
-    stats.add_argument("name", metavar="NAME")
+                                           "shapes, answer repeats (top 5, entropy) and the malformed detector's rate.",
+                               epilog="examples:\n  stillweb tasks stats snapshots/syn-20k default\n"
+                                      "  stillweb tasks stats snapshots/syn-20k default --json",
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    stats.add_argument("snapshot", metavar="DIR", help="snapshot directory")
+    stats.add_argument("name", metavar="NAME", help="task set name")
     stats.add_argument("--json", action="store_true", help="print the figures as JSON")
     stats.set_defaults(handler=run_stats)
 
-    export = actions.add_parser("export", help="export a task set as jsonl, a HF dataset, verl parquet or SFT data")
-    export.add_argument("snapshot", metavar="DIR")
-    export.add_argument("name", metavar="NAME")
+    export = actions.add_parser("export", help="export a task set as jsonl, a HF dataset, verl parquet or SFT data",
+                                description="Write a task set in a trainer's format (every split).",
+                                epilog="examples:\n  stillweb tasks export snapshots/syn-20k default --format jsonl --out tasks-default\n"
+                                       "  stillweb tasks export snapshots/syn-20k default --format verl --out data\n"
+                                       "  stillweb tasks export snapshots/syn-20k default --format sft --shape tongyi --out sft",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    export.add_argument("snapshot", metavar="DIR", help="snapshot directory")
+    export.add_argument("name", metavar="NAME", help="task set name")
     export.add_argument("--format", required=True, choices=("jsonl", "hf", "verl", "sft"),
                         help="sft: the reference agent's solved episodes as chat messages with tools")
     export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
                         help="sft messages: OpenAI tool_calls (default) or Tongyi <tool_call>/<tool_response> text")
-    export.add_argument("--out", required=True, metavar="PATH")
+    export.add_argument("--out", required=True, metavar="PATH", help="output folder (jsonl: a file or folder)")
     export.set_defaults(handler=run_export)
 
 

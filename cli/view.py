@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from stillweb.cli.help_text import plain
+
 EXAMPLES = """examples:
   stillweb view snapshots/syn                                   http://127.0.0.1:8000/view/
   stillweb view snapshots/syn --tasks default --episodes runs/  replay runs/*.jsonl; hand-played episodes are saved there
@@ -22,7 +24,7 @@ def register(subparsers) -> None:
     """Add ``view``."""
     view = subparsers.add_parser(
         "view", help="web pages to browse a snapshot, inspect tasks, replay and play episodes",
-        description=__doc__, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain(__doc__), epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     view.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
     view.add_argument("--tasks", metavar="NAME", help="task set inside the snapshot (default: the first one)")

@@ -28,6 +28,7 @@ from typing import IO, Any
 import gymnasium as gym
 
 from stillweb.corpora.version import PACKAGE_VERSION
+from stillweb.envs.recorded_snapshot import locate_snapshot, snapshot_header
 from stillweb.envs.spaces import to_charset
 
 __all__ = [
@@ -50,9 +51,11 @@ def canonical_json(value: Any) -> str:
     return json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
-def header_record(spec: gym.envs.registration.EnvSpec) -> dict[str, Any]:
-    """The first record of a recording: env id, constructor kwargs, package version."""
-    return {"type": "header", "env_id": spec.id, "kwargs": dict(spec.kwargs), "package_version": PACKAGE_VERSION}
+def header_record(spec: gym.envs.registration.EnvSpec, env: gym.Env | None = None) -> dict[str, Any]:
+    """The first record of a recording: env id, constructor kwargs, package version and, for an ``env``
+    on a local snapshot, the snapshot's resolved path and fingerprint (so a replay can find it)."""
+    return {"type": "header", "env_id": spec.id, "kwargs": dict(spec.kwargs), "package_version": PACKAGE_VERSION,
+            **(snapshot_header(env) if env is not None else {})}
 
 
 def reset_record(seed: int | None, options: dict[str, Any] | None, observation: str, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,7 +92,7 @@ class RecordEpisodes(gym.Wrapper):
             raise ValueError("RecordEpisodes needs an env made by gym.make (it records env.spec to replay it)")
         self.path = Path(path)
         self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
-        self._write(header_record(spec))
+        self._write(header_record(spec, env))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset the env and record the seed, options, observation and info."""
@@ -127,12 +130,14 @@ class ReplayResult:
     field: str | None = None
     recorded: Any = None
     replayed: Any = None
+    snapshot: str | None = None  # which snapshot was used and how it was found
 
     def describe(self) -> str:
-        """One line for humans: 'identical' or where it first differs."""
+        """One line for humans: 'identical' or where it first differs (after the snapshot used, if known)."""
+        used = f"on {self.snapshot}: " if self.snapshot else ""
         if self.ok:
-            return f"identical: {self.checked} resets/steps replayed"
-        return (
+            return f"{used}identical: {self.checked} resets/steps replayed"
+        return used + (
             f"line {self.line} differs in {self.field}: recorded {canonical_json(self.recorded)[:300]} "
             f"but replay gave {canonical_json(self.replayed)[:300]}"
         )
@@ -142,20 +147,26 @@ def replay(path: str | Path, **kwarg_overrides: Any) -> ReplayResult:
     """Re-run a recorded file; stop at the first reset or step that differs.
 
     ``kwarg_overrides`` replace constructor kwargs (e.g. ``snapshot=`` for a
-    snapshot that moved). Raises ``ValueError`` naming the line if the file is
-    not a recording.
+    snapshot that moved); without ``snapshot=`` the snapshot is found by its
+    recorded path or fingerprint (:func:`~stillweb.envs.recorded_snapshot.locate_snapshot`).
+    Raises ``ValueError`` naming the line if the file is not a recording.
     """
     header, lines = _open_recording(Path(path))
+    if "snapshot" in kwarg_overrides:
+        used = f"snapshot {kwarg_overrides['snapshot']} (given)"
+    else:
+        found, used = locate_snapshot(header, Path(path))
+        kwarg_overrides = {**kwarg_overrides, **({"snapshot": found} if found else {})}
     checked = 0
     for rerun_record in rerun(header, lines, **kwarg_overrides):
         if rerun_record.error is not None:
-            return ReplayResult(False, checked, rerun_record.number, "step", "a step", rerun_record.error)
+            return ReplayResult(False, checked, rerun_record.number, "step", "a step", rerun_record.error, used)
         field_name = rerun_record.first_difference()
         if field_name is not None:
             return ReplayResult(False, checked, rerun_record.number, field_name, rerun_record.record.get(field_name),
-                                rerun_record.replayed[field_name])
+                                rerun_record.replayed[field_name], used)
         checked += 1
-    return ReplayResult(True, checked)
+    return ReplayResult(True, checked, snapshot=used)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.envs.agents import ReferenceAgent
@@ -60,9 +61,11 @@ def oracle_conversation(env: WikiQAEnv, task_id: str) -> dict[str, Any]:
             "split": "", "reward": float(reward), "outcome": float(info.get("outcome", 0.0)), "turns": turn}
 
 
-def export_sft(snapshot: str | Path, name: str, out: str | Path, shape: str = "openai", max_turns: int = 64,
+def export_sft(snapshot: str | Path, name: str, out: str | Path, shape: str = "openai", max_turns: int | None = None,
                progress: bool = False) -> list[Path]:
-    """Write the solved reference episodes of task set ``name`` (see the module docstring); returns the paths."""
+    """Write the solved reference episodes of task set ``name`` (see the module docstring); returns the paths.
+
+    ``max_turns=None``: the env's default for the split (from its task set); ``progress``: one bar for the job."""
     from datasets import Dataset, DatasetDict
 
     if shape not in SFT_SHAPES:
@@ -70,24 +73,25 @@ def export_sft(snapshot: str | Path, name: str, out: str | Path, shape: str = "o
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written, splits = [], {}
-    for split in SPLITS:
-        tasks = read_tasks(snapshot, name, split)
+    by_split = {split: read_tasks(snapshot, name, split) for split in SPLITS}
+    bar = progress_bar(total=sum(map(len, by_split.values())), unit="episode", desc=f"sft export of {name}", enabled=progress)
+    for split, tasks in by_split.items():
         if not tasks:
             continue
         env = WikiQAEnv(snapshot, name, split, tool_format=shape, tools=list(DEFAULT_TOOLS), max_turns=max_turns,
                         max_calls_per_turn=1)
         rows = []
-        for index, task in enumerate(tasks):
+        for task in tasks:
             row = oracle_conversation(env, task.task_id)
             if row["outcome"] == 1.0:
                 rows.append({**row, "split": split})
-            if progress:
-                print(f"sft {split}: {index + 1}/{len(tasks)} episodes, {len(rows)} solved", flush=True)
+            bar.update(1)
         table = pa.Table.from_pylist(rows)
         path = out / f"{split}.parquet"
         pq.write_table(table, path)
         written.append(path)
         splits[split] = Dataset(table)
+    bar.close()
     DatasetDict(splits).save_to_disk(str(out / "dataset"))
     return [*written, out / "dataset"]
 
