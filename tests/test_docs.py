@@ -62,7 +62,8 @@ def test_markdown_blocks_run_as_written(path, docs_snapshot, tmp_path):
     workdir.mkdir()
     shutil.copytree(docs_snapshot, workdir / "snap")
     shutil.copytree(docs_snapshot, workdir / "snapshots" / "syn-20k")
-    environment = {**os.environ, "STILLWEB_HOME": str(tmp_path / "home"), "TRL_EXPERIMENTAL_SILENCE": "1"}
+    environment = {**os.environ, "STILLWEB_HOME": str(tmp_path / "home"), "TRL_EXPERIMENTAL_SILENCE": "1",
+                   "STILLWEB_QUICKSTART_ARTICLES": "300"}
     session = DocSession(workdir, command_shims(tmp_path / "bin"), environment, {port: str(free_port()) for port in ("8000", "8001")})
     try:
         for block in markdown_blocks(ROOT / path, ROOT):

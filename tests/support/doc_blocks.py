@@ -10,7 +10,8 @@ session in its own working directory:
   the background (``cmd &``) is killed when the file's session ends;
 - the working directory holds ``snap/`` and ``snapshots/syn-20k/``: a small
   (300-article) synthetic snapshot with a 12-task set ``default``, standing in
-  for the full-size worlds the docs name; ``STILLWEB_HOME`` is a fresh folder;
+  for the full-size worlds the docs name; ``STILLWEB_HOME`` is a fresh folder
+  and ``STILLWEB_QUICKSTART_ARTICLES=300`` (``stillweb quickstart`` builds a small world);
 - ``127.0.0.1:8000`` and ``:8001`` (and ``--port 8000``/``8001``) become free
   ports, so parallel runs never collide.
 
