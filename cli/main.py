@@ -36,7 +36,24 @@ def make_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"stillweb.cli.{name}").register(subparsers)
+    _fill_help(parser)
     return parser
+
+
+def _fill_help(parser: argparse.ArgumentParser) -> None:
+    """Give every sub-command a description (its one-line help, when it has none) and examples
+    (its parent's, when it has none), so each ``--help`` says what it does and how to call it."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            if not sub.description and helps.get(name):
+                sub.description = helps[name][0].upper() + helps[name][1:] + "."
+            if not sub.epilog and parser.epilog:
+                sub.epilog = parser.epilog
+                sub.formatter_class = argparse.RawDescriptionHelpFormatter
+            _fill_help(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
