@@ -61,12 +61,28 @@ def _run(args: argparse.Namespace) -> int:
     )
     frozen_tools = [_frozen_spec(path) for path in args.frozen_tool]
     if args.workers == 1:
-        uvicorn.run(make_app(args.snapshots, settings, frozen_tools=frozen_tools), host=args.host, port=args.port, log_level="warning", **UVICORN_OPTIONS)
-        return 0
-    os.environ[CONFIG_VARIABLE] = serve_config(args.snapshots, settings, frozen_tools)
-    uvicorn.run("stillweb.server.app:app_from_environment", factory=True, host=args.host, port=args.port,
-                workers=args.workers, log_level="warning", **UVICORN_OPTIONS)
+        app = make_app(args.snapshots, settings, frozen_tools=frozen_tools)  # a bad snapshot fails here, in one line
+        print(serving_line(args.host, args.port, args.snapshots), flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **UVICORN_OPTIONS)
+    else:
+        os.environ[CONFIG_VARIABLE] = serve_config(args.snapshots, settings, frozen_tools)
+        print(serving_line(args.host, args.port, args.snapshots), flush=True)
+        uvicorn.run("stillweb.server.app:app_from_environment", factory=True, host=args.host, port=args.port,
+                    workers=args.workers, log_level="warning", **UVICORN_OPTIONS)
+    print(f"stopped serving on http://{args.host}:{args.port}", flush=True)
     return 0
+
+
+def serving_line(host: str, port: int, snapshots: list[str], path: str = "") -> str:
+    """``listening on http://HOST:PORT/PATH: snapshot ..., task sets ..., envs ...`` (what a server serves, where)."""
+    from pathlib import Path
+
+    from stillweb.server.sessions import default_env_ids
+
+    names = ", ".join(str(Path(snapshot).resolve()) for snapshot in snapshots)
+    task_sets = sorted({folder.name for snapshot in snapshots for folder in (Path(snapshot) / "tasks").glob("*") if folder.is_dir()})
+    return (f"listening on http://{host}:{port}/{path}: snapshot {names}, task sets {', '.join(task_sets) or 'none'}, "
+            f"envs {', '.join(default_env_ids())} (Ctrl-C stops it; API docs at /docs)")
 
 
 def _frozen_spec(path: str) -> dict:

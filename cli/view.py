@@ -39,10 +39,12 @@ def register(subparsers) -> None:
 def _run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from stillweb.cli.serve import serving_line
     from stillweb.server.app import UVICORN_OPTIONS
     from stillweb.server.viewer import ViewerConfig, make_viewer_app
 
     app = make_viewer_app(ViewerConfig(snapshot=args.snapshot, tasks=args.tasks, episodes=tuple(args.episodes)))
-    print(f"stillweb viewer on http://{args.host}:{args.port}/view/ (Ctrl-C stops it)", flush=True)
+    print(serving_line(args.host, args.port, [args.snapshot], "view/"), flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **UVICORN_OPTIONS)
+    print(f"stopped serving on http://{args.host}:{args.port}/view/", flush=True)
     return 0
