@@ -96,6 +96,9 @@ def register(subparsers) -> None:
     corpus.add_argument("--dedupe", choices=DEDUPE_POLICIES, default="none",
                         help="skip later rows repeating an earlier row's id, title or text (default none: "
                              "every row is a document, a repeated id is an error)")
+    corpus.add_argument("--url-template", metavar="TEMPLATE",
+                        help="URL of a row without one, from its {id} and {title} (e.g. 'https://example.org/doc/{id}'); "
+                             "default: no URL (none is made up)")
     corpus.add_argument("--max-row-chars", type=_positive("--max-row-chars"), default=MAX_ROW_CHARS,
                         help=f"skip rows whose text is longer (default {MAX_ROW_CHARS})")
     corpus.set_defaults(handler=_run_corpus)
@@ -128,4 +131,4 @@ def _run_corpus(args) -> int:
     columns = ColumnMap(id=args.id_column, title=args.title_column, text=args.text_column)
     return _report(build_rows(args.inputs, args.out, format=args.format, columns=columns, dedupe=args.dedupe,
                               strict=args.strict, passages=args.passages, max_row_chars=args.max_row_chars,
-                              workers=args.workers, progress=not args.quiet))
+                              workers=args.workers, progress=not args.quiet, url_template=args.url_template))

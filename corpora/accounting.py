@@ -53,6 +53,7 @@ class RowAccount:
         self.read = 0
         self.written = 0
         self.redirects = 0
+        self.missing_title = 0  # rows without a title (their source id became the title)
         self.skipped: dict[str, int] = {}
         self.examples: dict[str, list[str]] = {}
         self._seen_ids: dict[int, int] = {}  # hash of a source id -> doc id that holds it
@@ -134,6 +135,7 @@ class RowAccount:
             "read": self.read,
             "written": self.written,
             "redirects": self.redirects,
+            "missing_title": self.missing_title,
             "skipped": dict(sorted(self.skipped.items())),
             "skipped_examples": {reason: self.examples[reason] for reason in sorted(self.examples)},
             "dedupe": self.dedupe,
@@ -148,4 +150,6 @@ def describe_rows(summary: dict) -> str:
     line = f"rows: read {summary['read']}, written {summary['written']}"
     if summary.get("redirects"):
         line += f", redirects {summary['redirects']}"
+    if summary.get("missing_title"):
+        line += f", missing_title {summary['missing_title']} (titled by their id)"
     return line + f", skipped {sum(skipped.values())}" + (f" ({reasons})" if reasons else "")

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.accounting import RowAccount
-from stillweb.corpora.snapshot_build import BuildResult, build_snapshot
+from stillweb.corpora.snapshot_build import WIKIPEDIA_URL_TEMPLATE, BuildResult, build_snapshot
 
 __all__ = ["build_synthetic", "build_wikipedia", "build_rows", "fact_recovery", "TRUTH_SCHEMA"]
 
@@ -176,6 +176,7 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
         out,
         source={"kind": "wikipedia-xml", "file": path.name, "bytes": path.stat().st_size},
         parameters={"skip_bad": skip_bad, **_passage_parameters(passages)},
+        url_template=WIKIPEDIA_URL_TEMPLATE,
         workers=workers,
         progress=progress,
         extra_files=count_bad_pages,
@@ -186,13 +187,16 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
 
 def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None = None, columns=None,
                dedupe: str = "none", strict: bool = False, passages: int | None = None,
-               max_row_chars: int | None = None, workers: int = 1, progress: bool = True) -> BuildResult:
+               max_row_chars: int | None = None, workers: int = 1, progress: bool = True,
+               url_template: str | None = None) -> BuildResult:
     """Build from a row corpus: one document per row unless ``dedupe`` says otherwise.
 
     ``inputs`` are files, folders or globs read in the order given; ``format`` and
     ``columns`` (a :class:`~stillweb.corpora.sources.corpus_formats.ColumnMap`) override
     detection. ``dedupe`` is ``none`` (a repeated source id is an error), ``id``,
-    ``title`` or ``text``; ``strict`` fails on the first skipped row.
+    ``title`` or ``text``; ``strict`` fails on the first skipped row. A row without a URL
+    gets ``url_template`` (``{id}``, ``{title}``) filled in, else none; a row without a
+    title is titled by its id and counted as ``missing_title``.
     """
     from stillweb.corpora.sources.corpus_formats import MAX_ROW_CHARS, CorpusSpec
 
@@ -203,10 +207,12 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
         out,
         source=spec.describe(),
         parameters={"dedupe": dedupe, "strict": strict, "max_row_chars": spec.max_row_chars,
+                    **({"url_template": url_template} if url_template else {}),
                     **_passage_parameters(passages)},
         workers=workers,
         progress=progress,
         account=account,
         passage_words=passages,
         passage_level=True,
+        url_template=url_template,
     )

@@ -52,6 +52,7 @@ class RawPage:
     is_wikitext: bool = True
     position: str = ""
     source_id: str = ""
+    title_from_id: bool = False  # a row corpus row without a title: its title is its source id
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -97,6 +98,8 @@ def _chunks(
         if isinstance(page, SkippedRow):
             account.skip(page.reason, page.position, page.detail)
             continue
+        if page.title_from_id:
+            account.missing_title += 1
         if page.redirect is not None:
             account.redirect(page.position)
             graph.add_redirect(_normalize_title(page.title), _normalize_title(page.redirect))
@@ -114,14 +117,31 @@ def _normalize_title(title: str) -> str:
     return normalize_title(title) or " ".join(title.split())
 
 
-def _default_url(title: str) -> str:
-    return "https://en.wikipedia.org/wiki/" + title.replace(" ", "_")
+WIKIPEDIA_URL_TEMPLATE = "https://en.wikipedia.org/wiki/{title}"  # a dump's pages: their article URL
+
+
+def check_url_template(template: str | None) -> None:
+    """``ValueError`` naming a URL template that uses fields other than ``{id}`` and ``{title}``."""
+    if template is None:
+        return
+    try:
+        template.format(id="x", title="x")
+    except (KeyError, IndexError, ValueError) as error:
+        raise ValueError(f"bad --url-template {template!r}: only {{id}} and {{title}} may appear ({error})") from None
+
+
+def document_url(template: str | None, title: str, source_id: str) -> str:
+    """The URL a document gets when its source has none: the template filled in, else empty (never made up)."""
+    if template is None:
+        return ""
+    return template.format(title=quote(title.replace(" ", "_"), safe="_()',-:"), id=quote(source_id, safe=""))
 
 
 class _DocsWriter:
     """Streams documents to docs.parquet and docs.arrow in batches."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, url_template: str | None = None) -> None:
+        self._url_template = url_template
         self._parquet = pq.ParquetWriter(directory / "docs.parquet", DOCS_SCHEMA, compression="zstd")
         self._arrow_sink = pa.OSFile(str(directory / "docs.arrow"), "wb")
         self._arrow = pa.ipc.new_file(self._arrow_sink, DOCS_SCHEMA)
@@ -132,7 +152,7 @@ class _DocsWriter:
         row["doc_id"].append(doc_id)
         row["source_id"].append(page.source_id)
         row["title"].append(page.title)
-        row["url"].append(page.url or _default_url(page.title))
+        row["url"].append(page.url or document_url(self._url_template, page.title, page.source_id))
         row["kind"].append(page.kind)
         row["text"].append(text)
         row["categories"].append(list(page.categories))
@@ -183,6 +203,7 @@ def build_snapshot(
     account: RowAccount | None = None,
     passage_words: int | None = None,
     passage_level: bool = False,
+    url_template: str | None = None,
 ) -> BuildResult:
     """Parse ``pages`` and write a complete snapshot at ``out`` (replacing one that is there).
 
@@ -198,8 +219,10 @@ def build_snapshot(
     (:func:`~stillweb.corpora.passages.split_passages`); facts and links stay
     with a page's first passage. A passage-level snapshot (``passage_words`` or
     ``passage_level``: row corpora) is indexed with
-    :data:`~stillweb.corpora.index.PASSAGE_INDEX_PARAMETERS`.
+    :data:`~stillweb.corpora.index.PASSAGE_INDEX_PARAMETERS`. A document whose source gives
+    no URL gets ``url_template`` filled with ``{title}``/``{id}``, else an empty URL.
     """
+    check_url_template(url_template)
     index_parameters = PASSAGE_INDEX_PARAMETERS if passage_level or passage_words else INDEX_PARAMETERS
     account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
@@ -221,7 +244,7 @@ def build_snapshot(
             parsed_chunks = pool.imap(_parse_chunk, chunks)
         else:
             parsed_chunks = map(_parse_chunk, chunks)
-        docs = _DocsWriter(tmp)
+        docs = _DocsWriter(tmp, url_template)
         index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS)
         bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
         for chunk in parsed_chunks:

@@ -195,8 +195,10 @@ class CorpusSpec:
             return SkippedRow("empty_text", position, f"column {mapping.text!r} is empty")
         if len(text) > self.max_row_chars:
             return SkippedRow("too_large", position, f"{len(text)} characters, the limit is {self.max_row_chars}")
-        return RawPage(title=title or "", text=text, url=url or "", is_wikitext=False, position=position,
-                       source_id=(source_id or "").strip())
+        source_id = (source_id or "").strip()
+        missing_title = not (title or "").strip()  # counted as missing_title; the id names the document
+        return RawPage(title=source_id if missing_title else title, text=text, url=url or "", is_wikitext=False,
+                       position=position, source_id=source_id, title_from_id=missing_title)
 
     def describe(self) -> dict:
         """The manifest's ``source`` entry: format, file names (not paths) and the column mapping."""

@@ -40,7 +40,7 @@ def test_every_row_is_a_document_and_keeps_its_id(tmp_path):
     snap = Snapshot.open(result.path)
     assert len(snap) == 4
     assert [snap.get(i).source_id for i in range(4)] == ["p1", "p2", "p3", "p4"]
-    assert result.manifest["counts"]["rows"] == {"read": 4, "written": 4, "redirects": 0, "skipped": {},
+    assert result.manifest["counts"]["rows"] == {"read": 4, "written": 4, "redirects": 0, "missing_title": 0, "skipped": {},
                                                  "skipped_examples": {}, "dedupe": "none"}
     hit = snap.search("bridge Vell", k=1)[0]
     assert (hit.doc_id, hit.source_id) == (1, "p2")

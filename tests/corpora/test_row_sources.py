@@ -95,7 +95,7 @@ def test_csv_and_tsv_with_and_without_header(tmp_path):
     columns = ColumnMap(id="doc", text="body")
     assert pages(read(tmp_path / "c.csv", columns=columns)) == [("x1", "T", "Text, with comma")]
     (tmp_path / "collection.tsv").write_text("0\tThe presence of communication.\n1\tManhattan project.\n", encoding="utf-8")
-    assert pages(read(tmp_path / "collection.tsv")) == [("0", "", "The presence of communication."), ("1", "", "Manhattan project.")]
+    assert pages(read(tmp_path / "collection.tsv")) == [("0", "0", "The presence of communication."), ("1", "1", "Manhattan project.")]  # untitled: the id
     (tmp_path / "psgs.tsv").write_text('id\ttext\ttitle\n1\t"Aaron is a prophet"\tAaron\n', encoding="utf-8")
     assert pages(read(tmp_path / "psgs.tsv")) == [("1", "Aaron", "Aaron is a prophet")]
 
@@ -157,7 +157,7 @@ def test_missing_column_names_file_columns_and_flag(tmp_path):
     path = write_jsonl(tmp_path / "rows.jsonl", [{"key": "1", "passage_text": "x"}])
     with pytest.raises(ValueError, match=r"rows.jsonl: no text column .*columns found: key, passage_text\. .*--text-column"):
         read(path)
-    assert pages(read(path, columns=ColumnMap(id="key", text="passage_text"))) == [("1", "", "x")]
+    assert pages(read(path, columns=ColumnMap(id="key", text="passage_text"))) == [("1", "1", "x")]
     with pytest.raises(ValueError, match=r"no column 'doc' .*columns found: key, passage_text.*--id-column"):
         read(path, columns=ColumnMap(id="doc", text="passage_text"))
 
