@@ -98,7 +98,7 @@ def _chunks(
         if isinstance(page, SkippedRow):
             account.skip(page.reason, page.position, page.detail)
             continue
-        if page.title_from_id:
+        if getattr(page, "title_from_id", False):
             account.missing_title += 1
         if page.redirect is not None:
             account.redirect(page.position)

@@ -22,8 +22,10 @@ __all__ = ["locate_snapshot", "snapshot_header"]
 
 
 def snapshot_header(env: Any) -> dict[str, str]:
-    """``{"snapshot_path", "snapshot_fingerprint"}`` of an env that reads a local snapshot (else ``{}``)."""
-    snapshot = getattr(getattr(env, "unwrapped", env), "snapshot", None)
+    """``{"snapshot_path", "snapshot_fingerprint"}`` of an env that reads a local snapshot, or of a
+    snapshot itself (else ``{}``)."""
+    target = getattr(env, "unwrapped", env)
+    snapshot = getattr(target, "snapshot", target)
     path, fingerprint = getattr(snapshot, "path", None), getattr(snapshot, "fingerprint", None)
     if path is None or fingerprint is None:
         return {}

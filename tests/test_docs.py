@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FILES = [path.relative_to(ROOT) for path in markdown_files(ROOT) if path.is_file()]
 # Files whose blocks train models or start several servers: CI runs them, `-m "not slow"` skips them.
 SLOW = {Path("docs/trainers.md")}
+# The extras (modules) a file's blocks import: the test skips without them (fails under STILLWEB_REQUIRE_EXTRAS=1).
+EXTRAS = {Path("docs/trainers.md"): ("trl", "openenv.core", "verl", "skyrl_gym", "mcp", "verifiers.v1")}
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +57,14 @@ def test_a_failing_block_names_file_and_line(tmp_path):
         session.run(blocks[2])
 
 
-@pytest.mark.parametrize("path", [pytest.param(path, marks=[pytest.mark.slow] if path in SLOW else [], id=str(path))
-                                  for path in FILES])
+def _marks(path: Path) -> list:
+    return [*([pytest.mark.slow] if path in SLOW else []), *([pytest.mark.extra] if path in EXTRAS else [])]
+
+
+@pytest.mark.parametrize("path", [pytest.param(path, marks=_marks(path), id=str(path)) for path in FILES])
 def test_markdown_blocks_run_as_written(path, docs_snapshot, tmp_path):
+    for module in EXTRAS.get(path, ()):
+        pytest.importorskip(module)
     workdir = tmp_path / "work"
     workdir.mkdir()
     shutil.copytree(docs_snapshot, workdir / "snap")

@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.agents import write_answer, write_call
+from stillweb.envs.recorded_snapshot import snapshot_header
 from stillweb.envs.recording import canonical_json, reset_record, step_record
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.pages import error_page, render
@@ -155,7 +156,8 @@ def router(app: FastAPI, catalog: SnapshotCatalog, task_set: TaskSetView, files:
         status, reset = await sessions.post(f"/sessions/{session_id}/reset", {"seed": PLAY_SEED, "options": options, "request_id": "play-0"})
         if status != 200:
             return error_page(status, "Could not reset the episode", str(reset.get("detail")))
-        header = {"type": "header", "env_id": ENV_ID, "kwargs": {**kwargs, "snapshot": str(snapshot.path)}, "package_version": PACKAGE_VERSION}
+        header = {"type": "header", "env_id": ENV_ID, "kwargs": {**kwargs, "snapshot": str(snapshot.path)}, "package_version": PACKAGE_VERSION,
+                  **snapshot_header(snapshot)}  # as RecordEpisodes writes it
         log = PlayLog(header, task["task_id"])
         log.add(reset_record(PLAY_SEED, options, reset["observation"], reset["info"]), reset["info"], reset["messages_kept"])
         logs[session_id] = log
