@@ -36,6 +36,7 @@ __all__ = [
     "ToolEvent",
     "Turn",
     "ContextConfig",
+    "DroppedItem",
     "ManagedContext",
     "ContextManager",
 ]
@@ -132,12 +133,27 @@ class ContextConfig:
 
 
 @dataclass(frozen=True)
+class DroppedItem:
+    """One thing context management dropped or condensed: in turn ``turn`` (0-based), the
+    ``kind`` (``action``, ``observation`` or a tool name) and why (``reason``: ``clipped``,
+    ``search_not_followed``, ``page_condensed`` or ``over_budget``)."""
+
+    turn: int
+    kind: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``info["context_dropped"]`` lists it."""
+        return {"turn": self.turn, "kind": self.kind, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class ManagedContext:
     """The managed message list, its token count and what was dropped or condensed."""
 
     messages: tuple[dict[str, str], ...]
     tokens: int
-    dropped: tuple[dict[str, Any], ...]
+    dropped: tuple[DroppedItem, ...]
 
 
 class ContextManager:
@@ -162,21 +178,21 @@ class ContextManager:
         >>> manager = ContextManager(ContextConfig(budget_tokens=10))
         >>> turn = Turn("search x", (), "x" * 400)
         >>> context = manager.build([{"role": "user", "content": "q"}], [turn, turn], render=lambda r: "")
-        >>> [item["reason"] for item in context.dropped]
+        >>> [item.reason for item in context.dropped]
         ['over_budget']
         """
         config = self.config
         recent_from = max(len(turns) - config.keep_recent_turns, 0)
         opened_later = _docs_opened_after(turns)
         terms = _query_terms(turns, config)
-        dropped: list[dict[str, Any]] = []
+        dropped: list[DroppedItem] = []
         actions: list[str] = []
         observations: list[str] = []
         for index, turn in enumerate(turns):
             action = turn.action
             if len(action) > config.max_action_chars:
                 action = action[: config.max_action_chars] + " [...clipped]"
-                dropped.append({"turn": index, "kind": "action", "reason": "clipped"})
+                dropped.append(DroppedItem(index, "action", "clipped"))
             actions.append(action)
             if index >= recent_from or not turn.events:
                 observations.append(turn.observation)
@@ -186,7 +202,7 @@ class ContextManager:
                 kept, note = self._condense(event, opened_later[index], terms)
                 results.append(kept)
                 if note:
-                    dropped.append({"turn": index, "kind": event.name, "reason": note})
+                    dropped.append(DroppedItem(index, event.name, note))
             observations.append(render(results))
         counts = [self.counter(message["content"]) for message in head]
         action_tokens = [self.counter(text) for text in actions]
@@ -198,7 +214,7 @@ class ContextManager:
             marker = "[tool results dropped to fit the context budget]"
             total += self.counter(marker) - observation_tokens[index]
             observations[index] = marker
-            dropped.append({"turn": index, "kind": "observation", "reason": "over_budget"})
+            dropped.append(DroppedItem(index, "observation", "over_budget"))
         messages = list(head)
         for action, observation in zip(actions, observations):
             messages.append({"role": "assistant", "content": action})

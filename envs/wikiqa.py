@@ -34,7 +34,8 @@ import gymnasium as gym
 
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.context import ContextConfig, ContextManager, TokenCounter, ToolEvent, Turn, approx_token_count
+from stillweb.envs.context import (ContextConfig, ContextManager, DroppedItem, TokenCounter, ToolEvent, Turn,
+                                   approx_token_count)
 from stillweb.envs.degenerate import ACTION_TOO_LONG, ActionChecks
 from stillweb.envs.episode_stats import EpisodeStats
 from stillweb.envs.normalize import normalize_answer
@@ -84,7 +85,7 @@ class _Episode:
     seen_docs: set[int] = field(default_factory=set)
     opened_docs: set[int] = field(default_factory=set)
     counts: HallucinationCounts = field(default_factory=HallucinationCounts)
-    dropped: tuple[dict[str, Any], ...] = ()
+    dropped: tuple[DroppedItem, ...] = ()
     frozen_sources: dict[str, int] = field(default_factory=dict)
     stats: EpisodeStats = field(default_factory=EpisodeStats)
     done: bool = False
@@ -362,7 +363,7 @@ class WikiQAEnv(gym.Env[str, str]):
             "messages": list(episode.messages),
         }
         if self.context_manager is not None:
-            info["context_dropped"] = list(episode.dropped)
+            info["context_dropped"] = [item.to_dict() for item in episode.dropped]
         if self.frozen:
             info["tool_fingerprints"] = self.registry.fingerprints()
             info["frozen"] = self._frozen_summary(episode)

@@ -133,14 +133,14 @@ def test_context_manager_condenses_pages_drops_dead_searches_and_keeps_budget():
     ]
     manager = ContextManager(ContextConfig(budget_tokens=10_000))
     context = manager.build(head, turns, render=RENDER)
-    reasons = sorted((item["turn"], item["reason"]) for item in context.dropped)
+    reasons = sorted((item.turn, item.reason) for item in context.dropped)
     assert reasons == [(0, "search_not_followed"), (2, "page_condensed")]
     contents = [message["content"] for message in context.messages]
     assert contents[:2] == ["tools", "Where was Ann born?"]
     assert "Ann was born in Town." in contents[7] and len(contents[7]) < 500
     assert context.tokens == sum(approx_token_count(text) for text in contents)
     tight = ContextManager(ContextConfig(budget_tokens=40)).build(head, turns, render=RENDER)
-    assert any(item["reason"] == "over_budget" for item in tight.dropped)
+    assert any(item.reason == "over_budget" for item in tight.dropped)
     assert tight == ContextManager(ContextConfig(budget_tokens=40)).build(head, turns, render=RENDER)
 
 
