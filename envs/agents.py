@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, Protocol
@@ -27,6 +26,7 @@ import gymnasium as gym
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.normalize import normalize_answer
+from stillweb.sandboxes.formats import get_format
 from stillweb.envs.task_loader import Task
 
 __all__ = ["Agent", "ReferenceAgent", "RandomTextAgent", "run_episode", "write_call", "write_answer", "write_abstain"]
@@ -45,21 +45,13 @@ class Agent(Protocol):
 
 
 def write_call(tool_format: str, name: str, arguments: dict[str, Any]) -> str:
-    """Action text calling one tool in ``tool_format`` (search_r1 can only search).
+    """Action text calling one tool in ``tool_format``: the format's own
+    :meth:`~stillweb.sandboxes.formats.base.ToolCallFormat.write_call` (search_r1 can only search).
 
     >>> write_call("search_r1", "search", {"query": "Ada"})
     '<search>Ada</search>'
     """
-    if tool_format == "search_r1":
-        if name != "search":
-            raise ValueError(f"the search_r1 format has only the search tool, not {name!r}")
-        return f"<search>{arguments['query']}</search>"
-    payload = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-    if tool_format == "openai":
-        return payload
-    if tool_format == "tongyi":
-        return f"<tool_call>\n{payload}\n</tool_call>"
-    raise ValueError(f"unknown tool_format {tool_format!r}; use 'tongyi', 'openai' or 'search_r1'")
+    return get_format(tool_format).write_call(name, arguments)
 
 
 def write_answer(tool_format: str, text: str, citations: list[int]) -> str:
@@ -68,12 +60,7 @@ def write_answer(tool_format: str, text: str, citations: list[int]) -> str:
     >>> write_answer("tongyi", "Paris", [3, 5])
     '<answer>Paris</answer>\\n<citations>3; 5</citations>'
     """
-    if tool_format == "tongyi":
-        cited = f"\n<citations>{'; '.join(str(doc) for doc in citations)}</citations>" if citations else ""
-        return f"<answer>{text}</answer>{cited}"
-    if tool_format == "search_r1":
-        return f"<answer>{text}</answer>"
-    return write_call(tool_format, "answer", {"text": text, "citations": citations})
+    return get_format(tool_format).write_answer(text, citations)
 
 
 def write_abstain(tool_format: str, reason: str) -> str:
@@ -82,9 +69,7 @@ def write_abstain(tool_format: str, reason: str) -> str:
     >>> write_abstain("search_r1", "No document says.")
     '<abstain>No document says.</abstain>'
     """
-    if tool_format in ("tongyi", "search_r1"):
-        return f"<abstain>{reason}</abstain>"
-    return write_call(tool_format, "answer", {"abstain": True, "text": reason})
+    return get_format(tool_format).write_abstain(reason)
 
 
 class ReferenceAgent:

@@ -238,6 +238,19 @@ class ToolCallFormat(ABC):
     def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
         """Tool descriptions and calling instructions in this format (``None``: this format's limit)."""
 
+    # Writing actions (what a scripted agent, an integration or the viewer sends): the inverse of parse.
+    def write_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Action text calling one tool (here: the call as a JSON object)."""
+        return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+
+    def write_answer(self, text: str, citations: list[int]) -> str:
+        """Action text giving the final answer with cited doc ids (here: a call of the answer tool)."""
+        return self.write_call("answer", {"text": text, "citations": citations})
+
+    def write_abstain(self, reason: str) -> str:
+        """Action text abstaining (the documents do not hold the answer), with the reason."""
+        return self.write_call("answer", {"abstain": True, "text": reason})
+
     def _check_count(self, count: int) -> None:
         if count > self.max_calls_per_turn:
             raise FormatProblem(f"{count} tool calls in one turn; at most {self.max_calls_per_turn} allowed")

@@ -12,6 +12,8 @@ contain the answer.
 
 from __future__ import annotations
 
+from typing import Any
+
 from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, abstention, find_blocks, split_thought
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
@@ -59,6 +61,20 @@ class SearchR1Format(ToolCallFormat):
             raise FormatProblem("empty <search></search>; put keywords inside")
         calls = [ToolCall("search", {"query": query, "k": self.search_k}) for query in queries]
         return ParsedAction(calls=calls, thought=thought)
+
+    def write_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """``<search>`` tags (this format has only the search tool)."""
+        if name != "search":
+            raise ValueError(f"the search_r1 format has only the search tool, not {name!r}")
+        return f"<search>{arguments['query']}</search>"
+
+    def write_answer(self, text: str, citations: list[int]) -> str:
+        """``<answer>`` tags (the format has no citations: they are left out)."""
+        return f"<answer>{text}</answer>"
+
+    def write_abstain(self, reason: str) -> str:
+        """``<abstain>`` tags around the reason."""
+        return f"<abstain>{reason}</abstain>"
 
     def how_to_call(self) -> str:
         """The expected forms, with examples."""

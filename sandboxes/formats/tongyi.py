@@ -30,6 +30,8 @@ do), so a call argument cannot contain ``</think>``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from stillweb.sandboxes.formats.base import (
     Block,
     FormatProblem,
@@ -113,6 +115,19 @@ class TongyiFormat(ToolCallFormat):
                 raise FormatProblem("text after the <citations> block; the answer must end the turn")
             return checked_citations(parse_citations(blocks[0].inner))
         raise FormatProblem("text after </answer>; the answer must end the turn (only <citations> may follow)")
+
+    def write_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """The call in ``<tool_call>`` tags."""
+        return f"<tool_call>\n{super().write_call(name, arguments)}\n</tool_call>"
+
+    def write_answer(self, text: str, citations: list[int]) -> str:
+        """``<answer>`` tags, then ``<citations>`` when there are any."""
+        cited = f"\n<citations>{'; '.join(str(doc) for doc in citations)}</citations>" if citations else ""
+        return f"<answer>{text}</answer>{cited}"
+
+    def write_abstain(self, reason: str) -> str:
+        """``<abstain>`` tags around the reason."""
+        return f"<abstain>{reason}</abstain>"
 
     def how_to_call(self) -> str:
         """The expected forms, with examples."""

@@ -261,3 +261,18 @@ def test_written_calls_parse_back(name, arguments):
 @given(query=st.text(max_size=50).filter(lambda q: q.strip() and "<" not in q))
 def test_search_r1_queries_parse_back(query):
     assert get_format("search_r1").parse(f"<search>{query}</search>").calls[0].arguments["query"] == query.strip()
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_each_format_parses_the_actions_it_writes(name):
+    fmt = get_format(name)
+    call = fmt.parse(fmt.write_call("search", {"query": "Ada Quill"}))
+    assert [(c.name, c.arguments["query"]) for c in call.calls] == [("search", "Ada Quill")] and call.error is None
+    answer = fmt.parse(fmt.write_answer("Paris", [3, 5]))
+    assert (answer.answer, answer.abstained) == ("Paris", False)
+    assert answer.citations == ([] if name == "search_r1" else [3, 5])
+    abstain = fmt.parse(fmt.write_abstain("No document says."))
+    assert abstain.abstained and abstain.error is None
+    if name == "search_r1":
+        with pytest.raises(ValueError, match="only the search tool"):
+            fmt.write_call("open", {"doc_id": 1})
