@@ -10,7 +10,7 @@ from stillweb.sandboxes.formats import FORMATS, ParsedAction, ToolCallFormat, ge
 from stillweb.sandboxes.tools.registry import TOOL_NAMES, ToolRegistry
 from stillweb.sandboxes.tools.types import FLAGS, Tool, ToolCall, ToolInputError, ToolResult
 from stillweb.sandboxes.tools.answer import AnswerTool
-from stillweb.sandboxes.tools.compute import CalculatorTool, PythonTool
+from stillweb.sandboxes.tools.python_and_calculator import CalculatorTool, PythonTool
 from stillweb.sandboxes.tools.documents import FindTool, OpenTool, paginate
 from stillweb.sandboxes.tools.search import SearchTool
 

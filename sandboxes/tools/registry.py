@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from stillweb.sandboxes.tools.types import Tool, ToolCall, ToolInputError, ToolResult, example_call, preview
 from stillweb.sandboxes.tools.answer import AnswerTool
-from stillweb.sandboxes.tools.compute import CalculatorTool, PythonTool
+from stillweb.sandboxes.tools.python_and_calculator import CalculatorTool, PythonTool
 from stillweb.sandboxes.tools.documents import FindTool, OpenTool
 from stillweb.sandboxes.tools.search import SearchTool
 from stillweb.sandboxes.tools.validation import compile_validator, describe_errors

@@ -16,7 +16,7 @@ from stillweb.corpora.snapshot import Snapshot
 from support.snapshots import build_tool_snapshot
 from stillweb.sandboxes import FLAGS, TOOL_NAMES, ToolCall, ToolRegistry, ToolResult, paginate
 from stillweb.sandboxes.tools.arithmetic import CalculatorError, evaluate
-from stillweb.sandboxes.tools.compute import MAX_STREAM_CHARS, TRUNCATION_MARKER
+from stillweb.sandboxes.tools.python_and_calculator import MAX_STREAM_CHARS, TRUNCATION_MARKER
 
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory) -> Snapshot:
