@@ -18,6 +18,7 @@ no dashboard).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,14 +84,18 @@ def wiki_snapshot(tmp_path_factory, shared_data) -> Path:
 @pytest.fixture(scope="session")
 def tasks_snapshot(small_snapshot, tmp_path_factory) -> Path:
     """A copy of ``small_snapshot`` with a generated task set ``hard`` (12 tasks), built once per session."""
-    import shutil
+    from support.snapshots import snapshot_with_tasks
 
-    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+    return snapshot_with_tasks(small_snapshot, tmp_path_factory.mktemp("tasks-snapshot") / "snap", "hard")
 
-    path = tmp_path_factory.mktemp("tasks-snapshot") / "snap"
-    shutil.copytree(small_snapshot, path)
-    generate_tasks(path, "hard", GenerationParams(count=12, seed=0), allow_partial=True)
-    return path
+
+@pytest.fixture(scope="session")
+def small_server_url(small_snapshot) -> Iterator[str]:
+    """A ``stillweb`` server process over ``small_snapshot``, started once per session (its URL)."""
+    from support.network import served
+
+    with served([small_snapshot]) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+from support.snapshots import snapshot_with_tasks
 from support.doc_blocks import DocSession, command_shims, markdown_blocks, markdown_files
 from support.network import free_port
 
@@ -24,10 +24,7 @@ EXTRAS = {Path("docs/trainers.md"): ("trl", "openenv.core", "verl", "skyrl_gym",
 @pytest.fixture(scope="module")
 def docs_snapshot(small_snapshot, tmp_path_factory) -> Path:
     """The small snapshot with a 12-task set ``default``."""
-    path = tmp_path_factory.mktemp("docs") / "snap"
-    shutil.copytree(small_snapshot, path)
-    generate_tasks(path, "default", GenerationParams(count=12, seed=0), allow_partial=True)
-    return path
+    return snapshot_with_tasks(small_snapshot, tmp_path_factory.mktemp("docs") / "snap", "default")
 
 
 def test_every_markdown_file_has_blocks_and_skips_say_why():

@@ -13,8 +13,7 @@ import pytest
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.envs import ReferenceAgent, WikiQAEnv, load_tasks, run_episode
 from stillweb.envs.turn_budget import MIN_TURNS, reference_steps, turn_budget
-from stillweb.server.app import start_server_process
-from support.network import free_port
+from support.network import served
 
 
 @pytest.mark.parametrize("split", ["train", "dev", "test"])
@@ -52,11 +51,8 @@ def test_explicit_short_max_turns_warns_once_naming_both_numbers(tasks_snapshot,
 
 @pytest.fixture(scope="module")
 def served_tasks_snapshot(tasks_snapshot):
-    port = free_port()
-    process = start_server_process([tasks_snapshot], port)
-    yield f"http://127.0.0.1:{port}"
-    process.kill()
-    process.wait()
+    with served([tasks_snapshot]) as url:
+        yield url
 
 
 def test_run_episode_on_remote_env_solves_every_task_with_defaults(served_tasks_snapshot, tasks_snapshot):

@@ -28,12 +28,8 @@ def tasks(small_snapshot):
 
 
 @pytest.fixture(scope="module")
-def server_url(small_snapshot):
-    port = free_port()
-    process = start_server_process([small_snapshot], port)
-    yield f"http://127.0.0.1:{port}"
-    process.kill()
-    process.wait()
+def server_url(small_server_url):
+    return small_server_url
 
 
 def as_json(value):

@@ -13,9 +13,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from support.network import free_port
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.server.app import make_app, start_server_process
+from stillweb.server.app import make_app
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.server.plumbing import ServerSettings
 
@@ -192,19 +191,10 @@ def test_slow_call_does_not_delay_other_requests(small_snapshot, monkeypatch):
     assert sum(latencies) < sleep_s
 
 
-@pytest.fixture(scope="module")
-def live_server(small_snapshot):
-    port = free_port()
-    process = start_server_process([small_snapshot], port)
-    yield f"http://127.0.0.1:{port}"
-    process.kill()
-    process.wait()
-
-
-def test_skyrl_gym_search_tool_against_live_server(live_server, small_snapshot):
+def test_skyrl_gym_search_tool_against_live_server(small_server_url, small_snapshot):
     from skyrl_gym.tools.search import SearchToolGroup
 
-    group = SearchToolGroup(search_url=f"{live_server}/retrieve", topk=3, log_requests=False)
+    group = SearchToolGroup(search_url=f"{small_server_url}/retrieve", topk=3, log_requests=False)
     text = json.loads(group.search("river"))["result"]
     snapshot = Snapshot.open(small_snapshot)
     hits = snapshot.search("river", 3)

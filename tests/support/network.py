@@ -1,8 +1,11 @@
-"""Ports for servers the tests start on 127.0.0.1."""
+"""Ports and server processes for the tests (always on 127.0.0.1)."""
 
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -10,3 +13,17 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@contextmanager
+def served(snapshots: list[Path]) -> Iterator[str]:
+    """The URL of a ``stillweb`` server process over ``snapshots`` (killed on exit)."""
+    from stillweb.server.app import start_server_process
+
+    port = free_port()
+    process = start_server_process(snapshots, port)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.kill()
+        process.wait()

@@ -10,6 +10,17 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.snapshot_build import build_snapshot
 
 
+def snapshot_with_tasks(snapshot_path: Path, out: Path, name: str, count: int = 12) -> Path:
+    """A copy of the snapshot at ``out`` with a generated task set ``name`` (seed 0, partial allowed)."""
+    import shutil
+
+    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+
+    shutil.copytree(snapshot_path, out)
+    generate_tasks(out, name, GenerationParams(count=count, seed=0), allow_partial=True)
+    return out
+
+
 def fact_tasks(snapshot_path, count: int = 12) -> list[dict]:
     """One-hop tasks with evidence from the snapshot's first facts about documents."""
     snapshot = Snapshot.open(snapshot_path)
