@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     mcp.add_argument("--tools", nargs="+", metavar="NAME", default=None, help="offer only these tools")
     mcp.add_argument("--tasks", metavar="NAME", default=None, help="task set for per-session episodes (start_task)")
     mcp.add_argument("--split", default="train", help="split of --tasks (default train)")
+    mcp.add_argument("--apps", action="store_true",
+                     help="serve the app world's endpoints (stillweb/Apps-v0); --tasks names an app task set")
     mcp.set_defaults(handler=_run)
 
 
@@ -33,7 +35,8 @@ def _run(args: argparse.Namespace) -> int:
         from stillweb.server.mcp import build_server, serve_stdio
     except ImportError as error:
         raise SystemExit(f"stillweb mcp needs the mcp extra: pip install 'stillweb[mcp]' ({error})") from None
-    server = build_server(args.snapshot, tools=args.tools, tasks=args.tasks, split=args.split)
+    extra = {"env_id": "stillweb/Apps-v0"} if args.apps else {}
+    server = build_server(args.snapshot, tools=args.tools, tasks=args.tasks, split=args.split, **extra)
     if not args.http:
         import anyio
 

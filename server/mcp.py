@@ -58,11 +58,18 @@ START_TASK = {
 
 def build_server(snapshot: str | Path, tools: list[str] | None = None, tasks: str | None = None, split: str = "train",
                  **env_kwargs: Any) -> Server:
-    """The MCP server of ``snapshot``'s tools (``tools``: a whitelist); ``tasks`` adds per-session episodes."""
-    registry = ToolRegistry(shared_snapshot(snapshot), tools=tools)
-    listed = registry.mcp_tools() + ([START_TASK] if tasks is not None else [])
-    if tasks is not None:
-        ToolEpisode(snapshot, tasks, split, tools=tools, **env_kwargs)  # fail now, naming the problem
+    """The MCP server of ``snapshot``'s tools (``tools``: a whitelist); ``tasks`` adds per-session episodes.
+
+    ``env_id="stillweb/Apps-v0"`` serves the app world's endpoints instead (``tasks``: an app task set,
+    required: an endpoint acts on the state of the session's episode)."""
+    apps = env_kwargs.get("env_id") == "stillweb/Apps-v0"
+    if apps and tasks is None:
+        raise ValueError("the app world's endpoints act on an episode's state: pass tasks=<an app task set>")
+    probe = ToolEpisode(snapshot, tasks, split, tools=tools, **env_kwargs) if tasks is not None else None  # fail now
+    registry = probe.registry if apps else ToolRegistry(shared_snapshot(snapshot), tools=tools)
+    listed = ([{"name": item["function"]["name"], "description": item["function"]["description"],
+                "inputSchema": item["function"]["parameters"]} for item in probe.schemas()] if apps else registry.mcp_tools())
+    listed += [START_TASK] if tasks is not None else []
     episodes: OrderedDict[str | None, ToolEpisode] = OrderedDict()  # by MCP session id (None: stdio's one client)
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
@@ -77,6 +84,8 @@ def build_server(snapshot: str | Path, tools: list[str] | None = None, tasks: st
         episode = episodes.get(_session_key(ctx))
         if episode is not None:
             return await anyio.to_thread.run_sync(_episode_call, episode, params.name, arguments)
+        if apps:
+            return _error(f"No episode yet: call start_task first; then {params.name[:100]} acts on its state.")
         result = await anyio.to_thread.run_sync(registry.call, ToolCall(params.name, arguments))
         return types.CallToolResult(content=[types.TextContent(type="text", text=result.text)],
                                     structured_content=result.to_dict(), is_error=result.flag is not None)
