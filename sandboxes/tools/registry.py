@@ -115,16 +115,16 @@ class ToolRegistry:
             for tool in self._tools.values()
         ]
 
-    def call(self, call: ToolCall, found: dict | None = None) -> ToolResult:
+    def call(self, call: ToolCall, presearched: dict | None = None) -> ToolResult:
         """Validate and run one call; always returns a result, never raises.
 
-        ``found``: search results already computed for this call (from :meth:`call_many`).
+        ``presearched``: search results already computed for this call (from :meth:`call_many`).
         """
         call_id = getattr(call, "call_id", None)
         call_id = call_id if isinstance(call_id, str) else None
         name = getattr(call, "name", None)
         try:
-            result = self._dispatch(name, getattr(call, "arguments", None), found)
+            result = self._dispatch(name, getattr(call, "arguments", None), presearched)
         except ToolInputError as error:
             result = ToolResult(name=str(name), text=error.message, data=error.data, flag=error.flag,
                                 shown_docs=error.shown_docs)
@@ -136,20 +136,20 @@ class ToolRegistry:
     def call_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         """:meth:`call` for each call, in order; the queries of all valid ``search`` calls are
         searched first as one batch over every core (the results are the same as one by one)."""
-        found = None
+        presearched = None
         search = self._tools.get("search")
         if isinstance(search, SearchTool):
             batch = [call.arguments for call in calls if self._is_valid_search(call)]
             if len(batch) > 1:
-                found = search.search_many(batch)
-        return [self.call(call, found) for call in calls]
+                presearched = search.search_many(batch)
+        return [self.call(call, presearched) for call in calls]
 
     def _is_valid_search(self, call: ToolCall) -> bool:
         name = getattr(call, "name", None)
         tool = self._by_call_name.get(name) if isinstance(name, str) else None
         return isinstance(tool, SearchTool) and not describe_errors(self._validators[tool.name], getattr(call, "arguments", None))
 
-    def _dispatch(self, name: Any, arguments: Any, found: dict | None = None) -> ToolResult:
+    def _dispatch(self, name: Any, arguments: Any, presearched: dict | None = None) -> ToolResult:
         tool = self._by_call_name.get(name) if isinstance(name, str) else None
         if tool is None:
             available = ", ".join(self.names)
@@ -166,7 +166,7 @@ class ToolRegistry:
                 f"Expected {signature(tool)}. Example: {example_call(name, tool.example)}"
             )
             raise ToolInputError("bad_arguments", message, {"problems": problems})
-        result = tool.run(arguments, found) if found is not None and isinstance(tool, SearchTool) else tool.run(arguments)
+        result = tool.run(arguments, presearched) if presearched is not None and isinstance(tool, SearchTool) else tool.run(arguments)
         return result if result.name == name else replace(result, name=name)
 
 

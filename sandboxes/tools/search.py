@@ -67,10 +67,10 @@ class SearchTool(Tool):
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
 
-    def run(self, arguments: dict, found: Mapping[tuple[str, int], list[SearchResult]] | None = None) -> ToolResult:
+    def run(self, arguments: dict, presearched: Mapping[tuple[str, int], list[SearchResult]] | None = None) -> ToolResult:
         """Results for each query, as a numbered list (text) and as dicts (data).
 
-        ``found`` holds results already searched for ``(query, k)`` pairs (see
+        ``presearched`` holds results already searched for ``(query, k)`` pairs (see
         :meth:`searches`); other queries are searched here.
         """
         queries, k = _queries(arguments)
@@ -79,7 +79,7 @@ class SearchTool(Tool):
             raise ToolInputError("bad_arguments", message)
         sections, data = [], []
         for q in queries:
-            results = found[q, k] if found is not None and (q, k) in found else self.snapshot.search(q, k)
+            results = presearched[q, k] if presearched is not None and (q, k) in presearched else self.snapshot.search(q, k)
             sections.append(_render(q, results))
             data.append({"query": q, "results": [_as_dict(result) for result in results]})
         shown = tuple(dict.fromkeys(hit["doc_id"] for query in data for hit in query["results"]))
@@ -93,10 +93,10 @@ class SearchTool(Tool):
         for arguments in calls_arguments:
             queries, k = _queries(arguments)
             by_k.setdefault(k, {}).update((q, None) for q in queries if q.strip())
-        found: dict[tuple[str, int], list[SearchResult]] = {}
+        presearched: dict[tuple[str, int], list[SearchResult]] = {}
         for k, queries in by_k.items():
-            found.update(zip(((q, k) for q in queries), self.snapshot.search_many(list(queries), k)))
-        return found
+            presearched.update(zip(((q, k) for q in queries), self.snapshot.search_many(list(queries), k)))
+        return presearched
 
 
 def _queries(arguments: dict) -> tuple[list[str], int]:
