@@ -38,7 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stillweb.corpora.tasks.store import check_task_set_name
 from stillweb.envs.remote import REMOTE_ENV_ID
-from stillweb.server.session_models import (
+from stillweb.server.models import (
     MAX_SESSION_ID_CHARS, SESSION_ERRORS, ClosedResponse, CreateSessionRequest, ReplayOp, ReplayRequest,
     ReplayResponse, ResetRequest, ResetResponse, SessionId, SessionInfo, StepRequest, StepResponse,
 )
