@@ -1,5 +1,5 @@
-"""``stillweb apps generate|verify``: make app task sets over a snapshot's app world and prove
-the reference program passes every task.
+"""``stillweb apps generate|verify|export``: make app task sets over a snapshot's app world, prove
+the reference program passes every task, and export its episodes as SFT data.
 
 ``register(subparsers)`` adds the ``apps`` command (wired in by ``cli/main.py``).
 """
@@ -10,12 +10,13 @@ import argparse
 import time
 from collections import Counter
 
-__all__ = ["register", "run_generate", "run_verify", "verify_app_tasks"]
+__all__ = ["register", "run_export", "run_generate", "run_verify", "verify_app_tasks"]
 
 EPILOG = """examples:
   stillweb apps generate snapshots/syn --name core --count 72
   stillweb apps generate snapshots/syn --name big --count 2000 --seed 1 --users 100
   stillweb apps verify snapshots/syn core
+  stillweb apps export snapshots/syn core --shape openai --out sft-apps
 """
 
 
@@ -49,6 +50,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
     verify.add_argument("name", metavar="NAME", help="app task set name")
     verify.set_defaults(handler=run_verify)
+
+    export = actions.add_parser("export", help="export the reference agent's solved episodes as SFT chat data",
+                                description="Write SFT rows (messages, tools, task_id, split, reward) of every task the "
+                                            "reference agent solves, as {split}.parquet and a datasets folder. Example: "
+                                            "stillweb apps export snapshots/syn core --shape openai --out sft-apps")
+    export.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
+    export.add_argument("name", metavar="NAME", help="app task set name")
+    export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
+                        help="OpenAI tool_calls messages (default) or the Tongyi <tool_call>/<tool_response> text")
+    export.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    export.set_defaults(handler=run_export)
 
 
 def verify_app_tasks(snapshot: str, name: str) -> tuple[int, list[str]]:
@@ -94,6 +106,15 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``apps verify``: exit status 1 if the reference agent fails a task."""
     return _report(*verify_app_tasks(args.snapshot, args.name))
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Handler of ``apps export``: prints the paths written."""
+    from stillweb.envs.integrations.apps_sft import export_app_sft
+
+    for path in export_app_sft(args.snapshot, args.name, args.out, shape=args.shape):
+        print(f"wrote {path}")
+    return 0
 
 
 def _report(total: int, failed: list[str]) -> int:

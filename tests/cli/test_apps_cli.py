@@ -15,6 +15,8 @@ def test_generate_writes_a_verified_set_and_verify_passes(small_snapshot, tmp_pa
     assert "wrote 16 tasks" in output and "16/16 tasks passed" in output
     assert {path.name for path in (snapshot / "apps" / "mini").iterdir()} == {"train.jsonl", "dev.jsonl", "test.jsonl", "card.md"}
     assert main(["apps", "verify", str(snapshot), "mini"]) == 0
+    assert main(["apps", "export", str(snapshot), "mini", "--out", str(tmp_path / "sft")]) == 0
+    assert (tmp_path / "sft" / "train.parquet").is_file()
 
 
 def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
