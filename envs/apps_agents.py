@@ -14,9 +14,9 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.envs.agents import write_abstain, write_answer, write_call
 from stillweb.envs.task_loader import Task
 from stillweb.sandboxes.apps import ENDPOINTS, WRITE_ENDPOINTS, app_registry
+from stillweb.sandboxes.formats import get_format
 
 __all__ = ["AppReferenceAgent", "ReadOnlyAgent", "RandomCallAgent", "is_app_task", "MAX_RETRIES"]
 
@@ -52,29 +52,29 @@ class AppReferenceAgent:
         try:
             return self._script.send(observation)
         except StopIteration:
-            return write_answer(self.tool_format, "Done.", []) if self.tool_format != "openai" else self._answer("Done.")
+            return get_format(self.tool_format).write_answer("Done.", []) if self.tool_format != "openai" else self._answer("Done.")
 
     def _solve(self) -> Script:
         extra = self.task.extra
         for turn, (calls, facts) in enumerate(zip(extra["program"], extra["facts"])):
             for call in calls:
                 for _ in range(MAX_RETRIES):
-                    observation = yield write_call(self.tool_format, call["name"], call["arguments"])
+                    observation = yield get_format(self.tool_format).write_call(call["name"], call["arguments"])
                     transient = _TRANSIENT.search(observation[:400])
                     if transient is None:
                         break
                     waited = _RETRY_AFTER.search(observation[:400])
                     if transient.group(1) == "429" and waited:
-                        yield write_call(self.tool_format, "wait", {"minutes": int(waited.group(1))})
+                        yield get_format(self.tool_format).write_call("wait", {"minutes": int(waited.group(1))})
             if not self.task.answerable:
                 reasons = ", ".join(fact.split("|")[0] for fact in facts)
-                yield write_abstain(self.tool_format, f"This cannot be done ({reasons}).")
+                yield get_format(self.tool_format).write_abstain(f"This cannot be done ({reasons}).")
                 return
             yield self._answer("; ".join(facts) if facts else "Done.")
 
     def _answer(self, text: str) -> str:
-        return write_answer(self.tool_format, text, []) if self.tool_format == "tongyi" else \
-            write_call("openai", "answer", {"text": text})
+        return get_format(self.tool_format).write_answer(text, []) if self.tool_format == "tongyi" else \
+            get_format("openai").write_call("answer", {"text": text})
 
 
 class ReadOnlyAgent:
@@ -88,9 +88,9 @@ class ReadOnlyAgent:
     def act(self, observation: str) -> str:
         """The next list call, then the answer."""
         if self._pending:
-            return write_call(self.tool_format, self._pending.pop(0), {})
-        return write_answer(self.tool_format, "Done.", []) if self.tool_format == "tongyi" else \
-            write_call("openai", "answer", {"text": "Done."})
+            return get_format(self.tool_format).write_call(self._pending.pop(0), {})
+        return get_format(self.tool_format).write_answer("Done.", []) if self.tool_format == "tongyi" else \
+            get_format("openai").write_call("answer", {"text": "Done."})
 
 
 class RandomCallAgent:
@@ -108,10 +108,10 @@ class RandomCallAgent:
         self.turn += 1
         roll = rng.random()
         if roll < 0.05:
-            return write_abstain(self.tool_format, "no")
+            return get_format(self.tool_format).write_abstain("no")
         if roll < 0.12:
-            return write_answer(self.tool_format, rng.choice(["Done.", "42", "yes", ""]), []) if self.tool_format == "tongyi" \
-                else write_call("openai", "answer", {"text": "Done."})
+            return get_format(self.tool_format).write_answer(rng.choice(["Done.", "42", "yes", ""]), []) if self.tool_format == "tongyi" \
+                else get_format("openai").write_call("answer", {"text": "Done."})
         name = rng.choice(ENDPOINTS + ("no_such_endpoint",))
         arguments = dict(app_registry().tool(name).example) if name in ENDPOINTS else {}
         for key in list(arguments):
@@ -119,4 +119,4 @@ class RandomCallAgent:
                 arguments[key] = rng.choice([rng.integer(-3, 3000), "x" * rng.integer(0, 300), None, True, [], {}])
         if name in WRITE_ENDPOINTS and rng.chance(0.3):
             arguments["id"] = rng.integer(1, 5000)
-        return write_call(self.tool_format, name, arguments)
+        return get_format(self.tool_format).write_call(name, arguments)
