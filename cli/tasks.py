@@ -1,4 +1,4 @@
-"""``stillweb tasks generate|show|stats|export``: make hard multi-hop task sets, look at them, measure and export them.
+"""``stillweb tasks generate|show|stats|verify|export``: make hard multi-hop task sets, look at them, measure, re-prove and export them.
 
 ``register(subparsers)`` adds the ``tasks`` command (wired in by ``cli/main.py``).
 """
@@ -11,7 +11,7 @@ import sys
 from stillweb.cli.task_show import add_show_parser
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
 
-__all__ = ["register", "run_generate", "run_stats", "run_export"]
+__all__ = ["register", "run_generate", "run_stats", "run_verify", "run_export"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                   epilog="examples:\n  stillweb tasks generate snapshots/syn-20k --name default --count 100\n"
                                          "  stillweb tasks show snapshots/syn-20k default\n"
                                          "  stillweb tasks stats snapshots/syn-20k default\n"
+                                         "  stillweb tasks verify snapshots/syn-20k default\n"
                                          "  stillweb tasks export snapshots/syn-20k default --format jsonl --out tasks-default",
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = tasks.add_subparsers(dest="tasks_command", metavar="ACTION")
@@ -66,6 +67,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("name", metavar="NAME", help="task set name")
     stats.add_argument("--json", action="store_true", help="print the figures as JSON")
     stats.set_defaults(handler=run_stats)
+
+    verify = actions.add_parser(
+        "verify", help="re-prove every task with an independent solver; exit 1 on any ambiguous task",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Solve each task's formalization again from facts.parquet and docs.parquet alone, with a solver\n"
+                    "that shares no code with the generator, counting every value a fact can take (linked or not,\n"
+                    "periods and ranges read as written). Per task: the answers found, whether the stated answer is\n"
+                    "among them, redundant branches (dropping one still leaves the answer unique) and hops.\n"
+                    "Exit status 1 when a task is ambiguous or unreadable (an unknown relation names the task),\n"
+                    "and with --minimal also when more than 2% of the tasks have a redundant branch.\n\n"
+                    "examples:\n"
+                    "  stillweb tasks verify snapshots/syn default\n"
+                    "  stillweb tasks verify snapshots/syn default --only-problems\n"
+                    "  stillweb tasks verify snapshots/syn default --json > verify.json")
+    verify.add_argument("snapshot", metavar="DIR", help="snapshot directory")
+    verify.add_argument("name", metavar="NAME", help="task set name (all splits are verified)")
+    verify.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    verify.add_argument("--only-problems", action="store_true", help="list only tasks that are not ok")
+    verify.add_argument("--minimal", action="store_true",
+                        help="also fail when more than 2%% of the tasks have a redundant branch")
+    verify.set_defaults(handler=run_verify)
 
     export = actions.add_parser("export", help="export a task set as jsonl, a HF dataset, verl parquet or SFT data",
                                 description="Write a task set in a trainer's format (every split).",
@@ -124,6 +146,25 @@ def run_stats(args: argparse.Namespace) -> int:
         print(f"task set {args.name}: {stats['tasks']} tasks")
         print("\n".join(format_task_stats(stats)))
     return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Handler of ``tasks verify``: 0 when every key is sound (and, with --minimal, the set minimal), else 1."""
+    import json
+
+    from stillweb.corpora.tasks.verify import verify_task_set
+
+    report = verify_task_set(args.snapshot, args.name)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        for check in report.checks:
+            if check.status != "ok" or not args.only_problems:
+                print(check.line())
+        summary = report.summary()
+        print(f"task set {args.name}: " + ", ".join(f"{key} {value}" for key, value in summary.items()))
+    failed = not report.sound or (args.minimal and not report.minimal)
+    return 1 if failed else 0
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -252,7 +252,7 @@ class _Builder:
             if allow_describe and room and self.obfuscate and self.rng.chance(self.params.describe_rate):
                 if self._describe(node, fact, other):
                     return True
-            label = self.graph.world.title_of(other)
+            label = self.graph.label_of(other)
             node.constants.append(Constant(fact.relation, fact.subject == node.entity, exact_condition(fact, label, other), fact.index))
         else:
             node.constants.append(Constant(fact.relation, True, self._literal_condition(fact), fact.index))
@@ -268,7 +268,7 @@ class _Builder:
         child.constants.append(Constant(described.relation, True, self._literal_condition(described), described.index))
         self.used_facts.add(described.index)
         self.query.obfuscations.append(Obfuscation(
-            "entity_to_description", fact.relation, "C@" + self.graph.world.title_of(other), child.name,
+            "entity_to_description", fact.relation, "C@" + self.graph.label_of(other), child.name,
             variable=child.name,
         ))
         return True
@@ -320,7 +320,7 @@ class _Builder:
         if not alternatives:
             return proof
         extra = self.rng.choice(alternatives)
-        pairs = sorted(zip(const.condition.labels + (self.graph.world.title_of(extra),), const.condition.entities + (extra,)))
+        pairs = sorted(zip(const.condition.labels + (self.graph.label_of(extra),), const.condition.entities + (extra,)))
         widened = Condition("entity", tuple(p[0] for p in pairs), entities=tuple(p[1] for p in pairs))
         node.constants[i] = Constant(const.relation, const.node_is_subject, widened, const.fact)
         widened_proof = prove(self.query, self.graph)

@@ -10,6 +10,13 @@ text) are attributes. The indexes answer, fast and deterministically:
 - ``stated_in(fact)``: the doc id whose plaintext states the fact's value (the
   fact's evidence doc, else the subject's or object's own page), checked once
   and cached; facts no document states are never used.
+
+A value of entity type without a page of its own (an infobox listing five
+places, one of them linked) is an entity too, so the uniqueness proof counts
+it: it gets a *named entity* id (``>= NAMED_BASE``), one per distinct name, and
+its fact becomes an edge to it. A name that is a page's title joins that page.
+Named entities are never answers (they have no page), but they can be
+constants ("C@Caribbean Sea") and intermediate variables of a question.
 """
 
 from __future__ import annotations
@@ -24,7 +31,9 @@ from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.value_forms import value_forms
 from stillweb.corpora.tasks.task_world import TaskWorld
 
-__all__ = ["FactGraph", "IDENTITY_RELATIONS", "normalize_text", "fact_year"]
+__all__ = ["FactGraph", "IDENTITY_RELATIONS", "NAMED_BASE", "normalize_text", "fact_year"]
+
+NAMED_BASE = 1 << 40  # ids of entities known only by name (no page); doc ids stay far below
 
 # Relations that name the entity itself or say nothing checkable: never constants or answers.
 IDENTITY_RELATIONS = frozenset({
@@ -52,6 +61,8 @@ class FactGraph:
     def __init__(self, world: TaskWorld) -> None:
         self.world = world
         self.facts: list[Fact] = _read_facts(world.facts_table())
+        self._names: list[str] = []  # labels of the named entities, by id - NAMED_BASE
+        self._name_facts()
         out: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
         into: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
         edges_of: defaultdict[int, list[int]] = defaultdict(list)
@@ -87,9 +98,30 @@ class FactGraph:
         self._edges_of, self._literals_of = dict(edges_of), dict(literals_of)
         self._years = {rel: _sorted_arrays(pairs) for rel, pairs in years.items()}
         self._numbers = {rel: _sorted_arrays(pairs) for rel, pairs in numbers.items()}
-        self.entities: list[int] = sorted(e for e, edges in self._edges_of.items() if edges)
+        self.entities: list[int] = sorted(e for e, edges in self._edges_of.items() if edges and e < NAMED_BASE)
         self._stated: dict[int, int | None] = {}
         self._texts: dict[int, str] = {}
+
+    def _name_facts(self) -> None:
+        """Turn entity values without a page into edges to named entities (see the module docstring)."""
+        pages = {e for f in self.facts for e in (f.subject, f.object) if e >= 0}
+        by_name = {normalize_text(self.world.title_of(page)): page for page in sorted(pages)}
+        for position, fact in enumerate(self.facts):
+            if fact.object >= 0 or fact.value_type != "entity" or not fact.value.strip() or fact.relation in IDENTITY_RELATIONS:
+                continue
+            key = normalize_text(fact.value)
+            if key not in by_name:
+                by_name[key] = NAMED_BASE + len(self._names)
+                self._names.append(fact.value.strip())
+            self.facts[position] = fact._replace(object=by_name[key])
+
+    def is_page(self, entity: int) -> bool:
+        """True for a document's id, False for an entity known only by name."""
+        return 0 <= entity < NAMED_BASE
+
+    def label_of(self, entity: int) -> str:
+        """The page title of an entity, or its name when it has no page."""
+        return self.world.title_of(entity) if entity < NAMED_BASE else self._names[entity - NAMED_BASE]
 
     # --- edges -------------------------------------------------------------
     def edges_of(self, entity: int) -> list[int]:
@@ -141,7 +173,7 @@ class FactGraph:
         fact = self.facts[fact_index]
         forms = [normalize_text(f) for f in value_forms(fact.value, fact.date, fact.number)]
         found = None
-        for doc in dict.fromkeys(d for d in (fact.evidence, fact.subject, fact.object) if d >= 0):
+        for doc in dict.fromkeys(d for d in (fact.evidence, fact.subject, fact.object) if self.is_page(d)):
             text = self._text_of(doc)
             if any(form and form in text for form in forms):
                 found = doc

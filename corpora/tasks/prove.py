@@ -4,8 +4,11 @@ The query is a tree, so bottom-up semi-joins give each node's exact candidate
 set: a node's candidates are the entities satisfying all of its constants and,
 for every child, linked by the child's edge relation to one of the child's
 candidates. The answers are the root's candidates (entity answers) or their
-distinct values of the answer relation (literal answers). Conditions are the
-obfuscated ones, so the proof holds for the question as asked.
+distinct values of the answer relation (literal answers: every value the root's
+candidates state, linked or not). Entities include those known only by name
+(see :mod:`stillweb.corpora.tasks.graph`), so a value without a page is counted
+like any other. Conditions are the obfuscated ones, so the proof holds for the
+question as asked.
 """
 
 from __future__ import annotations
@@ -41,11 +44,11 @@ def prove(query: Query, graph: FactGraph) -> Proof:
         candidates[node.name] = _node_candidates(node, query, graph, candidates)
     root = candidates[query.root.name]
     if query.literal_answer:
+        relation = query.answer_relation
         answers = frozenset(
-            normalize_text(graph.facts[i].value)
-            for s in root
-            for i in graph.literals_of(s)
-            if graph.facts[i].relation == query.answer_relation
+            [normalize_text(graph.facts[i].value) for s in root for i in graph.literals_of(s)
+             if graph.facts[i].relation == relation]
+            + [normalize_text(graph.label_of(o)) for s in root for o in graph.objects_of(relation, s)]
         )
         expected: object = normalize_text(graph.facts[query.answer_fact].value)
     else:

@@ -92,7 +92,7 @@ def _decoy(const: Constant, entity: int, graph: FactGraph, rng: KeyedRng) -> Con
             continue
         if fact.is_edge:
             other = fact.object if const.node_is_subject else fact.subject
-            condition = exact_condition(fact, graph.world.title_of(other), other)
+            condition = exact_condition(fact, graph.label_of(other), other)
         else:
             condition = exact_condition(fact, graph.stated_form(fact.index))
         decoy = Constant(const.relation, const.node_is_subject, condition, fact.index)
