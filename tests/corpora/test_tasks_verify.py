@@ -155,10 +155,10 @@ def test_real_sample_set_is_sound(wiki_snapshot, tmp_path):
     """The shared dump sample: the war's five places made 'proven unique' tasks ambiguous; now none is."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 
     snapshot = tmp_path / "enwiki"
     shutil.copytree(wiki_snapshot, snapshot)
-    generate_tasks(snapshot, "real", 15, seed=0, allow_partial=True)
+    generate_tasks(snapshot, "real", GenerationParams(count=15, seed=0), allow_partial=True)
     report = verify_task_set(snapshot, "real")
     assert report.checks and report.sound, [c.line() for c in report.checks if c.ambiguous or c.error]
