@@ -25,7 +25,26 @@ from stillweb.envs.agents import write_call
 from stillweb.envs.task_loader import TaskSource
 from stillweb.envs.wikiqa import WikiQAEnv
 
-__all__ = ["DEFAULT_TOOLS", "INSTRUCTIONS", "ToolEpisode", "ToolStep", "tool_content"]
+__all__ = ["DEFAULT_TOOLS", "INSTRUCTIONS", "TEXT_ENV_IDS", "ToolEpisode", "ToolStep", "text_env", "tool_content"]
+
+# The environments the adapters can run (``env_id``).
+TEXT_ENV_IDS = ("stillweb/WikiQA-v0", "stillweb/Apps-v0")
+
+
+def text_env(snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train",
+             env_id: str = "stillweb/WikiQA-v0", **env_kwargs: Any):
+    """The text environment ``env_id`` (one of :data:`TEXT_ENV_IDS`) the adapters drive.
+
+    ``Apps-v0`` takes an app task set (default ``"core"``) and no ``tools`` whitelist.
+    """
+    if env_id == "stillweb/Apps-v0":
+        from stillweb.envs.apps import AppsEnv
+
+        env_kwargs.pop("tools", None)
+        return AppsEnv(snapshot, "core" if tasks is None else tasks, split, **env_kwargs)
+    if env_id == "stillweb/WikiQA-v0":
+        return WikiQAEnv(snapshot, tasks, split, **env_kwargs)
+    raise ValueError(f"the adapters run {' or '.join(TEXT_ENV_IDS)}, not {env_id!r}")
 
 # The research tools an adapter offers by default: python needs bubblewrap on the trainer's machine,
 # so it is opt-in (``tools=[..., "python"]``).
@@ -74,16 +93,8 @@ class ToolEpisode:
         if "tool_format" in env_kwargs:
             raise ValueError("ToolEpisode always steps its env in the 'openai' format; do not pass tool_format")
         self.apps = env_id == "stillweb/Apps-v0"
-        if self.apps:
-            from stillweb.envs.apps import AppsEnv
-
-            self.env = AppsEnv(snapshot, "core" if tasks is None else tasks, split, tool_format="openai",
-                               max_calls_per_turn=1, **env_kwargs)
-        elif env_id == "stillweb/WikiQA-v0":
-            self.env = WikiQAEnv(snapshot, tasks, split, tool_format="openai", tools=None if tools is None else list(tools),
-                                 max_calls_per_turn=1, **env_kwargs)
-        else:
-            raise ValueError(f"ToolEpisode runs stillweb/WikiQA-v0 or stillweb/Apps-v0, not {env_id!r}")
+        self.env = text_env(snapshot, tasks, split, env_id, tool_format="openai", tools=None if tools is None else list(tools),
+                            max_calls_per_turn=1, **env_kwargs)
         self.last: ToolStep | None = None
         self.info: dict[str, Any] = {}
 

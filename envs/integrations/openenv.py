@@ -35,7 +35,7 @@ from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
 from stillweb.envs.task_loader import TaskSource
-from stillweb.envs.wikiqa import WikiQAEnv
+from stillweb.envs.integrations.episode import text_env
 
 __all__ = ["StillwebAction", "StillwebObservation", "StillwebState", "StillwebEnvironment", "StillwebEnvClient", "create_app"]
 
@@ -65,13 +65,13 @@ class StillwebState(State):
 
 
 class StillwebEnvironment(Environment[StillwebAction, StillwebObservation, StillwebState]):
-    """A :class:`WikiQAEnv` as an OpenEnv environment; ``env_kwargs`` are its arguments."""
+    """A :class:`WikiQAEnv` (or, with ``env_id="stillweb/Apps-v0"``, an app-world env) as an OpenEnv environment; ``env_kwargs`` are its arguments."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session gets its own instance; the snapshot is read-only
 
     def __init__(self, snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train", **env_kwargs: Any) -> None:
         super().__init__()
-        self.env = WikiQAEnv(snapshot, tasks, split, **env_kwargs)
+        self.env = text_env(snapshot, tasks, split, **env_kwargs)  # env_id="stillweb/Apps-v0": the app world
         self._state = StillwebState(snapshot_fingerprint=self.env.snapshot.fingerprint)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None,

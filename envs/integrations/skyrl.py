@@ -29,7 +29,7 @@ from typing import Any
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
 from skyrl_gym.envs.registration import register, registry
 
-from stillweb.envs.wikiqa import WikiQAEnv
+from stillweb.envs.integrations.episode import text_env
 
 __all__ = ["ENV_ID", "StillwebTextEnv", "register_skyrl_env"]
 
@@ -37,14 +37,14 @@ ENV_ID = "stillweb-wikiqa"
 
 
 class StillwebTextEnv(BaseTextEnv):
-    """A :class:`WikiQAEnv` episode as a SkyRL-gym text environment (see the module docstring)."""
+    """A :class:`WikiQAEnv` episode (or an app-world one: ``env_id`` in ``env_config``) as a SkyRL-gym text environment."""
 
     def __init__(self, env_config: Mapping[str, Any] | Any, extras: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         settings = _plain(env_config)
         if "snapshot" not in settings:
             raise ValueError(f"env_config needs 'snapshot' (the snapshot directory); got keys {sorted(settings)}")
-        self.env = WikiQAEnv(**settings)
+        self.env = text_env(**settings)  # env_id="stillweb/Apps-v0" in env_config: the app world
         self.max_turns = self.env.limits.max_turns
         self.extras = _plain(extras or {})
         self.info: dict[str, Any] = {}
