@@ -20,20 +20,21 @@ from pathlib import Path
 
 from verifiers.v1.tasksets.openenv import OpenEnvConfig, OpenEnvTaskset
 
+from stillweb.envs.integrations.episode import text_env
 from stillweb.envs.task_loader import TaskSource
-from stillweb.envs.wikiqa import WikiQAEnv
 
 __all__ = ["openenv_config", "openenv_taskset"]
 
 
 def openenv_config(base_url: str, snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train",
-                   limit: int | None = None) -> OpenEnvConfig:
-    """verifiers' ``OpenEnvConfig``: ``base_url`` and one ``{"task_id": ...}`` reset per task (the first ``limit``)."""
-    task_ids = [task.task_id for task in WikiQAEnv(snapshot, tasks, split).tasks][:limit]  # the env's own task resolution
+                   limit: int | None = None, env_id: str = "stillweb/WikiQA-v0") -> OpenEnvConfig:
+    """verifiers' ``OpenEnvConfig``: ``base_url`` and one ``{"task_id": ...}`` reset per task (the first ``limit``);
+    ``env_id`` is the server's environment (``stillweb/Apps-v0`` for an app task set)."""
+    task_ids = [task.task_id for task in text_env(snapshot, tasks, split, env_id).tasks][:limit]  # the env's own resolution
     return OpenEnvConfig(id="openenv", base_url=base_url, resets=[{"task_id": task_id} for task_id in task_ids])
 
 
 def openenv_taskset(base_url: str, snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train",
-                    limit: int | None = None) -> OpenEnvTaskset:
+                    limit: int | None = None, env_id: str = "stillweb/WikiQA-v0") -> OpenEnvTaskset:
     """verifiers' ``OpenEnvTaskset`` over a stillweb OpenEnv server (see the module docstring)."""
-    return OpenEnvTaskset(openenv_config(base_url, snapshot, tasks, split, limit))
+    return OpenEnvTaskset(openenv_config(base_url, snapshot, tasks, split, limit, env_id))

@@ -54,3 +54,12 @@ def test_skyrl_text_env_runs_app_tasks(apps_snapshot):
         done = output["done"]
         observation = output["observations"][-1]["content"] if output["observations"] else ""
     assert output["reward"] == 1.0
+
+
+def test_verifiers_taskset_lists_the_app_tasks(apps_snapshot):
+    pytest.importorskip("verifiers")
+    from stillweb.envs.apps import AppsEnv
+    from stillweb.envs.integrations.verifiers import openenv_config
+
+    config = openenv_config("http://127.0.0.1:1", apps_snapshot, "core", split="dev", env_id="stillweb/Apps-v0")
+    assert [reset["task_id"] for reset in config.resets] == [task.task_id for task in AppsEnv(apps_snapshot, "core", "dev").tasks]
