@@ -19,7 +19,7 @@ pytest.importorskip("ir_measures")
 pytest.importorskip("bm25s")
 pytest.importorskip("Stemmer")
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "multihop_passages.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "multihop_passages.py"
 DATASETS = ("hotpotqa_train_100.json", "2wikimultihopqa_dev_2.json")
 
 
