@@ -58,6 +58,7 @@ def _marks(path: Path) -> list:
     return [*([pytest.mark.slow] if path in SLOW else []), *([pytest.mark.extra] if path in EXTRAS else [])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [pytest.param(path, marks=_marks(path), id=str(path)) for path in FILES])
 def test_markdown_blocks_run_as_written(path, docs_snapshot, tmp_path):
     for module in EXTRAS.get(path, ()):

@@ -68,6 +68,7 @@ def test_reference_agent_solves_a_sample(small_snapshot):
     assert ReferenceVerifier(small_snapshot)(result.tasks[0]) >= 2
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_real_wikipedia_gives_multi_hop_tasks(wiki_snapshot):
     # "a few dozen"; the 106-article sample yields ~2 tasks per 100 attempts, so give it a wide budget

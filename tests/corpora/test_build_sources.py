@@ -51,6 +51,7 @@ def test_no_markup_leaks_into_any_document(wiki):
         assert not MARKUP.search(text), (wiki.title_of(doc_id), MARKUP.search(text).group(0))
 
 
+@pytest.mark.slow
 def test_truncated_dump_is_an_error_naming_the_offset_and_skip_bad_counts(tmp_path, shared_data, capsys):
     data = bz2.decompress((shared_data / WIKI_SAMPLE).read_bytes())
     broken = tmp_path / "broken.xml"
@@ -92,6 +93,7 @@ def test_info_and_verify_on_a_missing_snapshot_are_clear_errors(tmp_path, capsys
     assert "not found" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # builds the real-Wikipedia snapshot (~20 s on a loaded 2-core machine)
 def test_info_json_has_fingerprint_and_counts(wiki_snapshot, capsys):
     assert cli_main(["info", str(wiki_snapshot), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.cli.main import main as cli_main
 
@@ -19,6 +21,7 @@ def build_in_subprocess(out: Path, workers: int) -> None:
     )
 
 
+@pytest.mark.slow
 def test_same_world_in_two_processes_with_different_worker_counts(tmp_path, small_snapshot):
     build_in_subprocess(tmp_path / "w1", workers=1)
     build_in_subprocess(tmp_path / "w2", workers=2)

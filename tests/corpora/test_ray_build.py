@@ -23,6 +23,7 @@ def small_shards(monkeypatch):
     monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 64 << 10)
 
 
+@pytest.mark.slow
 def test_sharded_synthetic_build_equals_the_local_build(ray_runtime, tmp_path, small_shards):
     local = build_synthetic(200, 5, tmp_path / "local", progress=False)
     sharded = build_synthetic(200, 5, tmp_path / "sharded", progress=False, on_ray=True)
@@ -38,6 +39,7 @@ def test_sharded_multistream_build_equals_the_local_build(ray_runtime, shared_da
     same_snapshot(local, sharded)
 
 
+@pytest.mark.slow
 def test_task_generation_on_ray_writes_the_same_bytes(ray_runtime, small_snapshot):
     generate_tasks(small_snapshot, "ray-local", GenerationParams(count=30, seed=7, compose=ComposeParams(max_hops=5)))
     generate_tasks(small_snapshot, "ray-sharded", GenerationParams(count=30, seed=7, compose=ComposeParams(max_hops=5)), on_ray=True)

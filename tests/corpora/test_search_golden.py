@@ -87,6 +87,7 @@ def test_synthetic_search_matches_the_frozen_output(small_snapshot):
     _check_or_freeze("synthetic-300-s0", actual)
 
 
+@pytest.mark.slow  # builds the real-Wikipedia snapshot (~20 s on a loaded 2-core machine)
 def test_real_wikipedia_search_matches_the_frozen_output(wiki_snapshot):
     """Real article text: non-ASCII, long lines, markup leftovers."""
     snapshot = Snapshot.open(wiki_snapshot)

@@ -72,6 +72,7 @@ def test_a_killed_worker_does_not_lose_the_batch(small_snapshot):
         snapshot.close()
 
 
+@pytest.mark.slow
 def test_search_many_is_identical_in_two_processes(small_snapshot):
     script = textwrap.dedent(f"""
         import hashlib

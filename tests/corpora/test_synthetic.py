@@ -68,6 +68,7 @@ def by_title(pages) -> dict[str, RawPage]:
     return {page.title: page for page in pages}
 
 
+@pytest.mark.slow
 def test_same_seed_same_world_across_processes():
     first = _world_hash_in_subprocess(ARTICLES, SEED, "1")
     assert first == _world_hash_in_subprocess(ARTICLES, SEED, "2")
@@ -201,6 +202,7 @@ def _infobox_facts(title: str, text: str) -> set[tuple]:
     return found
 
 
+@pytest.mark.slow
 def test_infobox_fields_parse_back_to_true_facts(world, by_title, facts):
     subjects = {world.titles[gid] for gid in range(0, world.entity_count, 3)}
     expected = {(f.subject_title, f.relation, f.value, f.value_type, f.object_title) for f in facts if f.subject_title in subjects}
@@ -305,6 +307,7 @@ def test_shards_render_the_same_pages(world, pages):
     assert [page for unit in units for page in sharded[unit]] == pages
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".xml", ".xml.bz2"])
 def test_xml_dump_round_trips_through_mwxml(tmp_path, pages, suffix):
     path = tmp_path / f"dump{suffix}"

@@ -78,6 +78,7 @@ _SCRIPT = (
 )
 
 
+@pytest.mark.slow
 def test_files_are_byte_identical_across_processes_and_workers(small_snapshot, tmp_path):
     digests = []
     for name, workers in (("det-a", 1), ("det-b", 1), ("det-c", 2)):

@@ -132,6 +132,7 @@ def test_graph_stats_reports_mapped_share_and_relations(small_snapshot, capsys):
     assert "mapped share 100.0%" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # builds the real-Wikipedia snapshot (~20 s on a loaded 2-core machine)
 @pytest.mark.shared_data
 def test_real_sample_graph_stats_and_questions(wiki_snapshot, capsys):
     assert cli_main(["graph", "stats", str(wiki_snapshot), "--json"]) == 0

@@ -270,6 +270,7 @@ def parsed_samples(data_dir: Path) -> dict[str, ParsedPage]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_no_markup_leaks_in_any_real_article(shared_data: Path) -> None:
     pages = parsed_samples(shared_data)

@@ -55,6 +55,7 @@ def served_tasks_snapshot(tasks_snapshot):
         yield url
 
 
+@pytest.mark.slow
 def test_run_episode_on_remote_env_solves_every_task_with_defaults(served_tasks_snapshot, tasks_snapshot):
     local = WikiQAEnv(tasks_snapshot, "hard")
     remote = gym.make("stillweb/Remote-v0", url=served_tasks_snapshot, env_id="stillweb/WikiQA-v0", tasks="hard")

@@ -144,6 +144,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_give_identical_state_bytes_and_rewards(apps_snapshot):
     runs = [subprocess.run([sys.executable, "-c", _EPISODES, str(apps_snapshot)], capture_output=True, text=True, check=True).stdout
             for _ in range(2)]

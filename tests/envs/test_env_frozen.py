@@ -85,6 +85,7 @@ def test_miss_is_flagged_and_schema_mounted(live_http, tasks_snapshot, tmp_path)
     assert registry.call(ToolCall("search", {"query": "x"})).flag == "bad_arguments"
 
 
+@pytest.mark.slow
 def test_http_server_sessions_use_a_frozen_tool(live_http, tasks_snapshot, tmp_path):
     store = FrozenStore.create(tmp_path / "frozen", "http", live_http)
     FrozenTool.from_spec(_spec(store.path, on_miss="live", upstream=live_http)).run({"q": "river", "k": 2})

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import gymnasium as gym
 
+import pytest
+
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.cli.replay import register
 from stillweb.envs import RandomTextAgent, RecordEpisodes, ReferenceAgent, replay, run_episode
@@ -45,6 +47,7 @@ def record(snapshot: Path, tasks: list[dict], out: Path) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_two_processes_record_identical_bytes(tiny_world, world_tasks, tmp_path):
     first = record(tiny_world, world_tasks, tmp_path / "one.jsonl")
     second = record(tiny_world, world_tasks, tmp_path / "two.jsonl")

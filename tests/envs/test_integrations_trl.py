@@ -56,6 +56,7 @@ def test_bad_tool_arguments_reach_the_registry_as_error_observations(tasks_snaps
         env.reset(prompt=[])
 
 
+@pytest.mark.slow
 def test_qwen3_chat_template_renders_the_tools(tasks_snapshot):
     from trl.chat_template_utils import qwen3_chat_template
 

@@ -16,6 +16,7 @@ from stillweb.envs import ReferenceAgent, WikiQAEnv  # noqa: E402
 from stillweb.envs.integrations.verifiers import openenv_taskset  # noqa: E402
 
 
+@pytest.mark.slow
 def test_taskset_loads_one_task_per_task_id_and_its_episode_matches_in_process(openenv_server, tasks_snapshot):  # noqa: F811
     from openenv import GenericEnvClient
     from verifiers.v1.tasksets.openenv.taskset import parse_action

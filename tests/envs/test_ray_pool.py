@@ -68,6 +68,7 @@ def pool_results(pool, scripts) -> list[list[str]]:
     return results
 
 
+@pytest.mark.slow
 def test_pool_gives_the_in_process_results(ray_runtime, env_kwargs, scripts):
     from stillweb.envs.ray import EnvPool
 
@@ -81,6 +82,7 @@ def test_pool_gives_the_in_process_results(ray_runtime, env_kwargs, scripts):
         pool.close()
 
 
+@pytest.mark.slow
 def test_async_form_returns_object_refs(ray_runtime, env_kwargs, scripts):
     from stillweb.envs.ray import EnvPool
 
@@ -95,6 +97,7 @@ def test_async_form_returns_object_refs(ray_runtime, env_kwargs, scripts):
         pool.close()
 
 
+@pytest.mark.slow
 def test_killed_actor_is_restarted_and_replayed(ray_runtime, env_kwargs, scripts):
     from stillweb.envs.ray import EnvPool
 
@@ -129,6 +132,7 @@ def test_bad_operations_name_the_env(ray_runtime, env_kwargs):
         pool.close()
 
 
+@pytest.mark.slow
 def test_vector_env_matches_sync_vector_env(ray_runtime, env_kwargs, scripts):
     from stillweb.envs.ray import RayVectorEnv
 

@@ -79,6 +79,7 @@ def policy_of(scripts) -> ScriptedPolicy:
     return ScriptedPolicy({task_id: actions for task_id, _seed, actions in scripts})
 
 
+@pytest.mark.slow
 def test_rollout_trajectories_equal_in_process_http_and_pool(ray_runtime, env_kwargs, scripts, in_process,
                                                                small_snapshot, tmp_path):
     service = RolloutService(ENV_ID, env_kwargs, policy_of(scripts), workers=2, buffer_capacity=8)
@@ -120,6 +121,7 @@ def test_rollout_trajectories_equal_in_process_http_and_pool(ray_runtime, env_kw
     assert pooled == [in_process[task_id][1:] for task_id, *_ in scripts]
 
 
+@pytest.mark.slow
 def test_http_policy_versions_and_stale_filter(ray_runtime, env_kwargs, scripts):
     actions = {task_id: script for task_id, _seed, script in scripts}
 
@@ -153,6 +155,7 @@ def test_http_policy_versions_and_stale_filter(ray_runtime, env_kwargs, scripts)
         server.shutdown()
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_episode_loses_and_duplicates_nothing(ray_runtime, env_kwargs, scripts, in_process, tmp_path):
     victim_task, _seed, victim_actions = max(scripts, key=lambda script: len(script[2]))
     assert len(victim_actions) >= 3
@@ -197,6 +200,7 @@ def test_policy_timeout_truncates_with_the_reason(ray_runtime, env_kwargs, scrip
     assert trajectory.steps == 1
 
 
+@pytest.mark.slow
 def test_full_buffer_holds_workers_back(ray_runtime, env_kwargs, scripts):
     specs = [EpisodeSpec(f"ep{index}", index) for index in range(5)]
     service = RolloutService(ENV_ID, env_kwargs, ScriptedPolicy({}), workers=2, buffer_capacity=2)

@@ -64,6 +64,7 @@ def play_in_parallel(local, remote, make_agent, seed: int) -> int:
     ],
     ids=["reference", "random", "reference-managed-context"],
 )
+@pytest.mark.slow
 def test_parity_with_in_process(server_url, small_snapshot, tasks, make_agent, episodes, limits):
     kwargs = {"tasks": tasks, "tool_format": TOOL_FORMAT, "max_turns": 8, **limits}
     local = gym.make("stillweb/WikiQA-v0", snapshot=str(small_snapshot), **kwargs)
@@ -74,6 +75,7 @@ def test_parity_with_in_process(server_url, small_snapshot, tasks, make_agent, e
     local.close()
 
 
+@pytest.mark.slow
 def test_resume_after_server_is_killed_and_restarted(small_snapshot, tasks):
     port = free_port()
     url = f"http://127.0.0.1:{port}"

@@ -45,6 +45,7 @@ def test_replay_from_another_directory_uses_the_resolved_path(recording, tasks_s
     assert result.describe().startswith(f"on snapshot {tasks_snapshot.resolve()} (found by its recorded resolved path)")
 
 
+@pytest.mark.slow
 def test_replay_of_a_moved_snapshot_finds_it_by_fingerprint(recording, tasks_snapshot, tmp_path, monkeypatch):
     header, *rest = recording.read_text(encoding="utf-8").splitlines()
     moved_header = {**json.loads(header), "snapshot_path": str(tmp_path / "gone"), "kwargs": {

@@ -103,6 +103,7 @@ _VALUES = st.one_of(st.integers(-5, 2000), st.text(max_size=30), st.booleans(), 
     st.sampled_from(["id", "page", "name", "amount", "account_id", "payee_id", "flight_id", "passengers", "group_id",
                      "contact_id", "file_id", "user_id", "folder_id", "product_id", "list_id", "title", "quantity"]),
     _VALUES, max_size=4)), max_size=25))
+@pytest.mark.slow
 def test_no_call_sequence_crashes_or_touches_another_users_rows(base, calls):
     session = AppSession(base, 5, ErrorPlan(seed=1, task_id="p", rate=0.2))
     for name, arguments in calls:

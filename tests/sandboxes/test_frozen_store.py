@@ -81,6 +81,7 @@ def test_killed_writer_keeps_every_completed_record(tmp_path):
     assert any("torn or damaged" in problem for problem in verify_store(path))
 
 
+@pytest.mark.slow
 def test_concurrent_writers_threads_and_processes(tmp_path):
     path = tmp_path / "store"
     store = FrozenStore.create(path, "http", "u")
@@ -149,6 +150,7 @@ def test_merge_reports_conflicts_and_prune_keeps_used(tmp_path):
     assert not verify_store(tmp_path / "small")
 
 
+@pytest.mark.slow
 def test_store_bytes_are_deterministic_across_processes(tmp_path):
     script = ("import sys, json\nfrom stillweb.sandboxes.frozen import FrozenStore, canonical_request\n"
               "s = FrozenStore.create(sys.argv[1], 'http', 'u')\n"

@@ -189,6 +189,7 @@ def test_same_code_same_output_with_a_frozen_clock():
     assert "2024-01-01 00:00:00 2024-01-01 00:00:00 datetime.date(2024, 1, 1) Mon Jan  1 00:00:00 2024" in first.stdout
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_same_output_in_two_host_processes():
     script = (

@@ -348,6 +348,7 @@ argument_names = st.sampled_from(["query", "k", "doc", "page", "pattern", "expre
     name=st.sampled_from(["search", "open", "visit", "find", "calculator", "answer", "nope", ""]),
     arguments=st.dictionaries(argument_names, json_values, max_size=4) | json_values,
 )
+@pytest.mark.slow
 def test_registry_never_raises_and_results_serialise(registry, name, arguments):
     result = registry.call(ToolCall(name, arguments))
     assert isinstance(result, ToolResult) and result.flag in FLAGS

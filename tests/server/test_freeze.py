@@ -34,6 +34,7 @@ def _replay(base: str) -> list[bytes]:
         return [client.request(method, path, **kwargs).content for method, path, kwargs in CALLS]
 
 
+@pytest.mark.slow
 def test_http_record_then_replay_twice_identical(live_http, tmp_path):
     store = tmp_path / "frozen"
     port = free_port()
@@ -70,6 +71,7 @@ def test_http_record_then_replay_twice_identical(live_http, tmp_path):
     assert info["records"] == 3 and info["usage"]["misses"] == 1 and info["usage"]["hits"] == 8
 
 
+@pytest.mark.slow
 def test_upstream_down_is_a_clear_error_and_nothing_recorded_is_lost(tmp_path):
     store = FrozenStore.create(tmp_path / "frozen", "http", "u")
     store.add({"method": "GET", "path": "/x", "query": [], "body": None, "headers": {}}, {"status": 200, "body": "1"})

@@ -44,6 +44,7 @@ async def _check_tools_match_in_process(session: ClientSession, snapshot) -> Non
     assert bad.is_error and "unexpected argument(s) 'qery'" in bad.content[0].text
 
 
+@pytest.mark.slow
 def test_stdio_tools_and_errors_match_in_process(tasks_snapshot):
     async def run():
         parameters = StdioServerParameters(command=CLI[0], args=[*CLI[1:], str(tasks_snapshot)])
@@ -71,6 +72,7 @@ def mcp_http(tasks_snapshot):
     process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_http_episode_per_session_matches_in_process(mcp_http, tasks_snapshot, reference_trace):
     from stillweb.envs import WikiQAEnv
 

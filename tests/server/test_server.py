@@ -191,6 +191,7 @@ def test_slow_call_does_not_delay_other_requests(small_snapshot, monkeypatch):
     assert sum(latencies) < sleep_s
 
 
+@pytest.mark.slow
 def test_skyrl_gym_search_tool_against_live_server(small_server_url, small_snapshot):
     from skyrl_gym.tools.search import SearchToolGroup
 

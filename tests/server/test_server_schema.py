@@ -26,6 +26,7 @@ def api_schema(small_snapshot):
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_server_errors_and_documented_responses(case):

@@ -290,6 +290,7 @@ for url in ["/view/", "/view/search?q=river+city", "/view/doc/7", "/view/tasks",
 """
 
 
+@pytest.mark.slow
 def test_pages_are_identical_across_processes(viewed):
     _, snapshot, task, episodes = viewed
     outputs = [subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(snapshot), str(episodes), task["task_id"]],
