@@ -70,12 +70,11 @@ def year_period(year: int, rng: KeyedRng) -> tuple[int, int, str]:
 
 
 def number_range(number: float, rng: KeyedRng) -> tuple[float, float, str]:
-    """A rounded range containing ``number``: (low, high, phrase)."""
+    """A rounded range containing ``number``, at most twice as wide as its low end: (low, high, phrase)."""
     magnitude = 10 ** max(0, math.floor(math.log10(number)) - rng.integer(0, 1))
     low = math.floor(number / magnitude) * magnitude
-    high = low + magnitude * rng.choice((1, 2, 5))
-    if high <= number:  # keep the value strictly inside on the upper side
-        high = low + magnitude * 10
+    widths = [k for k in (1, 2, 5) if low + magnitude * k <= 2 * low] or [1]  # at most 2x wide: still a clue
+    high = low + magnitude * rng.choice(widths)  # low >= magnitude, so width 1 always fits and high > number
     phrase = f"{_format_number(low)}–{_format_number(high)}"
     return float(low), float(high), phrase
 

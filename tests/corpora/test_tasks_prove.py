@@ -117,6 +117,7 @@ def test_periods_contain_the_year(year, key):
 def test_ranges_contain_the_number(number, key):
     low, high, phrase = number_range(number, KeyedRng(0, "n", key))
     assert low <= number <= high and low < high and "–" in phrase
+    assert low == 0 or high <= 2 * low  # a range at most 2x wide (issue 21: "100-600 minutes" is no clue)
 
 
 def test_evidence_check_rejects_unstated_facts():

@@ -162,3 +162,15 @@ def test_real_sample_set_is_sound(wiki_snapshot, tmp_path):
     generate_tasks(snapshot, "real", GenerationParams(count=15, seed=0), allow_partial=True)
     report = verify_task_set(snapshot, "real")
     assert report.checks and report.sound, [c.line() for c in report.checks if c.ambiguous or c.error]
+
+
+def test_generated_sets_drop_redundant_branches(small_snapshot):
+    """Minimal questions: the generator drops branches off the target that the answer does not need."""
+    from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list
+    from stillweb.corpora.tasks.task_world import open_world
+
+    tasks = generate_task_list(open_world(small_snapshot), GenerationParams(count=30, seed=5)).tasks
+    tables = FactTables(small_snapshot)
+    checks = [verify_task(task, tables) for task in tasks]
+    assert not any(c.ambiguous or c.error for c in checks)
+    assert sum(1 for c in checks if c.redundant_branches) <= 0.2 * len(checks)  # 41% before pruning
