@@ -53,7 +53,8 @@ def test_tasks_from_the_wikipedia_style_dump_have_the_direct_build_figures(wiki_
         stats = task_set_stats(generate_task_list(snapshot, GenerationParams(count=40, seed=4)).tasks)
         assert stats["malformed"] == 0
         figures.append(stats)
-    assert abs(figures[0]["words_p50"] - figures[1]["words_p50"]) <= 3
+    # 5 words: since questions are minimal (issue 21) the medians are ~33 words and 40 tasks vary more
+    assert abs(figures[0]["words_p50"] - figures[1]["words_p50"]) <= 5
     # the nouns differ ("a scientist" for "a person"), so the shortcut search keeps slightly different tasks
     assert set(figures[0]["hops"]) == set(figures[1]["hops"])
     assert all(abs(figures[0]["hops"][h] - figures[1]["hops"][h]) <= 4 for h in figures[0]["hops"])
