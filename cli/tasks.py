@@ -1,4 +1,5 @@
-"""``stillweb tasks generate|show|stats|verify|export``: make hard multi-hop task sets, look at them, measure, re-prove and export them.
+"""``stillweb tasks generate|show|stats|verify|export``: make hard multi-hop task sets, look at them, measure, re-prove and export them
+(``profile|filter|reverify``: difficulty under a policy, in :mod:`stillweb.cli.task_profiles`).
 
 ``register(subparsers)`` adds the ``tasks`` command (wired in by ``cli/main.py``).
 """
@@ -103,6 +104,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="sft messages: OpenAI tool_calls (default) or Tongyi <tool_call>/<tool_response> text")
     export.add_argument("--out", required=True, metavar="PATH", help="output folder (jsonl: a file or folder)")
     export.set_defaults(handler=run_export)
+
+    from stillweb.cli import task_profiles
+
+    task_profiles.register(actions)  # profile, filter, reverify
 
 
 def run_generate(args: argparse.Namespace) -> int:

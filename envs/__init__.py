@@ -3,6 +3,7 @@
 - ``stillweb/WikiQA-v0`` (:class:`WikiQAEnv`): multi-turn deep research with tools.
 - ``stillweb/Lookup-v0`` (:class:`LookupEnv`): single-turn sanity task.
 - ``stillweb/Apps-v0`` (:class:`~stillweb.envs.apps.AppsEnv`): stateful app APIs, checked by the final state.
+- ``stillweb/Mixture-v0`` (:class:`~stillweb.envs.mixture.MixtureEnv`): a seeded, weighted mixture of the others.
 - ``stillweb/Remote-v0`` (:class:`~stillweb.envs.remote.RemoteEnv`): either of them served over HTTP.
 
 >>> import gymnasium as gym, stillweb.envs
@@ -17,6 +18,7 @@ from stillweb.envs.context import ContextConfig, ContextManager
 from stillweb.envs.degenerate import ActionChecks
 from stillweb.envs.health import HealthConfig, HealthMonitor, VectorHealthMonitor
 from stillweb.envs.lookup import LookupEnv
+from stillweb.envs.mixture import MixtureEnv
 from stillweb.envs.recording import RecordEpisodes, replay
 from stillweb.envs.rewards import RewardConfig
 from stillweb.envs.task_loader import Task, load_tasks
@@ -29,6 +31,7 @@ __all__ = [
     "HealthConfig",
     "HealthMonitor",
     "LookupEnv",
+    "MixtureEnv",
     "RandomTextAgent",
     "RecordEpisodes",
     "ReferenceAgent",
@@ -46,6 +49,7 @@ for _env_id, _entry_point in (
     ("stillweb/Lookup-v0", "stillweb.envs.lookup:LookupEnv"),
     ("stillweb/Remote-v0", "stillweb.envs.remote:RemoteEnv"),
     ("stillweb/Apps-v0", "stillweb.envs.apps:AppsEnv"),
+    ("stillweb/Mixture-v0", "stillweb.envs.mixture:MixtureEnv"),
 ):
     if _env_id not in registry:
         register(id=_env_id, entry_point=_entry_point, disable_env_checker=True)

@@ -286,13 +286,18 @@ def _env_kwargs(kwargs: dict[str, Any], catalog: SnapshotCatalog) -> tuple[str, 
     if name is not None and not isinstance(name, str):
         raise ApiError(422, "bad_kwargs", "kwargs.snapshot must be the name of a served snapshot (a string)")
     name = catalog.resolve_name(name)
-    tasks = kwargs.get("tasks")
-    if isinstance(tasks, str):
-        try:
-            check_task_set_name(tasks)  # never a path on the server
-        except ValueError:
-            raise ApiError(422, "bad_kwargs",
-                           "kwargs.tasks must be a task-set name inside the snapshot or a list of task dicts, not a path") from None
+    members = kwargs.get("member_kwargs")  # stillweb/Mixture-v0: each member's own kwargs pass the same checks
+    for member in [kwargs, *(members.values() if isinstance(members, dict) else ())]:
+        tasks = member.get("tasks") if isinstance(member, dict) else None
+        if isinstance(tasks, str):
+            try:
+                check_task_set_name(tasks)  # never a path on the server
+            except ValueError:
+                raise ApiError(422, "bad_kwargs",
+                               "kwargs.tasks must be a task-set name inside the snapshot or a list of task dicts, not a path") from None
+        if member is not kwargs and isinstance(member, dict) and ({"snapshot", "frozen_tools"} & set(member)):
+            raise ApiError(422, "bad_kwargs", "kwargs.member_kwargs may not name a snapshot or frozen tools: "
+                                              "a mixture's members share kwargs.snapshot and kwargs.frozen_tools")
     frozen = kwargs.get("frozen_tools")
     if frozen is not None:
         if not isinstance(frozen, list) or not all(isinstance(item, str) and item in catalog.frozen_tools for item in frozen):

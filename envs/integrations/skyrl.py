@@ -12,7 +12,8 @@ is parsed in the env's ``tool_format``, the observation is the env's own text
 ``tasks``, ``split``, ``tool_format``, ``max_turns``, ``reward``, ...); ``extras``
 (SkyRL-train passes the dataset row's env extras) names the task:
 ``extras["task_id"]`` or ``extras["extra_info"]["task_id"]`` (as the verl
-export writes it), else ``extras["seed"]`` picks one.
+export writes it), else ``extras["seed"]`` picks one. ``env_config["env_id"]`` plays
+``stillweb/Apps-v0`` or ``stillweb/Mixture-v0`` instead (its other keys are that env's kwargs).
 
 >>> import skyrl_gym, stillweb.envs.integrations.skyrl  # registers "stillweb-wikiqa"  # doctest: +SKIP
 >>> env = skyrl_gym.make("stillweb-wikiqa", env_config={"snapshot": "snap/", "tasks": "default"},
@@ -30,6 +31,7 @@ from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, Con
 from skyrl_gym.envs.registration import register, registry
 
 from stillweb.envs.integrations.episode import text_env
+from stillweb.envs.mixture import MIXTURE_ENV_ID, MixtureEnv
 
 __all__ = ["ENV_ID", "StillwebTextEnv", "register_skyrl_env"]
 
@@ -44,8 +46,11 @@ class StillwebTextEnv(BaseTextEnv):
         settings = _plain(env_config)
         if "snapshot" not in settings:
             raise ValueError(f"env_config needs 'snapshot' (the snapshot directory); got keys {sorted(settings)}")
-        self.env = text_env(**settings)  # env_id="stillweb/Apps-v0" in env_config: the app world
-        self.max_turns = self.env.limits.max_turns
+        if settings.get("env_id") == MIXTURE_ENV_ID:  # several registered envs, picked per reset from the seed
+            self.env = MixtureEnv(**{key: value for key, value in settings.items() if key != "env_id"})
+        else:
+            self.env = text_env(**settings)  # env_id="stillweb/Apps-v0" in env_config: the app world
+        self.max_turns = self.env.limits.max_turns if hasattr(self.env, "limits") else self.env.max_turns
         self.extras = _plain(extras or {})
         self.info: dict[str, Any] = {}
 
@@ -57,8 +62,8 @@ class StillwebTextEnv(BaseTextEnv):
         """
         task_id = self.extras.get("task_id") or _plain(self.extras.get("extra_info") or {}).get("task_id")
         options = {"task_id": task_id} if task_id else None
-        _, self.info = self.env.reset(seed=self.extras.get("seed"), options=options)
-        return list(self.info["messages"]), _metadata(self.info)
+        observation, self.info = self.env.reset(seed=self.extras.get("seed"), options=options)
+        return list(self.info.get("messages") or [{"role": "user", "content": observation}]), _metadata(self.info)
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         """One env step: the observation as a ``user`` message (none once done), the env's reward."""

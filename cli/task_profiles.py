@@ -1,0 +1,145 @@
+"""``stillweb tasks profile|filter|reverify``: difficulty profiles of a task set under a policy.
+
+``register(actions)`` adds the three actions to the ``tasks`` command (called by ``cli/tasks.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+__all__ = ["register", "run_profile", "run_filter", "run_reverify"]
+
+PROFILE_EXAMPLES = """examples:
+  stillweb tasks profile snapshots/syn hard --policy http://127.0.0.1:8000/v1 -k 8 --workers 2
+  stillweb tasks profile snapshots/syn hard --agent reference -k 1
+  stillweb tasks profile snapshots/syn hard --policy http://10.0.0.5:8000/v1 --model Qwen/Qwen3-8B --ray
+
+A killed run resumes where it stopped: run the same command again.
+The profile is written to SNAPSHOT/tasks/NAME/profile/POLICY.parquet (POLICY: --name,
+else the agent's name or the endpoint's model id).
+"""
+
+FILTER_EXAMPLES = """examples:
+  stillweb tasks filter snapshots/syn hard --profile reference --pass-rate 0.1:0.9 --out hard-band
+"""
+
+REVERIFY_EXAMPLES = """examples:
+  stillweb tasks reverify snapshots/syn hard --profile reference
+  stillweb tasks reverify snapshots/syn hard --profile reference --reward '{"outcome": 0.8, "citation_recall": 0.2}'
+"""
+
+
+def register(actions: argparse._SubParsersAction) -> None:
+    """Add ``profile``, ``filter`` and ``reverify`` to the ``tasks`` actions."""
+    raw = argparse.RawDescriptionHelpFormatter
+    profile = actions.add_parser(
+        "profile", help="pass@1, pass@k, turns and truncations per task under a policy", epilog=PROFILE_EXAMPLES,
+        formatter_class=raw,
+        description="Run k episodes per task with a policy behind an OpenAI-compatible chat endpoint "
+                    "(or a built-in agent) and write per-task pass rates beside the task set.")
+    profile.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
+    profile.add_argument("name", metavar="NAME", help="task set name")
+    who = profile.add_mutually_exclusive_group(required=True)
+    who.add_argument("--policy", metavar="URL", help="the endpoint's API root, e.g. http://127.0.0.1:8000/v1")
+    who.add_argument("--agent", choices=("reference", "random"), help="a built-in agent instead of an endpoint")
+    profile.add_argument("-k", type=int, default=8, help="episodes per task (default 8)")
+    profile.add_argument("--model", help="model id to ask the endpoint for (default: its first listed model)")
+    profile.add_argument("--policy-name", dest="policy_name", help="name of the profile file (default: the agent or model id)")
+    profile.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    profile.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default 1.0)")
+    profile.add_argument("--max-tokens", type=int, default=2048, help="longest reply per turn, in tokens (default 2048)")
+    profile.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for one reply (default 60)")
+    profile.add_argument("--retries", type=int, default=3, help="retries of a failed request, with backoff (default 3)")
+    profile.add_argument("--split", action="append", choices=("train", "dev", "test"),
+                         help="profile only this split (repeatable; default all three)")
+    profile.add_argument("--tool-format", default="tongyi", choices=("tongyi", "openai", "search_r1"),
+                         help="the environment's call format (default tongyi)")
+    profile.add_argument("--max-turns", type=int, default=16, help="turns before an episode is truncated (default 16)")
+    profile.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    profile.add_argument("--ray", action="store_true", help="play the episodes as Ray tasks (needs stillweb[ray])")
+    profile.set_defaults(handler=run_profile)
+
+    keep = actions.add_parser("filter", help="a new task set of the tasks whose pass@1 is in a band",
+                              epilog=FILTER_EXAMPLES, formatter_class=raw,
+                              description="Keep the tasks of a profiled set whose pass@1 lies in LOW:HIGH "
+                                          "and write them, with a card, as a new task set.")
+    keep.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
+    keep.add_argument("name", metavar="NAME", help="the profiled task set")
+    keep.add_argument("--profile", required=True, metavar="POLICY", help="which profile (the policy name)")
+    keep.add_argument("--pass-rate", required=True, metavar="LOW:HIGH", help="the band of pass@1 to keep, e.g. 0.1:0.9")
+    keep.add_argument("--out", required=True, metavar="NEW_NAME", help="name of the new task set")
+    keep.set_defaults(handler=run_filter)
+
+    again = actions.add_parser("reverify", help="re-score a profile's stored episodes under a reward config",
+                               epilog=REVERIFY_EXAMPLES, formatter_class=raw,
+                               description="Re-play every stored episode's actions under the given reward "
+                                           "config and rewrite the profile with the new scores.")
+    again.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
+    again.add_argument("name", metavar="NAME", help="the profiled task set")
+    again.add_argument("--profile", required=True, metavar="POLICY", help="which profile (the policy name)")
+    again.add_argument("-k", type=int, default=None, help="samples per task in the rewritten profile (default: as stored)")
+    again.add_argument("--reward", metavar="JSON", default=None,
+                       help="RewardConfig fields as JSON (default: the default config, outcome only)")
+    again.set_defaults(handler=run_reverify)
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """Handler of ``tasks profile``: plays the episodes, writes the profile, prints a summary."""
+    from stillweb.envs.chat_policy import PolicyFailure, Sampling
+    from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile
+
+    if args.k < 1 or args.workers < 1:
+        raise ValueError(f"-k and --workers must be at least 1, got -k {args.k} --workers {args.workers}")
+    if args.agent:
+        policy = PolicySpec(args.agent, args.policy_name or args.agent)
+    else:
+        try:
+            policy = PolicySpec.for_endpoint(
+                args.policy, args.model, args.policy_name, Sampling(args.temperature, args.top_p, args.max_tokens),
+                timeout_s=args.timeout, retries=args.retries)
+        except PolicyFailure as failure:
+            raise ValueError(f"cannot ask {args.policy} for its model id ({failure.reason}); pass --model") from None
+    env_kwargs = {"tool_format": args.tool_format, "max_turns": args.max_turns}
+    run = ProfileRun(args.snapshot, args.name, policy, args.k, tuple(args.split or ("train", "dev", "test")), env_kwargs)
+    if args.ray:
+        _init_ray()
+    path = profile_tasks(run, workers=args.workers, on_ray=args.ray)
+    rows = read_profile(args.snapshot, args.name, policy.name)
+    rated = [row["pass_at_1"] for row in rows if row["pass_at_1"] is not None]
+    failed = sum(row["failed_episodes"] for row in rows)
+    mean = sum(rated) / len(rated) if rated else float("nan")
+    print(f"wrote {path}: {len(rows)} tasks, mean pass@1 {mean:.3f}, {failed} failed episodes "
+          f"(policy {policy.name}, model {policy.model})")
+    return 0
+
+
+def run_filter(args: argparse.Namespace) -> int:
+    """Handler of ``tasks filter``."""
+    from stillweb.envs.profiles import filter_by_pass_rate, parse_band
+
+    path, kept, profiled = filter_by_pass_rate(args.snapshot, args.name, args.profile, parse_band(args.pass_rate), args.out)
+    print(f"wrote {path}: {kept} of {profiled} profiled tasks have pass@1 in {args.pass_rate}")
+    return 0
+
+
+def run_reverify(args: argparse.Namespace) -> int:
+    """Handler of ``tasks reverify``."""
+    from stillweb.envs.profiles import read_profile, reverify
+
+    try:
+        reward = json.loads(args.reward) if args.reward else None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--reward is not JSON ({error}): pass e.g. '{{\"outcome\": 1.0}}'") from None
+    k = args.k or read_profile(args.snapshot, args.name, args.profile)[0]["k"]
+    path, played, changed = reverify(args.snapshot, args.name, args.profile, k, reward)
+    print(f"re-scored {played} episodes ({changed} changed reward); wrote {path}")
+    return 0
+
+
+def _init_ray() -> None:
+    """Join the cluster in RAY_ADDRESS, or start a local Ray."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(configure_logging=False, log_to_driver=False)
