@@ -101,6 +101,8 @@ def register(subparsers) -> None:
                              "default: no URL (none is made up)")
     corpus.add_argument("--max-row-chars", type=_positive("--max-row-chars"), default=MAX_ROW_CHARS,
                         help=f"skip rows whose text is longer (default {MAX_ROW_CHARS})")
+    corpus.add_argument("--ray", action="store_true",
+                        help="read shards (parquet row groups, JSON-lines byte ranges) as Ray tasks; same snapshot")
     corpus.set_defaults(handler=_run_corpus)
 
 
@@ -131,4 +133,5 @@ def _run_corpus(args) -> int:
     columns = ColumnMap(id=args.id_column, title=args.title_column, text=args.text_column)
     return _report(build_rows(args.inputs, args.out, format=args.format, columns=columns, dedupe=args.dedupe,
                               strict=args.strict, passages=args.passages, max_row_chars=args.max_row_chars,
-                              workers=args.workers, progress=not args.quiet, url_template=args.url_template))
+                              workers=args.workers, progress=not args.quiet, url_template=args.url_template,
+                              on_ray=args.ray))

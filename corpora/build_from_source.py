@@ -188,7 +188,7 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
 def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None = None, columns=None,
                dedupe: str = "none", strict: bool = False, passages: int | None = None,
                max_row_chars: int | None = None, workers: int = 1, progress: bool = True,
-               url_template: str | None = None) -> BuildResult:
+               url_template: str | None = None, on_ray: bool = False) -> BuildResult:
     """Build from a row corpus: one document per row unless ``dedupe`` says otherwise.
 
     ``inputs`` are files, folders or globs read in the order given; ``format`` and
@@ -197,13 +197,21 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
     ``title`` or ``text``; ``strict`` fails on the first skipped row. A row without a URL
     gets ``url_template`` (``{id}``, ``{title}``) filled in, else none; a row without a
     title is titled by its id and counted as ``missing_title``.
+    ``on_ray``: read
+    the shards (parquet row groups, byte ranges of JSON lines) as Ray tasks
+    (:func:`stillweb.corpora.ray_build.rows_on_ray`); the same snapshot, fingerprint and row counts.
     """
     from stillweb.corpora.sources.corpus_formats import MAX_ROW_CHARS, CorpusSpec
 
     spec = CorpusSpec.detect(list(inputs), format, columns, max_row_chars or MAX_ROW_CHARS)
     account = RowAccount(dedupe=dedupe, strict=strict)
+    rows = spec.read()
+    if on_ray:
+        from stillweb.corpora.ray_build import rows_on_ray
+
+        rows, workers = rows_on_ray(spec), 1
     return build_snapshot(
-        spec.read(),
+        rows,
         out,
         source=spec.describe(),
         parameters={"dedupe": dedupe, "strict": strict, "max_row_chars": spec.max_row_chars,

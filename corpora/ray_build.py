@@ -1,5 +1,7 @@
 """Sharded snapshot builds on Ray (``stillweb build ... --ray``; needs the ``stillweb[ray]`` extra).
 
+The source is cut into shards (row corpora: :func:`rows_on_ray`, parquet row groups and
+byte ranges of JSON lines; dumps below).
 The dump is cut into shards (:func:`~stillweb.corpora.sources.wikipedia_xml.dump_shards`:
 runs of bzip2 streams of a multistream dump or page-aligned ranges of plain XML).
 Each shard is read *and parsed* by a Ray task on whichever
@@ -26,10 +28,11 @@ from typing import Any
 from stillweb.corpora.snapshot_build import preparse
 from stillweb.corpora.sources.wikipedia_xml import DumpStats, dump_shards, read_dump_shard
 
-__all__ = ["dump_pages_on_ray", "SHARD_BYTES"]
+__all__ = ["dump_pages_on_ray", "rows_on_ray", "SHARD_BYTES"]
 
 SHARD_BYTES = 8 << 20  # file bytes per shard
 _PAGE_POSITION = re.compile(r"^page (\d+)")
+_ROW_POSITION = re.compile(r":row (\d+)$")
 _COUNTED = ("pages", "articles", "redirects", "other_namespaces", "bad_pages")
 
 
@@ -53,6 +56,36 @@ def dump_pages_on_ray(path: str | Path, skip_bad: bool = False, stats: DumpStats
         if shard_stats.stopped_at is not None:
             stats.stopped_at = shard_stats.stopped_at
             return
+
+
+def rows_on_ray(spec: Any, shard_bytes: int | None = None, window: int | None = None) -> Iterator[Any]:
+    """The pages and skipped rows of a row corpus (a :class:`~stillweb.corpora.sources.corpus_formats.CorpusSpec`),
+    read shard by shard on Ray, in corpus order: parquet by row groups, uncompressed
+    JSON lines by byte ranges of ``shard_bytes``, other files whole.
+
+    A byte-range shard counts its rows from its own start; the driver adds the rows of the
+    file's earlier shards, so every position (``<file>:row <n>``) is the local build's.
+    """
+    shards = spec.shards(shard_bytes or SHARD_BYTES)
+    rows_before: dict[Any, int] = {}
+    for shard, (items, rows) in zip(shards, _shard_results(shards, _read_row_shard, (spec,), window)):
+        offset = rows_before.get(shard.path, 0) if shard.start is not None else 0
+        for item in items:
+            yield dataclasses.replace(item, position=_renumber_row(item.position, offset)) if offset else item
+        rows_before[shard.path] = rows_before.get(shard.path, 0) + rows
+
+
+def _read_row_shard(shard, spec) -> tuple[list, int]:
+    """(the shard's pages and skipped rows, the number of rows it read). Rows are not parsed here:
+    plain text parses cheaply, and the driver's build then sees exactly the local build's pages
+    (a missing title, a URL to fill from the template)."""
+    items = list(spec.read_shard(shard))
+    return items, len(items)
+
+
+def _renumber_row(text: str, offset: int) -> str:
+    """``<file>:row N`` counted from a byte range's first row, counted from the file's first."""
+    return _ROW_POSITION.sub(lambda match: f":row {int(match.group(1)) + offset}", text, count=1)
 
 
 def _parse_dump_shard(shard, skip_bad: bool) -> tuple[list, DumpStats]:

@@ -71,6 +71,10 @@ class ChatPolicy:
         self.timeout_s, self.retries, self.backoff_s = timeout_s, retries, backoff_s
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._model = model
+        self._client: httpx.Client | None = None  # one connection pool per process (not pickled)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_client": None}
 
     @property
     def model(self) -> str:
@@ -103,8 +107,9 @@ class ChatPolicy:
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
-                response = httpx.request(method, self.base_url + path, json=payload, headers=self.headers,
-                                         timeout=self.timeout_s)
+                if self._client is None:
+                    self._client = httpx.Client(headers=self.headers, timeout=self.timeout_s)
+                response = self._client.request(method, self.base_url + path, json=payload)
                 response.raise_for_status()
                 return read(response.json())
             except httpx.TimeoutException:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from stillweb.corpora.records import SkippedRow
-from stillweb.corpora.sources.files import CorpusFileError, open_binary, open_lines
+from stillweb.corpora.sources.files import CorpusFileError, compression_of, open_binary, open_lines
 
 __all__ = ["Shard", "Record", "CONTAINERS", "file_shards", "read_shard", "peek_columns"]
 
@@ -40,21 +40,45 @@ Record = tuple[str, dict]
 
 @dataclass(frozen=True)
 class Shard:
-    """A unit of reading: a file in a container, and for parquet one row group (``part``)."""
+    """A unit of reading: a file in a container, for parquet one row group (``part``), for an
+    uncompressed JSON-lines file a byte range ``[start, end)`` cut at line starts.
+
+    A byte-range shard cannot know how many rows come before it: its positions count rows
+    from the range's start, and whoever joins the shards adds the rows of the earlier ones.
+    """
 
     path: Path
     container: str
     part: int | None = None
+    start: int | None = None
+    end: int | None = None
 
 
-def file_shards(path: Path, container: str) -> list[Shard]:
-    """The shards of one file (or ``save_to_disk`` folder), in reading order."""
+def file_shards(path: Path, container: str, shard_bytes: int | None = None) -> list[Shard]:
+    """The shards of one file (or ``save_to_disk`` folder), in reading order; ``shard_bytes``
+    cuts an uncompressed JSON-lines file into line-aligned byte ranges of about that size."""
     if container not in CONTAINERS:
         raise ValueError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
     if container == "parquet":
         groups = _parquet_file(path).metadata.num_row_groups
         return [Shard(path, container, part) for part in range(groups)]
+    if container == "jsonl" and shard_bytes and compression_of(path) is None:
+        return [Shard(path, container, start=start, end=end) for start, end in _line_ranges(path, shard_bytes)]
     return [Shard(path, container)]
+
+
+def _line_ranges(path: Path, shard_bytes: int) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges of about ``shard_bytes`` covering the file, each starting a line."""
+    size = path.stat().st_size
+    ranges, start = [], 0
+    with path.open("rb") as stream:
+        while start < size:
+            stream.seek(min(start + shard_bytes, size))
+            stream.readline()  # to the end of the line the cut falls in
+            end = min(stream.tell(), size) if start + shard_bytes < size else size
+            ranges.append((start, end))
+            start = end
+    return ranges or [(0, 0)]
 
 
 def read_shard(shard: Shard) -> Iterator[Record | SkippedRow]:
@@ -82,11 +106,25 @@ def _position(path: Path, row: int) -> str:
 
 def _read_json_lines(shard: Shard) -> Iterator[Record | SkippedRow]:
     row = 0
-    for line in open_lines(shard.path):
+    lines = open_lines(shard.path) if shard.start is None else _range_lines(shard)
+    for line in lines:
         if not line.strip():
             continue
         row += 1
         yield _json_record(line, _position(shard.path, row))
+
+
+def _range_lines(shard: Shard) -> Iterator[bytes]:
+    """The lines of an uncompressed file that start in ``[shard.start, shard.end)``."""
+    with shard.path.open("rb") as stream:
+        stream.seek(shard.start or 0)
+        position = shard.start or 0
+        while position < (shard.end or 0):
+            line = stream.readline()
+            if not line:
+                return
+            position += len(line)
+            yield line
 
 
 def _json_record(line: bytes, position: str) -> Record | SkippedRow:

@@ -132,9 +132,10 @@ class CorpusSpec:
             return [_beir_corpus(Path(i).expanduser()) for i in self.inputs]
         return expand_inputs(list(self.inputs))
 
-    def shards(self) -> list[Shard]:
-        """Units of reading, in order (see :mod:`stillweb.corpora.sources.containers`)."""
-        return [shard for path in self.files() for shard in file_shards(path, self.container_of(path))]
+    def shards(self, shard_bytes: int | None = None) -> list[Shard]:
+        """Units of reading, in order (see :mod:`stillweb.corpora.sources.containers`); ``shard_bytes``
+        also cuts uncompressed JSON-lines files into byte ranges (their rows then count from each range)."""
+        return [shard for path in self.files() for shard in file_shards(path, self.container_of(path), shard_bytes)]
 
     def read(self) -> Iterator[RawPage | SkippedRow]:
         """Every row of every shard, in order."""

@@ -10,6 +10,8 @@ questions with the same seeds.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -85,6 +87,12 @@ def make_player(spec: PolicySpec, task: Task, seed: int, tool_format: str) -> Pl
     if spec.kind == "random":
         random_agent = RandomTextAgent(seed)
         return lambda observation, info: random_agent.act(observation)
-    policy = ChatPolicy(spec.base_url or "", spec.model, spec.sampling, timeout_s=spec.timeout_s,
-                        retries=spec.retries, backoff_s=spec.backoff_s)
+    policy = _chat_policy(spec, os.getpid())
     return lambda observation, info: policy(observation, {**info, "sample_seed": seed})
+
+
+@functools.lru_cache(maxsize=8)
+def _chat_policy(spec: PolicySpec, pid: int) -> ChatPolicy:
+    """One :class:`ChatPolicy` (one connection pool) per spec and process: forked workers get their own."""
+    return ChatPolicy(spec.base_url or "", spec.model, spec.sampling, timeout_s=spec.timeout_s,
+                      retries=spec.retries, backoff_s=spec.backoff_s)

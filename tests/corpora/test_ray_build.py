@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from support.ray_env import multistream_copy, same_snapshot
-from stillweb.corpora.build_from_source import build_synthetic, build_wikipedia
+from support.ray_env import multistream_copy, row_corpus, same_snapshot
+from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
+from stillweb.corpora.sources.corpus_formats import CorpusSpec
 from stillweb.corpora.sources.wikipedia_xml import dump_shards
 from stillweb.corpora.tasks.compose import ComposeParams
 from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
@@ -37,6 +38,18 @@ def test_sharded_multistream_build_equals_the_local_build(ray_runtime, shared_da
     local = build_wikipedia(dump, tmp_path / "local", progress=False)
     sharded = build_wikipedia(dump, tmp_path / "sharded", progress=False, on_ray=True)
     same_snapshot(local, sharded)
+
+
+def test_sharded_row_corpus_build_equals_the_local_build(ray_runtime, tmp_path, monkeypatch):
+    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 8 << 10)
+    inputs = row_corpus(tmp_path / "rows")
+    shards = CorpusSpec.detect(inputs).shards(8 << 10)
+    assert sum(shard.start is not None for shard in shards) > 3 and sum(shard.part is not None for shard in shards) == 4
+    local = build_rows(inputs, tmp_path / "local", progress=False)
+    sharded = build_rows(inputs, tmp_path / "sharded", progress=False, on_ray=True)
+    same_snapshot(local, sharded)
+    rows = local.manifest["counts"]["rows"]
+    assert rows["skipped"] == {"bad_utf8": 1, "not_json": 1} and rows["missing_title"] == 1
 
 
 @pytest.mark.slow

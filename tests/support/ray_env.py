@@ -65,3 +65,26 @@ def same_snapshot(local, sharded) -> None:
         assert (local.path / name).read_bytes() == (sharded.path / name).read_bytes(), name
     kept = lambda manifest: {key: value for key, value in manifest.items() if key not in ("name", "files")}  # noqa: E731
     assert kept(local.manifest) == kept(sharded.manifest)
+
+
+def row_corpus(folder: Path, rows: int = 400) -> list[Path]:
+    """A JSON-lines file (with a blank line, a non-JSON row, a bad-UTF-8 row, a row without a title) and a parquet file of
+    several row groups: a row corpus that shards into byte ranges and row groups."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"id": f"j{i}", "title": f"Jay {i}", "text": f"Jay {i} lives by river {i % 7}. " * 6}).encode()
+             for i in range(rows)]
+    lines[17], lines[123] = b"{not json", b'{"id": "x", "text": "\xff\xfe"}'
+    lines[200] = json.dumps({"id": "untitled", "text": "A row without a title."}).encode()
+    lines.insert(50, b"")
+    jsonl = folder / "a.jsonl"
+    jsonl.write_bytes(b"\n".join(lines) + b"\n")
+    table = pa.table({"id": [f"p{i}" for i in range(rows)], "title": [f"Pea {i}" for i in range(rows)],
+                      "text": [f"Pea {i} grows near hill {i % 5}." for i in range(rows)]})
+    parquet = folder / "b.parquet"
+    pq.write_table(table, parquet, row_group_size=rows // 4)
+    return [jsonl, parquet]
