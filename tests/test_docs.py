@@ -12,13 +12,15 @@ import pytest
 from support.snapshots import snapshot_with_tasks
 from support.doc_blocks import DocSession, command_shims, markdown_blocks, markdown_files
 from support.network import free_port
+from support.paths import RAY_TEST_ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [path.relative_to(ROOT) for path in markdown_files(ROOT) if path.is_file()]
 # Files whose blocks train models or start several servers: CI runs them, `-m "not slow"` skips them.
 SLOW = {Path("docs/trainers.md")}
 # The extras (modules) a file's blocks import: the test skips without them (fails under STILLWEB_REQUIRE_EXTRAS=1).
-EXTRAS = {Path("docs/trainers.md"): ("trl", "openenv.core", "verl", "skyrl_gym", "mcp", "verifiers.v1")}
+EXTRAS = {Path("docs/trainers.md"): ("trl", "openenv.core", "verl", "skyrl_gym", "mcp", "verifiers.v1"),
+          Path("README.md"): ("ray",)}  # the cluster section's local-Ray recipe
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,7 @@ def test_markdown_blocks_run_as_written(path, docs_snapshot, tmp_path):
     shutil.copytree(docs_snapshot, workdir / "snap")
     shutil.copytree(docs_snapshot, workdir / "snapshots" / "syn-20k")
     environment = {**os.environ, "STILLWEB_HOME": str(tmp_path / "home"), "TRL_EXPERIMENTAL_SILENCE": "1",
-                   "STILLWEB_QUICKSTART_ARTICLES": "300"}
+                   "STILLWEB_QUICKSTART_ARTICLES": "300", **RAY_TEST_ENVIRONMENT}
     session = DocSession(workdir, command_shims(tmp_path / "bin"), environment, {port: str(free_port()) for port in ("8000", "8001")})
     try:
         for block in markdown_blocks(ROOT / path, ROOT):

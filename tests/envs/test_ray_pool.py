@@ -170,6 +170,21 @@ EXTRA_MODULES = ("stillweb.envs.ray", "stillweb.envs.integrations.", "stillweb.s
 EXTRA_LIBRARIES = ("ray", "torch", "transformers", "trl", "verl", "openenv", "skyrl_gym", "verifiers", "mcp")
 
 
+def test_mixture_on_the_vector_env_matches_in_process(ray_runtime, small_snapshot, env_kwargs):
+    from stillweb.envs.ray import RayVectorEnv
+
+    kwargs = {"envs": {ENV_ID: 2, "stillweb/Lookup-v0": 1}, "snapshot": str(small_snapshot), "max_turns": 6,
+              "member_kwargs": {ENV_ID: {"tasks": env_kwargs["tasks"]}, "stillweb/Lookup-v0": {"max_tasks": 20}}}
+    envs = RayVectorEnv("stillweb/Mixture-v0", NUM_ENVS, envs_per_actor=2, **kwargs)
+    try:
+        _observations, infos = envs.reset(seed=list(range(NUM_ENVS)))
+        local = [gym.make("stillweb/Mixture-v0", **kwargs).reset(seed=seed)[1] for seed in range(NUM_ENVS)]
+        assert list(infos["env_id"]) == [info["env_id"] for info in local]
+        assert list(infos["task_id"]) == [info["task_id"] for info in local]
+    finally:
+        envs.close()
+
+
 def test_the_core_never_imports_ray_or_the_trainer_libraries():
     """Importing every core layer (and building the CLI parser) leaves ``ray`` and the trainer libraries unimported."""
     code = (
