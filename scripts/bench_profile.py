@@ -7,7 +7,7 @@ Figures (appended to BENCHMARKS.md with ``--append``):
    processes and with Ray tasks, next to the baseline measured in the same run: the
    reference agent in-process, one worker (no HTTP);
 2. the share of tasks whose pass@1 lies in [0.1, 0.9] for the reference agent, the random
-   agent and a scripted "half-right" policy (solves an episode when its seed hashes even).
+   agent and a scripted "half-right" policy (solves a keyed half of the episodes: by seed and task id).
 
 Example:
     python scripts/bench_profile.py --articles 300 --tasks 16 -k 8 --append
@@ -32,7 +32,7 @@ from support.chat_stub import chat_stub_app, serve  # noqa: E402
 from support.network import free_port  # noqa: E402
 
 from stillweb.corpora.build_from_source import build_synthetic  # noqa: E402
-from stillweb.corpora.tasks.generate import generate_tasks  # noqa: E402
+from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks  # noqa: E402
 from stillweb.corpora.tasks.store import read_tasks  # noqa: E402
 from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile  # noqa: E402
 
@@ -44,7 +44,7 @@ def make_snapshot(folder: Path, articles: int, tasks: int) -> Path:
     """A synthetic snapshot with a task set ``bench``."""
     path = folder / f"syn-{articles}"
     build_synthetic(articles, 0, path, workers=1, progress=False)
-    generate_tasks(path, "bench", tasks, seed=0, allow_partial=True, progress=False)
+    generate_tasks(path, "bench", GenerationParams(count=tasks, seed=0), allow_partial=True, progress=False)
     return path
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from stillweb.corpora.keyed import key_hash
+from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents import RandomTextAgent, ReferenceAgent
 from stillweb.envs.chat_policy import ChatPolicy, Sampling
 from stillweb.envs.task_loader import Task
@@ -76,7 +76,7 @@ def policy_file_name(model_id: str) -> str:
 
 def sample_seed(task_id: str, sample: int) -> int:
     """The seed of sample ``sample`` of ``task_id`` (31 bits, fits every server's seed field)."""
-    return key_hash(0, "profile", task_id, sample) % 2**31
+    return KeyedRng(0, "profile", task_id, sample).integer(0, 2**31 - 1)
 
 
 def make_player(spec: PolicySpec, task: Task, seed: int, tool_format: str) -> Player:

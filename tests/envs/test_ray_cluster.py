@@ -1,7 +1,7 @@
 """Like a cluster on one machine (``ray.cluster_utils.Cluster``, two simulated nodes on
 127.0.0.1): pool actors spread over the nodes; a lost node's actor is restarted on the
-other and replayed; a multistream dump and a row corpus (JSON-lines byte ranges, parquet row
-groups) built in shards over both nodes equal the local builds."""
+other and replayed; a multistream dump built in shards over both nodes equals the local build
+(the row corpus on two nodes: tests/corpora/test_ray_build.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import os
 import pytest
 
 from support.paths import RAY_TEST_ENVIRONMENT
-from support.ray_env import ENV_ID, env_kwargs_for, multistream_copy, row_corpus, same_snapshot
-from stillweb.corpora.build_from_source import build_rows, build_wikipedia
+from support.ray_env import ENV_ID, env_kwargs_for, multistream_copy, same_snapshot
+from stillweb.corpora.build_from_source import build_wikipedia
 from stillweb.envs.recording import canonical_json
 
 ray = pytest.importorskip("ray")
@@ -73,12 +73,3 @@ def test_sharded_wikipedia_build_over_two_nodes_equals_the_local_build(cluster, 
     sharded = build_wikipedia(dump, tmp_path / "sharded", progress=False, on_ray=True)
     same_snapshot(local, sharded)
     assert local.manifest["counts"]["docs"] > 50
-
-
-def test_sharded_row_corpus_build_over_two_nodes_equals_the_local_build(cluster, tmp_path, monkeypatch):
-    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 8 << 10)
-    inputs = row_corpus(tmp_path / "rows")
-    local = build_rows(inputs, tmp_path / "local", progress=False)
-    sharded = build_rows(inputs, tmp_path / "sharded", progress=False, on_ray=True)
-    same_snapshot(local, sharded)
-    assert local.manifest["counts"]["rows"]["written"] == 798

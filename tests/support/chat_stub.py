@@ -1,7 +1,7 @@
 """A local OpenAI-compatible chat endpoint with a scripted policy behind it (FastAPI on 127.0.0.1).
 
 Modes: ``reference`` solves every task (a :class:`ReferenceAgent` re-played over the
-conversation), ``half`` solves a task in the episodes whose ``seed`` hashes even and
+conversation), ``half`` solves a task in a keyed half of its episodes (by ``seed`` and task id) and
 answers "unknown" in the others (a "half-right" policy), ``wrong`` always answers
 "unknown"; ``malformed`` returns a body without ``choices``, ``error`` answers HTTP 500
 and ``slow`` sleeps past any short client timeout.
@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from stillweb.corpora.keyed import key_hash
+from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents import ReferenceAgent
 from stillweb.envs.task_loader import Task
 
@@ -52,7 +52,7 @@ def chat_stub_app(tasks: Sequence[Task], mode: str = "reference", tool_format: s
 
 def _scripted_reply(messages: list[dict], by_question: dict, mode: str, seed: int, tool_format: str) -> str:
     task = by_question.get(messages[1]["content"]) if len(messages) > 1 else None
-    solves = task is not None and (mode == "reference" or (mode == "half" and key_hash(seed, task.task_id) % 2 == 0))
+    solves = task is not None and (mode == "reference" or (mode == "half" and KeyedRng(seed, task.task_id).chance(0.5)))
     if not solves:
         return "<answer>unknown</answer>"
     agent = ReferenceAgent(task, tool_format=tool_format)
