@@ -63,7 +63,7 @@ class RolloutWorker:
         import stillweb.envs  # noqa: F401 - registers the environments
 
         self.env = gym.make(env_id, **dict(env_kwargs))
-        self.header = canonical_json(header_record(self.env.spec))
+        self.header = canonical_json(header_record(self.env.spec, self.env))
         self.policy = policy
         self.buffer = buffer
         self.policy_timeout_s = policy_timeout_s
