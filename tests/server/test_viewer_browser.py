@@ -6,99 +6,18 @@ document whose text is ``<script>`` (shown, never run). Each test saves a
 screenshot; with ``STILLWEB_SCREENSHOTS=DIR`` they go to DIR (how the README's
 ``docs/screenshots`` are made). Needs the ``test`` extra's playwright and
 ``scripts/install_chromium.sh``; CI (``STILLWEB_REQUIRE_EXTRAS=1``) fails rather than skips.
+Fixtures are in ``conftest.py``, helpers in ``support/browser.py``.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-import time
-from pathlib import Path
-
-import httpx
 import pytest
 
-from support.network import free_port
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.tasks.store import read_tasks
-from support.viewer_data import HOSTILE_DOC, HOSTILE_QUESTION, HOSTILE_TASK_ID, hostile_snapshot, record_reference_episode, viewer_snapshot
+from support.browser import shoot, start_viewer
+from support.viewer_data import HOSTILE_DOC, HOSTILE_QUESTION, HOSTILE_TASK_ID, hostile_snapshot
 
 pytestmark = [pytest.mark.extra, pytest.mark.slow]
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def start_viewer(*arguments: str) -> tuple[subprocess.Popen, str]:
-    """``stillweb view ARGUMENTS`` on a free loopback port; returns (process, base url) once /health answers."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "stillweb.cli.main", "view", *arguments, "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"stillweb view exited: {process.stderr.read().decode(errors='replace')[-2000:]}")
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                return process, base
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("stillweb view did not answer within 60 s")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("chromium is not installed: run scripts/install_chromium.sh")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}") or dialog.dismiss())
-    yield page
-    context.close()
-    assert errors == [], errors
-
-
-@pytest.fixture(scope="module")
-def viewer(small_snapshot, tmp_path_factory):
-    """(base url, snapshot, a task, episodes dir) of ``stillweb view`` over the small snapshot."""
-    snapshot = viewer_snapshot(small_snapshot, tmp_path_factory.mktemp("browser-viewer"))
-    task = read_tasks(snapshot, "viewer", "train")[0].to_row()
-    episodes = tmp_path_factory.mktemp("browser-episodes")
-    record_reference_episode(snapshot, "viewer", task, episodes / "reference.jsonl")
-    record_reference_episode(snapshot, "viewer", task, episodes / "reference-openai.jsonl", tool_format="openai")
-    process, base = start_viewer(str(snapshot), "--tasks", "viewer", "--episodes", str(episodes))
-    yield base, snapshot, task, episodes
-    process.kill()
-    process.wait()
-
-
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory) -> Path:
-    folder = Path(os.environ.get("STILLWEB_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def shoot(page, folder: Path, name: str) -> None:
-    path = folder / f"viewer-{name}.png"
-    page.screenshot(path=str(path), full_page=False)
-    assert path.stat().st_size > 10_000  # a rendered page, not a blank one
 
 
 def test_search_and_follow_links(viewer, page, screenshots):

@@ -1,0 +1,221 @@
+"""One line per recorded episode: what a table of a training run and its health plots need.
+
+:func:`summarize_recording` reads a file written by :class:`~stillweb.envs.RecordEpisodes`
+(or by the Ray rollout workers, which write the same records) in one pass and gives an
+:class:`EpisodeSummary` per episode: task, environment, ending, outcome, reward, turns,
+truncation reason, the flags its steps raised, its ``info["episode_stats"]`` and the
+policy version where the step records carry one. Nothing here raises on file content: a
+file that is not a recording, or that a killed run left truncated, comes back with the
+episodes read before the damage and a :attr:`RecordingSummary.problem` that says where
+and why (the viewer lists such files with the reason, never a 500).
+
+>>> summary = summarize_recording("run/episodes.jsonl")  # doctest: +SKIP
+>>> [episode.success for episode in summary.episodes]  # doctest: +SKIP
+[True, False]
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EpisodeSummary", "RecordingSummary", "summarize_recording", "ENDINGS"]
+
+ENDINGS = ("terminated", "truncated", "unfinished")
+
+
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """One recorded episode, summed up.
+
+    ``ending``: ``terminated`` (the agent answered), ``truncated`` (a limit stopped it)
+    or ``unfinished`` (the file ends, or the next reset comes, before either);
+    ``outcome``: the final step's ``info["outcome"]`` (the answer's correctness part of
+    the reward) or ``None`` where the env records none; ``flags``: how many steps raised
+    each degenerate-action flag (``info["action_flags"]``), each tool flag
+    (``info["tool_flags"]``: ``bad_arguments``, ``not_found``, ...) and ``format_error``,
+    sorted by name; ``policy_version``: the first step record's ``policy_version`` where
+    one is recorded.
+    """
+
+    file: str
+    index: int
+    line: int
+    env_id: str
+    task_id: str | None
+    ending: str
+    outcome: float | None
+    reward: float
+    turns: int
+    truncation_reason: str | None
+    termination_reason: str | None
+    flags: tuple[tuple[str, int], ...]
+    action_chars: int
+    stats: dict[str, Any] | None = None
+    policy_version: int | None = None
+
+    @property
+    def success(self) -> bool:
+        """The agent answered and the answer was right (``outcome`` 1, as the solvability check counts it)."""
+        return self.ending == "terminated" and (self.outcome or 0.0) >= 1.0
+
+    @property
+    def flag_counts(self) -> dict[str, int]:
+        """``flags`` as a dict."""
+        return dict(self.flags)
+
+
+@dataclass(frozen=True)
+class RecordingSummary:
+    """A recording's header (``{}`` when it has none), its episodes and what is wrong with it, if anything."""
+
+    name: str
+    path: Path
+    header: dict[str, Any]
+    episodes: tuple[EpisodeSummary, ...]
+    problem: str | None = None
+
+    @property
+    def env_id(self) -> str | None:
+        """The recorded environment id, if the header names one."""
+        env_id = self.header.get("env_id")
+        return env_id if isinstance(env_id, str) else None
+
+    @property
+    def snapshot_fingerprint(self) -> str | None:
+        """The fingerprint of the snapshot the episodes were recorded on, if the header has it."""
+        fingerprint = self.header.get("snapshot_fingerprint")
+        return fingerprint if isinstance(fingerprint, str) else None
+
+
+def summarize_recording(path: str | Path, name: str | None = None) -> RecordingSummary:
+    """Summaries of every episode of the recording at ``path`` (``name``: how to call it, default the file name).
+
+    Reads the file once, line by line. A missing or unreadable file, a first line that
+    is not a recording header, a line that is not a JSON object or a record of unknown
+    type stops the reading there: the summary keeps the episodes finished before it and
+    says what was wrong in ``problem`` (a last line cut short is how a killed run ends).
+    """
+    path = Path(path)
+    name = name or path.name
+    reader = _Reader(name)
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                if line.strip() and not reader.add(number, line, complete=line.endswith("\n")):
+                    break
+    except FileNotFoundError:
+        reader.problem = f"{name!r} does not exist (any more): was it moved or deleted?"
+    except (OSError, UnicodeDecodeError) as error:
+        reader.problem = f"{name!r} cannot be read as UTF-8 text: {error}"
+    return reader.finish(path)
+
+
+@dataclass
+class _Episode:
+    """The episode being read: its reset and what its steps added up to so far."""
+
+    index: int
+    line: int
+    env_id: str
+    task_id: str | None
+    turns: int = 0
+    reward: float = 0.0
+    action_chars: int = 0
+    flags: Counter = field(default_factory=Counter)
+    policy_version: int | None = None
+    last_info: dict[str, Any] = field(default_factory=dict)
+    ending: str = "unfinished"
+
+    def add_step(self, record: dict[str, Any]) -> None:
+        info = record.get("info") if isinstance(record.get("info"), dict) else {}
+        action = record.get("action")
+        self.turns += 1
+        self.reward += _number(record.get("reward")) or 0.0
+        self.action_chars += len(action) if isinstance(action, str) else 0
+        for flag in info.get("action_flags") or ():
+            self.flags[str(flag)] += 1
+        for flag in info.get("tool_flags") or ():
+            if flag is not None:
+                self.flags[str(flag)] += 1
+        if self.policy_version is None and isinstance(record.get("policy_version"), int):
+            self.policy_version = record["policy_version"]
+        self.last_info = info
+        if record.get("terminated") or record.get("truncated"):
+            self.ending = "terminated" if record.get("terminated") else "truncated"
+
+    def summary(self, file: str) -> EpisodeSummary:
+        info = self.last_info
+        stats = info.get("episode_stats")
+        return EpisodeSummary(
+            file=file, index=self.index, line=self.line, env_id=str(info.get("env_id") or self.env_id),
+            task_id=self.task_id, ending=self.ending, outcome=_number(info.get("outcome")) if self.ending != "unfinished" else None,
+            reward=self.reward, turns=self.turns,
+            truncation_reason=_text(info.get("truncation_reason")) if self.ending == "truncated" else None,
+            termination_reason=_text(info.get("termination_reason")) if self.ending == "terminated" else None,
+            flags=tuple(sorted(self.flags.items())), action_chars=self.action_chars,
+            stats=stats if isinstance(stats, dict) else None, policy_version=self.policy_version,
+        )
+
+
+class _Reader:
+    """Records in, summaries out; stops at the first line that is not a recording record."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.header: dict[str, Any] | None = None
+        self.done: list[EpisodeSummary] = []
+        self.current: _Episode | None = None
+        self.problem: str | None = None
+
+    def add(self, number: int, line: str, complete: bool) -> bool:
+        """Take one non-blank line; False (with ``problem`` set) where reading must stop."""
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as error:
+            cut = "" if complete else " (the file ends in the middle of it: a run still writing, or one that was killed)"
+            return self._stop(f"line {number} of {self.name!r} is not JSON{cut}: {error}")
+        if not isinstance(record, dict):
+            return self._stop(f"line {number} of {self.name!r} is not a JSON object")
+        kind = record.get("type")
+        if self.header is None:
+            if kind != "header" or not isinstance(record.get("env_id"), str):
+                return self._stop(f"line {number} of {self.name!r} is not a recording header (type 'header', env_id): "
+                                  "record episodes with stillweb.envs.RecordEpisodes")
+            self.header = record
+        elif kind == "reset":
+            self._close_episode()
+            info = record.get("info") if isinstance(record.get("info"), dict) else {}
+            self.current = _Episode(len(self.done), number, str(info.get("env_id") or self.header["env_id"]),
+                                    _text(info.get("task_id")))
+        elif kind == "step":
+            if self.current is None:
+                return self._stop(f"line {number} of {self.name!r} is a step before any reset")
+            self.current.add_step(record)
+        else:
+            return self._stop(f"line {number} of {self.name!r} has unknown record type {str(kind)[:50]!r} (expected reset or step)")
+        return True
+
+    def finish(self, path: Path) -> RecordingSummary:
+        self._close_episode()
+        return RecordingSummary(self.name, path, self.header or {}, tuple(self.done), self.problem)
+
+    def _close_episode(self) -> None:
+        if self.current is not None:
+            self.done.append(self.current.summary(self.name))
+            self.current = None
+
+    def _stop(self, problem: str) -> bool:
+        self.problem = problem
+        return False
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

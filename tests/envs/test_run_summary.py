@@ -1,0 +1,101 @@
+"""Episode summaries of recordings (stillweb.envs.run_summary): real recorded episodes,
+a file a killed run left truncated, files that are not recordings, determinism."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from stillweb.corpora.tasks.store import read_tasks
+from stillweb.envs.run_summary import summarize_recording
+from support.viewer_data import record_reference_episode, viewer_snapshot
+
+
+@pytest.fixture(scope="module")
+def recorded(small_snapshot, tmp_path_factory):
+    """(path of a recording of two reference episodes and one cut short by the turn limit, the tasks)."""
+    import gymnasium as gym
+
+    from stillweb.envs import RecordEpisodes, run_episode
+    from stillweb.envs.agents import write_call
+
+    folder = tmp_path_factory.mktemp("summaries")
+    snapshot = viewer_snapshot(small_snapshot, folder)
+    tasks = [task.to_row() for task in read_tasks(snapshot, "viewer", "train")[:2]]
+    first = record_reference_episode(snapshot, "viewer", tasks[0], folder / "one.jsonl")
+    path = folder / "run.jsonl"
+    env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot), tasks="viewer", split="train", max_turns=2, max_tool_calls=2), path)
+    search = write_call("tongyi", "search", {"query": "river"})
+    try:
+        run_episode(env, lambda task: type("Searcher", (), {"act": lambda self, observation: search})(), seed=0,
+                    options={"task_id": tasks[1]["task_id"]})
+    finally:
+        env.close()
+    return first, path, tasks
+
+
+def test_reference_episode_is_a_success_with_its_stats(recorded):
+    first, _, tasks = recorded
+    summary = summarize_recording(first)
+    assert summary.problem is None and summary.env_id == "stillweb/WikiQA-v0" and summary.snapshot_fingerprint
+    (episode,) = summary.episodes
+    assert episode.task_id == tasks[0]["task_id"] and episode.ending == "terminated" and episode.success
+    assert episode.outcome == 1.0 and episode.reward > 0 and episode.turns == episode.stats["turns"] >= 2
+    assert episode.action_chars == episode.stats["action_chars"] and episode.truncation_reason is None
+
+
+def test_truncated_episode_names_its_reason_and_flags(recorded):
+    _, path, tasks = recorded
+    (episode,) = summarize_recording(path).episodes
+    assert episode.task_id == tasks[1]["task_id"] and episode.ending == "truncated" and not episode.success
+    assert episode.turns == 2 and episode.truncation_reason and episode.stats is not None
+    # the same search twice: no degenerate flag, and the tool flags are only those the steps raised
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    raised = sorted(flag for line in lines[2:] for flag in (line["info"]["action_flags"] + [f for f in line["info"]["tool_flags"] if f]))
+    assert sorted(name for name, count in episode.flags for _ in range(count)) == raised
+
+
+def test_a_cut_last_line_keeps_the_episodes_before_it(recorded, tmp_path):
+    first, _, _ = recorded
+    text = first.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    cut = tmp_path / "killed.jsonl"
+    cut.write_text(text + lines[1] + lines[2][: len(lines[2]) // 2], encoding="utf-8")
+    summary = summarize_recording(cut)
+    assert [episode.ending for episode in summary.episodes] == ["terminated", "unfinished"]
+    assert summary.episodes[1].turns == 0
+    assert f"line {len(lines) + 2}" in summary.problem and "ends in the middle" in summary.problem
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("", None),
+    ('{"type": "reset"}\n', "not a recording header"),
+    ("[1, 2]\n", "not a JSON object"),
+    ('{"type": "header", "env_id": "x", "kwargs": {}}\n{"type": "step"}\n', "step before any reset"),
+    ('{"type": "header", "env_id": "x", "kwargs": {}}\n{"type": "nonsense"}\n', "unknown record type"),
+])
+def test_files_that_are_not_recordings_say_why(tmp_path, content, expected):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content, encoding="utf-8")
+    summary = summarize_recording(path)
+    assert summary.episodes == ()
+    assert (summary.problem is None) if expected is None else (expected in summary.problem)
+
+
+def test_missing_and_binary_files_say_why(tmp_path):
+    assert "does not exist" in summarize_recording(tmp_path / "gone.jsonl").problem
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    assert "UTF-8" in summarize_recording(binary).problem
+
+
+def test_two_processes_give_identical_summaries(recorded):
+    _, path, _ = recorded
+    code = ("import dataclasses, json, sys; from stillweb.envs.run_summary import summarize_recording; "
+            "print(json.dumps([dataclasses.asdict(e) for e in summarize_recording(sys.argv[1]).episodes], sort_keys=True))")
+    outputs = [subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
+               for _ in range(2)]
+    assert outputs[0] == outputs[1] and json.loads(outputs[0])[0]["turns"] == 2
