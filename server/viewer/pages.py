@@ -4,6 +4,7 @@ templates, and the error page every route uses instead of a JSON error or a 500.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 from urllib.parse import urlencode
@@ -12,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-__all__ = ["render", "error_page", "pretty_json", "link_docs"]
+__all__ = ["render", "error_page", "pretty_json", "link_docs", "short_number", "num"]
 
 _DOC_REFERENCE = re.compile(r"\[doc (\d{1,10})\]")
 
@@ -45,7 +46,46 @@ def link_docs(text: str) -> Markup:
     return Markup(_DOC_REFERENCE.sub(r'<a href="/view/doc/\1">[doc \1]</a>', str(escape(text))))
 
 
+def short_number(value: Any) -> str:
+    """A number for reading: integers (and integral floats) whole, others to 3 significant
+    digits (no exponent from 1000 up); lists and dicts with every number inside shortened.
+
+    >>> short_number(0.9509900498999999), short_number(2.0), short_number(1234.56), short_number([0.32353, True])
+    ('0.951', '2', '1235', '[0.324, true]')
+    """
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(short_number(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(key), ensure_ascii=False)}: {short_number(item)}" for key, item in value.items()) + "}"
+    return str(value)
+
+
+def num(value: Any) -> Markup:
+    """``value`` shortened by :func:`short_number`, with the full value on hover (a ``title``);
+    text that is not a number is shown as it is.
+
+    >>> str(num(0.9509900498999999))
+    '<span class="num" title="0.9509900498999999">0.951</span>'
+    """
+    if isinstance(value, str):
+        return escape(value)
+    short = short_number(value)
+    full = repr(value) if isinstance(value, float) else json.dumps(value, ensure_ascii=False, default=repr)
+    return Markup('<span class="num" title="{}">{}</span>').format(full, short)
+
+
 _ENVIRONMENT.filters["json"] = pretty_json
+_ENVIRONMENT.filters["num"] = num
 _ENVIRONMENT.filters["link_docs"] = link_docs
 _ENVIRONMENT.globals["query"] = _query
 
