@@ -1,17 +1,19 @@
 """Replay pages: the trajectory files, one episode step by step (the policy's text,
-its parsed calls, the observation, reward parts, flags and the managed context),
-and two episodes side by side."""
+its parsed calls, the observation, reward parts, flags and the managed context) or
+all its steps on one page (``?view=all``, under a strip of per-step rewards and
+flags), and two episodes side by side, their first difference marked."""
 
 from __future__ import annotations
 
 from itertools import zip_longest
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
 from stillweb.sandboxes.formats import get_format
 from stillweb.server.tools import SnapshotCatalog
+from stillweb.server.viewer.divergence import first_difference
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import ContextReruns, EpisodeRecord, Recording, TrajectoryError, TrajectoryFiles, flags_of
 
@@ -58,19 +60,22 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles) -> APIRouter:
         return render("episodes.html", entries=entries, configured=bool(files.paths))
 
     @pages.get("/episodes/{name:path}", response_class=HTMLResponse)
-    def episode_page(name: str, episode: int = Query(default=0, ge=0), step: int = Query(default=0, ge=0)) -> HTMLResponse:
+    def episode_page(name: str, episode: int = Query(default=0, ge=0), step: int = Query(default=0, ge=0),
+                     view: Literal["step", "all"] = Query(default="step")) -> HTMLResponse:
         try:
             recording = files.open(name)
             chosen = _episode_or_error(recording, episode)
         except TrajectoryError as error:
             return error_page(error.status, "Cannot show this trajectory", str(error))
         lines = (chosen.reset, *chosen.steps)
+        outline = [step_view(recording, line, None) for line in lines]
+        if view == "all":
+            return render("trajectory.html", recording=recording, episode=chosen, views=outline)
         step = min(step, len(lines) - 1)
         context = reruns.context(recording)
         return render("episode.html", recording=recording, episode=chosen, step=step, count=len(lines),
                       view=step_view(recording, lines[step], context),
-                      context_problem=context if isinstance(context, str) else None,
-                      outline=[step_view(recording, line, None) for line in lines])
+                      context_problem=context if isinstance(context, str) else None, outline=outline)
 
     @pages.get("/compare", response_class=HTMLResponse)
     def compare(a: str = Query(max_length=1000), b: str = Query(max_length=1000),
@@ -84,6 +89,7 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles) -> APIRouter:
             return error_page(error.status, "Cannot compare these trajectories", str(error))
         columns = [[step_view(recording, line, None) for line in (episode.reset, *episode.steps)] for recording, episode in sides]
         rows = list(zip_longest(*columns))
-        return render("compare.html", sides=sides, rows=rows, same_task=sides[0][1].task_id == sides[1][1].task_id)
+        return render("compare.html", sides=sides, rows=rows, same_task=sides[0][1].task_id == sides[1][1].task_id,
+                      divergence=first_difference(sides[0][1], sides[1][1]))
 
     return pages

@@ -11,6 +11,7 @@ import re
 import gymnasium as gym
 import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.envs import RecordEpisodes
@@ -18,6 +19,7 @@ from stillweb.envs.agents import write_call
 from stillweb.envs.solvability import reference_budget
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.pages import num, short_number
+from stillweb.server.viewer.trajectories import flags_of
 from support.viewer_data import record_reference_episode, viewer_snapshot
 
 
@@ -44,7 +46,7 @@ def lines_of(path) -> list[dict]:
 @pytest.fixture(scope="module")
 def runs(small_snapshot, tmp_path_factory):
     """(client, snapshot, task, episodes dir, file names): the reference episode, the same actions
-    with the one at step 2 changed, and an exact re-recording of the reference."""
+    with the one at step 2 changed, an exact re-recording of the reference, and the reference's first 3 steps."""
     snapshot = viewer_snapshot(small_snapshot, tmp_path_factory.mktemp("trajectories"))
     task = read_tasks(snapshot, "viewer", "train")[0].to_row()
     episodes = tmp_path_factory.mktemp("runs")
@@ -53,6 +55,7 @@ def runs(small_snapshot, tmp_path_factory):
     changed = [*actions[:1], "I will just think out loud here, no tool call.", *actions[2:]]
     record_actions(snapshot, task, episodes / "changed.jsonl", changed)
     record_actions(snapshot, task, episodes / "again.jsonl", actions)
+    (episodes / "prefix.jsonl").write_text("".join(reference.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
     client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(episodes,))))
     return client, snapshot, task, episodes
 
@@ -78,3 +81,100 @@ def test_reward_parts_show_rounded_and_the_raw_info_keeps_them_whole(runs):
     assert repr(credits[0]) in parts and repr(credits[0]) not in visible  # the long digits only on hover
     raw = page.split("<summary>all info</summary>")[1].split("</pre>")[0]
     assert json.loads(html.unescape(raw.split("<pre>")[1]))["reward_parts"]["gamma_credits"] == credits
+
+
+def records_of(path) -> list[dict]:
+    """The reset and step records of a one-episode recording (the header left out)."""
+    return lines_of(path)[1:]
+
+
+def test_all_steps_on_one_page_under_a_strip_of_rewards_and_flags(runs):
+    client, _, _, episodes = runs
+    records = records_of(episodes / "changed.jsonl")
+    page = client.get(f"/view/episodes/{episodes.name}/changed.jsonl", params={"episode": 0, "view": "all"})
+    assert page.status_code == 200
+    sections = re.findall(r'<section class="whole-step" id="step-(\d+)">(.*?)</section>', page.text, re.S)
+    assert [int(index) for index, _ in sections] == list(range(len(records))) and len(records) > 5
+    assert all(body.count('<div class="step') == 1 for _, body in sections)
+    for (_, body), record in zip(sections[1:], records[1:]):
+        assert f'<pre class="action">{escape(record["action"])}</pre>' in body
+    strip = page.text.split('<nav class="strip"')[1].split("</nav>")[0]
+    cells = re.findall(r'<a class="cell([^"]*)" href="#step-(\d+)" data-step="\d+" title="[^"]*">(.*?)</a>', strip, re.S)
+    assert [int(index) for _, index, _ in cells] == list(range(len(records)))
+    for (classes, _, body), record in zip(cells[1:], records[1:]):
+        reward = re.search(r'<span class="reward"><span class="num" title="([^"]*)">([^<]*)</span>', body)
+        assert float(reward.group(1)) == record["reward"] and reward.group(2) == short_number(record["reward"])
+        assert ("flagged" in classes.split()) == bool(flags_of(record["info"]))
+        assert ("terminal" in classes.split()) == (record["terminated"] or record["truncated"])
+    assert "flagged" in cells[2][0] and "flagged" not in cells[1][0]  # the changed step 2 is a format error
+    assert "terminal" in cells[-1][0] and sum("terminal" in classes for classes, _, _ in cells) == 1
+    assert f'href="?episode=0&amp;step={len(records) - 1}">open it step by step' in page.text
+    step_page = client.get(f"/view/episodes/{episodes.name}/changed.jsonl", params={"step": 3}).text
+    assert 'id="all-steps" href="?episode=0&amp;view=all#step-3"' in step_page
+
+
+@pytest.mark.parametrize("params, status, message", [
+    ({"episode": 4, "view": "all"}, 422, "has episodes 0..0, not 4"),
+    ({"view": "everything"}, 422, "view: Input should be"),
+    ({"step": -1, "view": "all"}, 422, "step: Input should be greater than or equal to 0"),
+])
+def test_unknown_episodes_and_steps_get_an_error_page(runs, params, status, message):
+    client, _, _, episodes = runs
+    page = client.get(f"/view/episodes/{episodes.name}/changed.jsonl", params=params)
+    assert page.status_code == status and "text/html" in page.headers["content-type"]
+    assert 'role="alert"' in page.text and message in html.unescape(page.text)
+    missing = client.get(f"/view/episodes/{episodes.name}/nope.jsonl", params={"view": "all"})
+    assert missing.status_code == 404 and 'role="alert"' in missing.text
+
+
+def independent_first_difference(a: list[dict], b: list[dict]) -> tuple[int | None, set[str]]:
+    """The first record index where the recorded JSON of action, observation, reward, ending or
+    reward parts differs (the flags left to the page), and those fields."""
+    def plain(record, field):
+        value = record["info"].get("reward_parts") if field == "reward_parts" else record.get(field)
+        return json.dumps(value, sort_keys=True)
+    fields = ("action", "observation", "reward", "terminated", "truncated", "reward_parts")
+    for index, (left, right) in enumerate(zip(a, b)):
+        differing = {field for field in fields if plain(left, field) != plain(right, field)}
+        if differing:
+            return index, differing
+    return (None, set()) if len(a) == len(b) else (min(len(a), len(b)), set())
+
+
+def compare_page(client, episodes, a, b):
+    page = client.get("/view/compare", params={"a": f"{episodes.name}/{a}", "b": f"{episodes.name}/{b}"})
+    assert page.status_code == 200
+    return page.text
+
+
+def test_compare_marks_and_links_the_first_difference(runs):
+    client, _, _, episodes = runs
+    index, fields = independent_first_difference(records_of(episodes / "reference.jsonl"), records_of(episodes / "changed.jsonl"))
+    assert index == 2 and {"action", "observation"} <= fields
+    page = compare_page(client, episodes, "reference.jsonl", "changed.jsonl")
+    banner = re.search(r'<p class="divergence" id="divergence">First difference at step (\d+): ([a-z_, ]+) differs?\. '
+                       r'<a id="jump" href="#first-difference">jump to the first difference</a></p>', page)
+    assert banner and int(banner.group(1)) == index
+    shown = set(banner.group(2).split(", "))
+    assert shown - {"flags"} == fields and "flags" in shown  # the format error flags step 2 of one side only
+    rows = page.split('<table class="compare">')[1].split("</table>")[0].split("<tr")[1:]
+    marked = [number for number, row in enumerate(rows) if 'id="first-difference"' in row]
+    assert marked == [index + 1] and 'class="first-difference"' in rows[index + 1]  # row 0 is the header
+    assert rows[index + 1].count('<p class="divergence-note">first difference: ') == 2
+    assert page.count("first-difference") == 3  # the row's id and class, and the link
+
+
+def test_compare_says_identical_and_counts_a_missing_step_as_the_difference(runs):
+    client, _, _, episodes = runs
+    assert independent_first_difference(records_of(episodes / "reference.jsonl"), records_of(episodes / "again.jsonl")) == (None, set())
+    for a, b in (("reference.jsonl", "again.jsonl"), ("changed.jsonl", "changed.jsonl")):
+        page = compare_page(client, episodes, a, b)
+        assert '<p class="ok" id="divergence">Identical' in page and "first-difference" not in page
+    prefix = records_of(episodes / "prefix.jsonl")
+    assert independent_first_difference(records_of(episodes / "reference.jsonl"), prefix) == (len(prefix), set())
+    longer_first = compare_page(client, episodes, "reference.jsonl", "prefix.jsonl")
+    assert f"First difference at step {len(prefix)}: only A has it." in longer_first
+    shorter_first = compare_page(client, episodes, "prefix.jsonl", "reference.jsonl")
+    assert f"First difference at step {len(prefix)}: only B has it." in shorter_first
+    rows = shorter_first.split('<table class="compare">')[1].split("<tr")[1:]
+    assert 'id="first-difference"' in rows[len(prefix) + 1]

@@ -5,3 +5,8 @@ document.addEventListener("keydown", function (event) {
   var link = event.key === "ArrowLeft" ? document.getElementById("prev") : event.key === "ArrowRight" ? document.getElementById("next") : null;
   if (link) window.location.href = link.href;
 });
+// The compare page opens at the first difference (its "jump to the first difference" link works without this).
+window.addEventListener("load", function () {
+  var first = document.getElementById("first-difference");
+  if (first && !window.location.hash) first.scrollIntoView({block: "start"});
+});
