@@ -18,6 +18,7 @@ from stillweb.envs import RecordEpisodes
 from stillweb.envs.agents import write_call
 from stillweb.envs.solvability import reference_budget
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
+from stillweb.server.viewer.formal_svg import LABEL_BASELINE, LABEL_HEIGHT, formalization_svg, label_width
 from stillweb.server.viewer.pages import num, short_number
 from stillweb.server.viewer.trajectories import flags_of
 from support.viewer_data import record_reference_episode, viewer_snapshot
@@ -178,3 +179,66 @@ def test_compare_says_identical_and_counts_a_missing_step_as_the_difference(runs
     assert f"First difference at step {len(prefix)}: only B has it." in shorter_first
     rows = shorter_first.split('<table class="compare">')[1].split("<tr")[1:]
     assert 'id="first-difference"' in rows[len(prefix) + 1]
+
+
+def label_and_node_boxes(svg: str) -> tuple[list[tuple[str, tuple]], list[tuple]]:
+    """From an SVG of formalization_svg: (label text, box) of every relation label, using the
+    module's width estimate (the browser test checks it against the drawn text), and every node's box."""
+    labels = []
+    for x, y, text in re.findall(r'<text x="([-\d.]+)" y="([-\d.]+)" text-anchor="middle" class="relation"><title>[^<]*</title>([^<]*)</text>', svg):
+        half = label_width(html.unescape(text)) / 2
+        labels.append((html.unescape(text), (float(x) - half, float(y) - LABEL_HEIGHT + LABEL_BASELINE, float(x) + half, float(y) + LABEL_BASELINE)))
+    nodes = [(float(x), float(y), float(x) + float(w), float(y) + float(h))
+             for x, y, w, h in re.findall(r'<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)"', svg)]
+    nodes += [(float(x) - float(rx), float(y) - float(ry), float(x) + float(rx), float(y) + float(ry))
+              for x, y, rx, ry in re.findall(r'<ellipse cx="([-\d.]+)" cy="([-\d.]+)" rx="([\d.]+)" ry="([\d.]+)"', svg)]
+    nodes += [(float(x) - float(r), float(y) - float(r), float(x) + float(r), float(y) + float(r))
+              for x, y, r in re.findall(r'<circle cx="([-\d.]+)" cy="([-\d.]+)" r="([\d.]+)"', svg)]
+    return labels, nodes
+
+
+def overlapping(boxes_a, boxes_b=None) -> list[tuple]:
+    """Pairs of boxes (left, top, right, bottom) whose insides meet (each pair once within one list)."""
+    pairs = [(a, b) for i, a in enumerate(boxes_a) for b in (boxes_a[i + 1:] if boxes_b is None else boxes_b)]
+    return [(a, b) for a, b in pairs if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+
+
+def assert_labels_apart(triples) -> str:
+    svg = str(formalization_svg(triples))
+    labels, nodes = label_and_node_boxes(svg)
+    assert len(labels) == len([triple for triple in triples if len(triple) == 3])
+    width, height = (float(value) for value in re.search(r'width="(\d+)" height="(\d+)"', svg).groups())
+    boxes = [box for _, box in labels]
+    assert overlapping(boxes) == [], triples
+    assert overlapping(boxes, nodes) == [], triples
+    assert all(box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height for box in boxes)
+    return svg
+
+
+BUSY = [["?", "the_director_of_the_film", "V@A"], ["V@A", "alma_mater_of_the_person", "C@University of Aor"],
+        ["V@A", "birth_date_in_the_calendar", "C@1919-08-25"], ["V@A", "member_of_the_committee", "V@B"],
+        ["V@A", "spouse", "C@Lia"], ["V@A", "award_received_in_1950s", "C@Golden Bear"], ["V@C", "alma_mater_of_the_person", "V@B"],
+        ["V@B", "country", "C@Zairpirora"], ["V@B", "founded", "C@1638"], ["V@C", "occupation", "C@Scientist"],
+        ["?", "starring", "V@D"], ["C@Song", "starring", "V@D"], ["V@A", "mentor_of_the_student_now", "V@C"]]
+
+
+def test_formalization_labels_never_overlap_each_other_or_a_node(runs):
+    _, snapshot, _, _ = runs
+    busy = assert_labels_apart(BUSY)
+    assert sum(1 for triple in BUSY if "V@A" in (triple[0], triple[2])) >= 6 and "…" in busy  # long names shortened
+    star = [["V@Hub", f"a_rather_long_relation_{number:02d}", f"C@Value {number}"] for number in range(12)]
+    star += [["?", "hub_of", "V@Hub"], ["V@Hub", "same_pair_again", "C@Value 0"], ["C@Value 3", "back_to_the_hub", "V@Hub"]]
+    crowded = assert_labels_apart(star)
+    assert crowded.count('class="leader"') >= 1  # no spot on the crowded edges: the band under the graph
+    tasks = [task for split in ("train", "dev", "test") for task in read_tasks(snapshot, "viewer", split)]
+    assert len(tasks) >= 10 and max(len(task.formalization) for task in tasks) >= 5
+    for task in tasks:
+        assert_labels_apart(task.formalization)
+    assert formalization_svg(star) == formalization_svg([list(triple) for triple in star])  # deterministic
+
+
+def test_formalization_labels_stay_escaped_and_apart_for_hostile_relations():
+    triples = [["?", "<script>alert(1)</script>", "V@A"], ["V@A", "&amp; \"quoted\" <b>", "C@<img src=x>"],
+               ["V@A", "<b>", "C@x"], ["V@A", "<b>", "C@y"], ["V@A", "<b>", "C@z"]]
+    svg = assert_labels_apart(triples)
+    assert "<script>" not in svg and "<b>" not in svg and "<img" not in svg and "&lt;script&gt;" in svg
