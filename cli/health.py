@@ -7,24 +7,33 @@ run: the baseline (first episodes) and recent-window figures and any warning
 (format errors up, tool use down, length up, degenerate actions, repeated
 calls). Several files are reported one by one, then merged in the order given.
 
+--plot FILE draws the run (the files merged in the order given) as figures:
+success rate, mean turns, action length, truncation share by reason, each
+degenerate-action flag's rate, tool use, format errors and repeated calls, over
+the episodes in recording order, with the health thresholds drawn and a marker
+at each episode where a warning is newly raised. The format comes from the
+suffix: .svg (byte-deterministic) or .png (needs cairosvg). The viewer's
+/view/health page shows the same figures.
+
 examples:
   stillweb health run/episodes.jsonl
   stillweb health env0.jsonl env1.jsonl --window 50 --baseline 50 --json
   stillweb health episodes.jsonl --config health.json --fail-on-warning
+  stillweb health run/episodes.jsonl --window 50 --plot health.svg
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 
 from stillweb.cli.help_text import plain
-import json
-from pathlib import Path
 
 __all__ = ["register", "run_health"]
 
-_SHOWN = ("turns_per_episode", "action_chars_per_turn", "tool_calls_per_turn", "format_errors_per_turn",
-          "degenerate_share", "repeated_call_share")
+PLOT_FORMATS = (".svg", ".png")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,14 +50,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--baseline", type=int, help="baseline size in episodes (overrides --config)")
     parser.add_argument("--json", action="store_true", help="print the reports as one JSON object")
     parser.add_argument("--fail-on-warning", action="store_true", help="exit 1 when any warning is raised")
+    parser.add_argument("--plot", metavar="OUT.svg|OUT.png", help="also draw the run's health figures into this file "
+                        "(format from the suffix)")
     parser.set_defaults(handler=run_health)
 
 
 def run_health(args: argparse.Namespace) -> int:
     """Report on ``args.files``; 0, or 1 with ``--fail-on-warning`` when a warning is raised."""
-    from stillweb.envs.health import HealthConfig, RunHealth
+    from stillweb.envs.health import HealthConfig, RunHealth, describe_report
     from stillweb.envs.recording import recorded_episode_stats
 
+    plot_format = _plot_format(args.plot)
     config = _config(args, HealthConfig)
     merged, reports, missing = RunHealth(config), {}, {}
     for name in args.files:
@@ -65,7 +77,9 @@ def run_health(args: argparse.Namespace) -> int:
                           for name, report in reports.items()}, indent=2, sort_keys=True))
     else:
         for name, report in reports.items():
-            print(_describe(name, report, missing.get(name, sum(missing.values()))))
+            print(describe_report(name, report, missing.get(name, sum(missing.values()))))
+    if args.plot:
+        _write_plot(args.files, config, Path(args.plot), plot_format)
     warned = any(report.warnings for report in reports.values())
     return 1 if warned and args.fail_on_warning else 0
 
@@ -82,13 +96,32 @@ def _config(args: argparse.Namespace, config_type):
     return config_type.from_value(fields)
 
 
-def _describe(name: str, report, missing: int) -> str:
-    lines = [f"{name}: {report.episodes} episodes" + (f" ({missing} without episode_stats, not counted)" if missing else "")]
-    for label, figures in (("baseline", report.baseline), ("recent", report.recent)):
-        if figures:
-            shown = ", ".join(f"{key} {figures[key]:.3g}" for key in _SHOWN)
-            lines.append(f"  {label} ({figures['episodes']} episodes): {shown}")
-    lines.extend(f"  WARNING {warning.code}: {warning.message}" for warning in report.warnings)
-    if not report.warnings:
-        lines.append("  no warnings")
-    return "\n".join(lines)
+def _plot_format(plot: str | None) -> str | None:
+    """The plot's format from its suffix (checked before any file is read)."""
+    if plot is None:
+        return None
+    suffix = Path(plot).suffix.lower()
+    if suffix not in PLOT_FORMATS:
+        raise ValueError(f"--plot {plot!r}: the format comes from the file's suffix, which must be "
+                         f"{' or '.join(PLOT_FORMATS)} (got {suffix or 'none'!r})")
+    return suffix
+
+
+def _write_plot(files: list[str], config, out: Path, plot_format: str) -> None:
+    """Draw the files' episodes (merged in the order given) into ``out`` as SVG or PNG."""
+    from stillweb.envs.health_series import run_plots
+    from stillweb.envs.run_summary import summarize_recording
+    from stillweb.server.health_svg import run_svg, svg_to_png
+
+    plots = run_plots([summarize_recording(name, name) for name in files], config)
+    svg = run_svg(plots)
+    if plot_format == ".png":
+        try:
+            out.write_bytes(svg_to_png(svg))
+        except ImportError as error:
+            raise ValueError(str(error)) from None
+    else:
+        out.write_text(svg, encoding="utf-8")
+    markers = sum(len(figure.warnings) for figure in plots.figures)
+    print(f"wrote {out}: {len(plots.figures)} figures of {plots.episodes} episodes, {markers} warning markers",
+          file=sys.stderr)

@@ -41,7 +41,12 @@ from stillweb.corpora.checks import check_positive_int
 from stillweb.envs.config import config_from
 from stillweb.envs.episode_stats import STAT_FIELDS
 
-__all__ = ["HealthConfig", "HealthWarning", "HealthReport", "RunHealth", "HealthMonitor", "VectorHealthMonitor"]
+__all__ = ["HealthConfig", "HealthWarning", "HealthReport", "RunHealth", "HealthMonitor", "VectorHealthMonitor",
+           "describe_report"]
+
+# The figures a report shows people (``stillweb health``, the viewer's health page).
+SHOWN_FIGURES = ("turns_per_episode", "action_chars_per_turn", "tool_calls_per_turn", "format_errors_per_turn",
+                 "degenerate_share", "repeated_call_share")
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,20 @@ def figures(episodes: list[Mapping[str, Any]]) -> dict[str, float]:
         "degenerate_share": total["degenerate_steps"] / turns,
         "repeated_call_share": total["repeated_calls"] / calls,
     }
+
+
+def describe_report(name: str, report: HealthReport, missing: int = 0) -> str:
+    """The report as ``stillweb health`` prints it: episodes, baseline and recent figures, each warning
+    (``missing``: finished episodes without ``episode_stats``, not counted)."""
+    lines = [f"{name}: {report.episodes} episodes" + (f" ({missing} without episode_stats, not counted)" if missing else "")]
+    for label, shown in (("baseline", report.baseline), ("recent", report.recent)):
+        if shown:
+            values = ", ".join(f"{key} {shown[key]:.3g}" for key in SHOWN_FIGURES)
+            lines.append(f"  {label} ({shown['episodes']} episodes): {values}")
+    lines.extend(f"  WARNING {warning.code}: {warning.message}" for warning in report.warnings)
+    if not report.warnings:
+        lines.append("  no warnings")
+    return "\n".join(lines)
 
 
 class RunHealth:

@@ -21,6 +21,11 @@ resends the episode; the new worker replays the journaled actions to the same
 state (episodes are deterministic) and carries on. The buffer takes each
 episode id once, so no trajectory is lost or stored twice.
 
+Each step line of a trajectory is the :class:`~stillweb.envs.RecordEpisodes` record plus
+a top-level ``policy_version`` (the version that chose the action), which ``stillweb
+replay`` ignores and the run-health plots (``stillweb health --plot``, ``/view/health``)
+mark on their x axis.
+
 >>> service = RolloutService("stillweb/WikiQA-v0", {"snapshot": "snap/"}, policy, workers=2)  # doctest: +SKIP
 >>> service.submit(EpisodeSpec(f"ep{i}", seed=i) for i in range(1000))                        # doctest: +SKIP
 >>> batch = service.take(32)                                                                     # doctest: +SKIP
@@ -91,7 +96,8 @@ class RolloutWorker:
                 action, version = reply
                 self.buffer.note_step.remote(spec.episode_id, index, action, version)
             observation, reward, terminated, truncated, info = self.env.step(action)
-            lines.append(canonical_json(step_record(action, observation, reward, terminated, truncated, info)))
+            step = {**step_record(action, observation, reward, terminated, truncated, info), "policy_version": version}
+            lines.append(canonical_json(step))  # replay and rerun compare the env's fields only: the version is extra
             versions.append(version)
         final = {key: value for key, value in info.items() if key != "messages"}
         trajectory = Trajectory(spec.episode_id, tuple(lines), float(reward), terminated, truncated, final, tuple(versions))

@@ -11,6 +11,9 @@ tool and session API of ``stillweb serve``:
   reference agent's tool calls;
 - ``/view/episodes``: replay recorded trajectory files step by step, and compare
   two side by side;
+- ``/view/health``: the run-health report and plots of the recordings (one file or all
+  merged): success, turns, action length, truncations, degenerate flags, with the health
+  thresholds drawn and the episodes where ``stillweb health`` warns marked;
 - ``/view/play``: play a task by hand through the ``/sessions`` API remote
   trainers use, and save the episode as a recording ``stillweb replay`` checks.
 

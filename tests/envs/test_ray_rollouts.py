@@ -1,5 +1,5 @@
-"""Async rollouts on Ray: trajectories equal the in-process, HTTP and pool ones byte for byte;
-an HTTP policy's versions are recorded; a worker killed mid-episode loses and duplicates
+"""Async rollouts on Ray: trajectories equal the in-process, HTTP and pool ones byte for byte
+(but for the policy version each step line carries); an HTTP policy's versions are recorded; a worker killed mid-episode loses and duplicates
 nothing; a policy timeout truncates with the reason; a full buffer holds workers back."""
 
 from __future__ import annotations
@@ -71,6 +71,17 @@ def in_process(env_kwargs, scripts, tmp_path_factory):
             for task_id, seed, actions in scripts}
 
 
+def without_versions(trajectory) -> list[str]:
+    """The trajectory's lines without the ``policy_version`` the workers add to each step (checked here)."""
+    lines = []
+    for line in trajectory.lines:
+        record = json.loads(line)
+        if record["type"] == "step":
+            assert record.pop("policy_version") == trajectory.policy_versions[len(lines) - 2]
+        lines.append(canonical_json(record))
+    return lines
+
+
 def specs_of(scripts) -> list[EpisodeSpec]:
     return [EpisodeSpec(f"{task_id}/{seed}", seed, {"task_id": task_id}) for task_id, seed, _ in scripts]
 
@@ -88,7 +99,7 @@ def test_rollout_trajectories_equal_in_process_http_and_pool(ray_runtime, env_kw
     finally:
         service.close()
     for trajectory, (task_id, _seed, actions) in zip(trajectories, scripts):
-        assert list(trajectory.lines) == in_process[task_id]
+        assert without_versions(trajectory) == in_process[task_id]
         assert trajectory.steps == len(actions) and (trajectory.terminated or trajectory.truncated)
         path = tmp_path / f"{task_id}.jsonl"
         path.write_text("".join(line + "\n" for line in trajectory.lines), encoding="utf-8")
@@ -149,6 +160,8 @@ def test_http_policy_versions_and_stale_filter(ray_runtime, env_kwargs, scripts)
         taken = service.take(2, timeout_s=120, min_policy_version=8)
         assert [t.episode_id for t in taken] == [specs_of(scripts)[1].episode_id]
         assert set(taken[0].policy_versions) == {9} and taken[0].policy_version == 9
+        steps = [json.loads(line) for line in taken[0].lines[2:]]
+        assert steps and all(step["policy_version"] == 9 for step in steps)  # where the health plots read it
         assert service.stats()["stale_dropped"] == 1
     finally:
         service.close()
@@ -180,7 +193,7 @@ def test_worker_killed_mid_episode_loses_and_duplicates_nothing(ray_runtime, env
             taken += batch
         assert sorted(t.episode_id for t in taken) == sorted(spec.episode_id for spec in specs)
         for trajectory in taken:
-            assert list(trajectory.lines) == in_process[trajectory.episode_id.split("/")[0]]
+            assert without_versions(trajectory) == in_process[trajectory.episode_id.split("/")[0]]
         stats = service.stats()
         assert stats["restarts"] == 1 and stats["stored"] == len(specs) and stats["size"] == 0
     finally:

@@ -1,0 +1,49 @@
+"""The run-health page: the health report and plots of the viewer's recordings.
+
+``/view/health`` shows every trajectory file merged in listing order (``?file=NAME``: one
+of them): the report ``stillweb health`` prints (baseline and recent figures, warnings)
+and the figures ``stillweb health --plot`` draws, the very same SVG
+(:mod:`stillweb.server.health_svg`), inline. ``?window=`` and ``?baseline=`` set the
+:class:`~stillweb.envs.health.HealthConfig` sizes. A damaged file is plotted with the
+episodes read before the damage, and the page says what is wrong with it; an unknown
+file name gets a page listing the names there are.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+
+from stillweb.envs.health import HealthConfig, describe_report
+from stillweb.envs.health_series import run_plots
+from stillweb.envs.run_summary import summarize_recording
+from stillweb.server.health_svg import figure_svg
+from stillweb.server.viewer.pages import error_page, render
+from stillweb.server.viewer.trajectories import TrajectoryFiles
+
+__all__ = ["router"]
+
+
+def router(files: TrajectoryFiles) -> APIRouter:
+    """The ``/health`` page over ``files``."""
+    pages = APIRouter(include_in_schema=False)
+
+    @pages.get("/health", response_class=HTMLResponse)
+    def health_page(file: str | None = Query(default=None, max_length=1000),
+                    window: int = Query(default=HealthConfig.window, ge=1, le=100_000),
+                    baseline: int = Query(default=HealthConfig.baseline, ge=1, le=100_000)) -> HTMLResponse:
+        listing = files.listing()
+        names = [name for name, _ in listing]
+        if file is not None and file not in names:
+            known = ", ".join(names) or "none (start the viewer with --episodes PATH)"
+            return error_page(404, "No such trajectory file", f"no trajectory file named {file!r}; the files are: {known}")
+        chosen = [(name, path) for name, path in listing if file is None or name == file]
+        plots = run_plots([summarize_recording(path, name) for name, path in chosen],
+                          HealthConfig(window=window, baseline=baseline), name=file or ("merged" if len(chosen) > 1 else None))
+        return render("health.html", names=names, file=file, plots=plots, configured=bool(files.paths),
+                      window=window, baseline=baseline,
+                      report=describe_report(plots.name, plots.report, plots.without_stats) if chosen else None,
+                      figures=[Markup(figure_svg(figure, plots)) for figure in plots.figures] if chosen else [])
+
+    return pages
