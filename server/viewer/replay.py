@@ -15,9 +15,9 @@ from stillweb.sandboxes.formats import get_format
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.divergence import first_difference
 from stillweb.server.viewer.pages import error_page, render
-from stillweb.server.viewer.trajectories import ContextReruns, EpisodeRecord, Recording, TrajectoryError, TrajectoryFiles, flags_of
+from stillweb.server.viewer.trajectories import ContextReruns, EpisodeRecord, Recording, TrajectoryError, TrajectoryFiles, flags_of, raised_flags
 
-__all__ = ["router", "step_view"]
+__all__ = ["router", "step_view", "strip_cells"]
 
 def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: dict | str | None) -> dict[str, Any]:
     """Everything a page shows about one recorded reset or step."""
@@ -33,6 +33,19 @@ def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: d
     if isinstance(context, dict):
         view["rerun"] = context.get(number)
     return view
+
+
+def strip_cells(views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One cell per record of an episode (from :func:`step_view`): its index, reward, the flags
+    it raised (:func:`raised_flags`), its ending (``terminated``, ``truncated`` or ``""``) and reason."""
+    cells = []
+    for index, view in enumerate(views):
+        record, info = view["record"], view["info"]
+        ending = "terminated" if record.get("terminated") else "truncated" if record.get("truncated") else ""
+        cells.append({"index": index, "reward": record.get("reward"), "ending": ending,
+                      "raised": raised_flags(info, views[index - 1]["info"]) if index else {},
+                      "reason": info.get("truncation_reason" if ending == "truncated" else "termination_reason") if ending else None})
+    return cells
 
 
 def _episode_or_error(recording: Recording, index: int) -> EpisodeRecord:
@@ -70,7 +83,7 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles) -> APIRouter:
         lines = (chosen.reset, *chosen.steps)
         outline = [step_view(recording, line, None) for line in lines]
         if view == "all":
-            return render("trajectory.html", recording=recording, episode=chosen, views=outline)
+            return render("trajectory.html", recording=recording, episode=chosen, views=outline, cells=strip_cells(outline))
         step = min(step, len(lines) - 1)
         context = reruns.context(recording)
         return render("episode.html", recording=recording, episode=chosen, step=step, count=len(lines),

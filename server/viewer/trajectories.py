@@ -21,7 +21,7 @@ from typing import Any
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.recording import rerun
 
-__all__ = ["flags_of", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
+__all__ = ["flags_of", "raised_flags", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_RERUN_RECORDS = 5000
@@ -47,6 +47,32 @@ def flags_of(info: dict[str, Any]) -> dict[str, Any]:
             if value not in (None, {}, [], False):
                 shown[key] = value
     return shown
+
+
+def raised_flags(info: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The flags one step raised: :func:`flags_of` without the ending reasons, and running
+    counts (``hallucination_counts``) as their increase over the ``previous`` record's info.
+
+    >>> raised_flags({"hallucination_counts": {"format_error": 2}, "termination_reason": "answered"},
+    ...              {"hallucination_counts": {"format_error": 1}})
+    {'hallucination_counts': {'format_error': 1}}
+    """
+    before = flags_of(previous or {})
+    raised = {}
+    for key, value in flags_of(info).items():
+        if key.endswith("_reason"):
+            continue
+        earlier = before.get(key)
+        if isinstance(value, dict) and isinstance(earlier, dict):
+            value = {name: count - earlier.get(name, 0) if _is_count(count) and _is_count(earlier.get(name, 0)) else count
+                     for name, count in value.items() if count != earlier.get(name, 0)}
+        if value not in ({}, None):
+            raised[key] = value
+    return raised
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class TrajectoryError(ValueError):

@@ -8,36 +8,15 @@ import html
 import json
 import re
 
-import gymnasium as gym
 import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs import RecordEpisodes
-from stillweb.envs.agents import write_call
-from stillweb.envs.solvability import reference_budget
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.formal_svg import LABEL_BASELINE, LABEL_HEIGHT, formalization_svg, label_width
 from stillweb.server.viewer.pages import num, short_number
-from stillweb.server.viewer.trajectories import flags_of
-from support.viewer_data import record_reference_episode, viewer_snapshot
-
-
-def record_actions(snapshot, task, path, actions) -> list[dict]:
-    """Record ``actions`` played on ``task`` (with the reference agent's limits); the recorded lines."""
-    budget = reference_budget(task)
-    env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot), tasks="viewer", split=task["split"],
-                                  max_turns=budget, max_tool_calls=budget), path)
-    try:
-        env.reset(seed=0, options={"task_id": task["task_id"]})
-        for action in actions:
-            *_, terminated, truncated, _ = env.step(action)
-            if terminated or truncated:
-                break
-    finally:
-        env.close()
-    return lines_of(path)
+from support.viewer_data import record_actions, record_reference_episode, recorded_actions, viewer_snapshot
 
 
 def lines_of(path) -> list[dict]:
@@ -52,10 +31,10 @@ def runs(small_snapshot, tmp_path_factory):
     task = read_tasks(snapshot, "viewer", "train")[0].to_row()
     episodes = tmp_path_factory.mktemp("runs")
     reference = record_reference_episode(snapshot, "viewer", task, episodes / "reference.jsonl")
-    actions = [line["action"] for line in lines_of(reference) if line["type"] == "step"]
+    actions = recorded_actions(reference)
     changed = [*actions[:1], "I will just think out loud here, no tool call.", *actions[2:]]
-    record_actions(snapshot, task, episodes / "changed.jsonl", changed)
-    record_actions(snapshot, task, episodes / "again.jsonl", actions)
+    record_actions(snapshot, "viewer", task, episodes / "changed.jsonl", changed)
+    record_actions(snapshot, "viewer", task, episodes / "again.jsonl", actions)
     (episodes / "prefix.jsonl").write_text("".join(reference.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
     client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(episodes,))))
     return client, snapshot, task, episodes
@@ -89,6 +68,13 @@ def records_of(path) -> list[dict]:
     return lines_of(path)[1:]
 
 
+def raised_a_flag(before: dict, info: dict) -> bool:
+    """Whether a step's info raises a flag: action or tool flags, a grown hallucination count, masking."""
+    counts, earlier = info.get("hallucination_counts") or {}, before.get("hallucination_counts") or {}
+    return (bool(info.get("action_flags")) or any(info.get("tool_flags") or []) or info.get("mask_from_loss") is True
+            or any(count > earlier.get(name, 0) for name, count in counts.items()))
+
+
 def test_all_steps_on_one_page_under_a_strip_of_rewards_and_flags(runs):
     client, _, _, episodes = runs
     records = records_of(episodes / "changed.jsonl")
@@ -105,9 +91,10 @@ def test_all_steps_on_one_page_under_a_strip_of_rewards_and_flags(runs):
     for (classes, _, body), record in zip(cells[1:], records[1:]):
         reward = re.search(r'<span class="reward"><span class="num" title="([^"]*)">([^<]*)</span>', body)
         assert float(reward.group(1)) == record["reward"] and reward.group(2) == short_number(record["reward"])
-        assert ("flagged" in classes.split()) == bool(flags_of(record["info"]))
         assert ("terminal" in classes.split()) == (record["terminated"] or record["truncated"])
-    assert "flagged" in cells[2][0] and "flagged" not in cells[1][0]  # the changed step 2 is a format error
+    flagged = [int(index) for classes, index, _ in cells if "flagged" in classes.split()]
+    assert flagged == [index for index in range(1, len(records)) if raised_a_flag(records[index - 1]["info"], records[index]["info"])]
+    assert flagged == [2]  # the changed step 2 is a format error; the running count stays 1 after it
     assert "terminal" in cells[-1][0] and sum("terminal" in classes for classes, _, _ in cells) == 1
     assert f'href="?episode=0&amp;step={len(records) - 1}">open it step by step' in page.text
     step_page = client.get(f"/view/episodes/{episodes.name}/changed.jsonl", params={"step": 3}).text

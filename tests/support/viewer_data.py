@@ -67,3 +67,29 @@ def record_reference_episode(snapshot: Path, tasks: str, task: dict, path: Path,
     finally:
         env.close()
     return path
+
+
+def record_actions(snapshot: Path, tasks: str, task: dict, path: Path, actions: list[str]) -> Path:
+    """Record ``actions`` played on ``task`` to ``path`` with the reference agent's limits (stopping
+    when the episode ends), e.g. the reference agent's actions with one changed."""
+    import stillweb.envs  # noqa: F401
+    from stillweb.envs import RecordEpisodes
+    from stillweb.envs.solvability import reference_budget
+
+    budget = reference_budget(task)
+    env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot), tasks=tasks, split=task["split"],
+                                  max_turns=budget, max_tool_calls=budget), path)
+    try:
+        env.reset(seed=0, options={"task_id": task["task_id"]})
+        for action in actions:
+            *_, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                break
+    finally:
+        env.close()
+    return path
+
+
+def recorded_actions(path: Path) -> list[str]:
+    """The actions of the steps of a recording, in order."""
+    return [record["action"] for record in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if record.get("type") == "step"]
