@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import tantivy
 
-__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K"]
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K", "matching_spans"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings.
 INDEX_PARAMETERS = {
@@ -194,6 +195,36 @@ def _addresses_are_doc_ids(directory: Path, searcher: tantivy.Searcher) -> bool:
     samples = sorted({0, 1, count // 3, count // 2, count - 2, count - 1} & set(range(count)))
     values = searcher.fast_field_values("doc_id", [tantivy.DocAddress(0, doc) for doc in samples])
     return values == samples
+
+
+def matching_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """``(start, end)`` character spans of the words of ``text`` that the index matches
+    for ``query``: the words whose analyzed term (the index's own tokenizer, tantivy's
+    English stemmer included) is a term of the analyzed query, in text order.
+
+    The viewer marks these words in snippets and documents; no second stemmer.
+
+    >>> text = "The rivers meet; a river runs."
+    >>> [text[start:end] for start, end in matching_spans(text, "river")]
+    ['rivers', 'river']
+    """
+    analyzer = _shared_analyzer()
+    wanted = set(analyzer.analyze(_rust_safe(query[:MAX_QUERY_CHARS])))
+    if not wanted or not text:
+        return []
+    # Replacing lone surrogates keeps every character in place, so the offsets fit ``text``.
+    tokens = analyzer.pre_tokenize(_rust_safe(text)).tokens
+    return [(token.char_offset_from, token.char_offset_to) for token in tokens if token.text in wanted]
+
+
+@cache
+def _shared_analyzer() -> tantivy.TextAnalyzer:
+    return _analyzer()
+
+
+def _rust_safe(text: str) -> str:
+    """``text`` with lone surrogates (which cannot cross into Rust) replaced by ``?``, one for one."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 MAX_SNIPPET_TERMS = 12

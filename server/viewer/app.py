@@ -60,7 +60,7 @@ def make_viewer_app(config: ViewerConfig | str | Path, settings: ServerSettings 
     trajectories = replay.TrajectoryFiles([Path(path) for path in config.episodes])
     app.include_router(browse.router(catalog), prefix=PREFIX)
     app.include_router(tasks.router(catalog, task_set), prefix=PREFIX)
-    app.include_router(replay.router(catalog, trajectories), prefix=PREFIX)
+    app.include_router(replay.router(catalog, trajectories, task_set), prefix=PREFIX)
     app.include_router(play.router(app, catalog, task_set, trajectories), prefix=PREFIX)
     app.include_router(run_health.router(trajectories), prefix=PREFIX)
     app.mount(f"{PREFIX}/static", StaticFiles(packages=[("stillweb.server.viewer", "static")]), name="viewer-static")

@@ -4,6 +4,7 @@ with their facts, links, redirects and source id."""
 from __future__ import annotations
 
 from functools import cached_property
+from urllib.parse import urlencode
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -12,13 +13,14 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.index import MAX_QUERY_CHARS
+from stillweb.corpora.index import MAX_K, MAX_QUERY_CHARS, matching_spans
+from stillweb.sandboxes import ToolRegistry
 from stillweb.sandboxes.tools.search import DEFAULT_K, TOOL_MAX_K
-from stillweb.sandboxes.tools.types import ToolCall
+from stillweb.sandboxes.tools.types import ToolCall, ToolInputError, ToolResult
 from stillweb.server.tools import SnapshotCatalog
-from stillweb.server.viewer.pages import error_page, render
+from stillweb.server.viewer.pages import FIRST_MATCH, error_page, render
 
-__all__ = ["router", "DocumentGraph"]
+__all__ = ["router", "DocumentGraph", "page_search", "is_synthetic"]
 
 MAX_LISTED_LINKS = 200
 
@@ -44,6 +46,26 @@ class DocumentGraph:
         return sorted(alias for alias, target in self.snapshot.redirects.items() if target == doc_id)
 
 
+def page_search(registry: ToolRegistry, query: str, k: int) -> ToolResult:
+    """The agent's ``search`` tool answering ``query`` with ``k`` results: the registry's call
+    (its validation, ranking, snippets and text) while ``k`` is one an agent may ask for
+    (``TOOL_MAX_K``), else the same tool run directly with the engine's larger ``k``
+    (up to ``MAX_K``; the registry only adds validation around :meth:`SearchTool.run`)."""
+    if k <= TOOL_MAX_K:
+        return registry.call(ToolCall("search", {"query": query, "k": k}))
+    try:
+        return registry.tool("search").run({"query": query, "k": k})
+    except ToolInputError as error:
+        return ToolResult(name="search", text=error.message, data=error.data, flag=error.flag)
+
+
+def is_synthetic(snapshot: Snapshot) -> bool:
+    """True for a snapshot of the seeded synthetic world: its documents describe no real page
+    (snapshots built before URLs stopped being made up still store en.wikipedia.org ones)."""
+    source = snapshot.manifest.get("source")
+    return isinstance(source, dict) and source.get("kind") == "synthetic"
+
+
 def router(catalog: SnapshotCatalog) -> APIRouter:
     """The home, search and document pages."""
     snapshot = catalog.snapshot()
@@ -56,16 +78,20 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
         return render("home.html", snapshot=snapshot, name=catalog.default_name, manifest=snapshot.manifest)
 
     @pages.get("/search", response_class=HTMLResponse)
-    def search(q: str = Query(default="", max_length=MAX_QUERY_CHARS), k: int = Query(default=DEFAULT_K, ge=1, le=TOOL_MAX_K)) -> HTMLResponse:
+    def search(q: str = Query(default="", max_length=MAX_QUERY_CHARS), k: int = DEFAULT_K) -> HTMLResponse:
+        if not 1 <= k <= MAX_K:
+            return error_page(422, "Bad request", f"k must be between 1 and {MAX_K} (the engine's most results; "
+                              f"an agent's search call may ask for up to {TOOL_MAX_K}), not {k}.")
+        limits = {"max_k": MAX_K, "tool_max_k": TOOL_MAX_K}
         if not q.strip():
-            return render("search.html", query=q, k=k, result=None, hits=[])
-        # The agent's search tool: the same validation, ranking, snippets and text.
-        result = registry.call(ToolCall("search", {"query": q, "k": k}))
+            return render("search.html", query=q, k=k, result=None, hits=[], carried="", **limits)
+        result = page_search(registry, q, k)
         hits = result.data["queries"][0]["results"] if result.ok else []
-        return render("search.html", query=q, k=k, result=result, hits=hits)
+        return render("search.html", query=q, k=k, result=result, hits=hits, carried=_carried(q, k), **limits)
 
     @pages.get("/doc/{ref:path}", response_class=HTMLResponse)
-    def document(ref: str) -> HTMLResponse:
+    def document(ref: str, q: str = Query(default="", max_length=MAX_QUERY_CHARS),
+                 k: int = Query(default=DEFAULT_K, ge=1, le=MAX_K)) -> HTMLResponse:
         key: int | str = int(ref) if ref.isdigit() else ref
         doc = snapshot.lookup(key)
         if doc is None:
@@ -91,6 +117,16 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
             outgoing=[(d, snapshot.title_of(d)) for d in outgoing[:MAX_LISTED_LINKS]],
             incoming=[(d, snapshot.title_of(d)) for d in incoming[:MAX_LISTED_LINKS]],
             counts={"outgoing": len(outgoing), "incoming": len(incoming)},
+            searched=q if q.strip() else "",
+            back=f"/view/search{_carried(q, k)}",
+            matches=len(matching_spans(doc.text, q)) if q.strip() else 0,
+            first_match=FIRST_MATCH,
+            synthetic=is_synthetic(snapshot),
         )
 
     return pages
+
+
+def _carried(query: str, k: int) -> str:
+    """``?q=QUERY`` (and ``&k=K`` unless the default): the search carried from results to documents and back."""
+    return "?" + urlencode({"q": query, **({"k": k} if k != DEFAULT_K else {})})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlencode
 
@@ -13,9 +14,13 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-__all__ = ["render", "error_page", "pretty_json", "link_docs", "short_number", "num"]
+from stillweb.corpora.index import matching_spans
 
-_DOC_REFERENCE = re.compile(r"\[doc (\d{1,10})\]")
+__all__ = ["render", "error_page", "pretty_json", "link_docs", "short_number", "num", "highlight", "FIRST_MATCH", "DOC_REFERENCE"]
+
+FIRST_MATCH = "first-match"  # the id of a page's first <mark>, the target of its "jump to the first match" link
+
+DOC_REFERENCE = re.compile(r"\[doc (\d{1,10})\]")  # how tools name documents in their text
 
 _ENVIRONMENT = Environment(
     loader=PackageLoader("stillweb.server.viewer", "templates"),
@@ -37,13 +42,40 @@ def _query(**params: Any) -> str:
     return "?" + urlencode(kept) if kept else ""
 
 
-def link_docs(text: str) -> Markup:
-    """``text`` escaped, with every ``[doc 12]`` (how tools name documents) linked to its page.
+def link_docs(text: str, evidence: Collection[int] = ()) -> Markup:
+    """``text`` escaped, with every ``[doc 12]`` (how tools name documents) linked to its page;
+    links to the ``evidence`` doc ids get ``class="evidence"`` (styled as a badge).
 
-    >>> str(link_docs("<b> [doc 3]"))
-    '&lt;b&gt; <a href="/view/doc/3">[doc 3]</a>'
+    >>> str(link_docs("<b> [doc 3] [doc 4]", evidence={4}))
+    '&lt;b&gt; <a href="/view/doc/3">[doc 3]</a> <a href="/view/doc/4" class="evidence">[doc 4]</a>'
     """
-    return Markup(_DOC_REFERENCE.sub(r'<a href="/view/doc/\1">[doc \1]</a>', str(escape(text))))
+    def link(match: re.Match) -> str:
+        marked = ' class="evidence"' if int(match.group(1)) in evidence else ""
+        return f'<a href="/view/doc/{match.group(1)}"{marked}>[doc {match.group(1)}]</a>'
+
+    return Markup(DOC_REFERENCE.sub(link, str(escape(text))))
+
+
+def highlight(text: str, query: str | None, anchor: str | None = None) -> Markup:
+    """``text`` escaped, with the words the index matches for ``query`` (English stemming:
+    "rivers" marks "river") wrapped in ``<mark>``; the first mark gets ``id=anchor`` if given.
+
+    Every character of ``text`` is escaped and marks only wrap whole words, so removing
+    the ``<mark>`` tags gives exactly the escaped text.
+
+    >>> str(highlight("<i>Rivers</i> & a river", "river"))
+    '&lt;i&gt;<mark>Rivers</mark>&lt;/i&gt; &amp; a <mark>river</mark>'
+    """
+    if not query:
+        return escape(text)
+    pieces: list[str] = []
+    done = 0
+    for number, (start, end) in enumerate(matching_spans(text, query)):
+        opening = f'<mark id="{escape(anchor)}">' if anchor and number == 0 else "<mark>"
+        pieces += [str(escape(text[done:start])), opening, str(escape(text[start:end])), "</mark>"]
+        done = end
+    pieces.append(str(escape(text[done:])))
+    return Markup("".join(pieces))
 
 
 def short_number(value: Any) -> str:
@@ -87,6 +119,7 @@ def num(value: Any) -> Markup:
 _ENVIRONMENT.filters["json"] = pretty_json
 _ENVIRONMENT.filters["num"] = num
 _ENVIRONMENT.filters["link_docs"] = link_docs
+_ENVIRONMENT.filters["highlight"] = highlight
 _ENVIRONMENT.globals["query"] = _query
 
 

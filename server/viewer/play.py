@@ -26,6 +26,7 @@ from stillweb.envs.agents import write_answer, write_call
 from stillweb.envs.recorded_snapshot import snapshot_header
 from stillweb.envs.recording import canonical_json, reset_record, step_record
 from stillweb.server.tools import SnapshotCatalog
+from stillweb.server.viewer.evidence import TaskEvidence
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.tasks import TaskSetView
 from stillweb.server.viewer.trajectories import TrajectoryFiles, flags_of
@@ -172,7 +173,7 @@ def router(app: FastAPI, catalog: SnapshotCatalog, task_set: TaskSetView, files:
             return _unknown(session_id)
         return render("play.html", session_id=session_id, log=log, task=task_set.by_id(log.task_id) or {},
                       tools=schemas, tool_format=log.header["kwargs"]["tool_format"], can_save=files.save_dir is not None,
-                      flags_of=flags_of)
+                      flags_of=flags_of, gold=TaskEvidence.of(task_set, log.task_id).gold if log.over else None)
 
     @pages.post("/play/{session_id}/step", response_class=HTMLResponse)
     async def step(session_id: str, request: Request) -> Response:
@@ -192,7 +193,7 @@ def router(app: FastAPI, catalog: SnapshotCatalog, task_set: TaskSetView, files:
         else:
             record = step_record(action, result["observation"], result["reward"], result["terminated"], result["truncated"], result["info"])
             log.add(record, result["info"], result["messages_kept"])
-        return RedirectResponse(f"/view/play/{session_id}", status_code=303)
+        return RedirectResponse(f"/view/play/{session_id}#latest", status_code=303)  # the browser scrolls to the new step
 
     @pages.get("/play/{session_id}/recording.jsonl")
     def download(session_id: str) -> Response:

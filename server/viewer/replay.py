@@ -14,13 +14,17 @@ from fastapi.responses import HTMLResponse
 from stillweb.sandboxes.formats import get_format
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.divergence import first_difference
+from stillweb.server.viewer.evidence import TaskEvidence, step_evidence
 from stillweb.server.viewer.pages import error_page, render
+from stillweb.server.viewer.tasks import TaskSetView
 from stillweb.server.viewer.trajectories import ContextReruns, EpisodeRecord, Recording, TrajectoryError, TrajectoryFiles, flags_of, raised_flags
 
 __all__ = ["router", "step_view", "strip_cells"]
 
-def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: dict | str | None) -> dict[str, Any]:
-    """Everything a page shows about one recorded reset or step."""
+def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: dict | str | None,
+              evidence: TaskEvidence | None = None) -> dict[str, Any]:
+    """Everything a page shows about one recorded reset or step; with ``evidence``, also the
+    task's evidence documents the step showed or opened (:func:`~stillweb.server.viewer.evidence.step_evidence`)."""
     number, record = line
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     view: dict[str, Any] = {"line": number, "record": record, "info": info, "flags": flags_of(info),
@@ -32,6 +36,8 @@ def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: d
             view["parsed"] = None
     if isinstance(context, dict):
         view["rerun"] = context.get(number)
+    view["task_evidence"] = evidence
+    view["evidence"] = step_evidence(evidence, record, view["parsed"]) if evidence is not None else None
     return view
 
 
@@ -56,8 +62,8 @@ def _episode_or_error(recording: Recording, index: int) -> EpisodeRecord:
     return recording.episodes[index]
 
 
-def router(catalog: SnapshotCatalog, files: TrajectoryFiles) -> APIRouter:
-    """The trajectory list, episode and comparison pages."""
+def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetView | None = None) -> APIRouter:
+    """The trajectory list, episode and comparison pages (with ``task_set``, a replay marks its task's evidence)."""
     reruns = ContextReruns(catalog.snapshot())
     pages = APIRouter(include_in_schema=False)
 
@@ -81,13 +87,14 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles) -> APIRouter:
         except TrajectoryError as error:
             return error_page(error.status, "Cannot show this trajectory", str(error))
         lines = (chosen.reset, *chosen.steps)
-        outline = [step_view(recording, line, None) for line in lines]
+        evidence = TaskEvidence.of(task_set, chosen.task_id) if task_set is not None else None
+        outline = [step_view(recording, line, None, evidence) for line in lines]
         if view == "all":
             return render("trajectory.html", recording=recording, episode=chosen, views=outline, cells=strip_cells(outline))
         step = min(step, len(lines) - 1)
         context = reruns.context(recording)
         return render("episode.html", recording=recording, episode=chosen, step=step, count=len(lines),
-                      view=step_view(recording, lines[step], context),
+                      view=step_view(recording, lines[step], context, evidence),
                       context_problem=context if isinstance(context, str) else None, outline=outline)
 
     @pages.get("/compare", response_class=HTMLResponse)

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from urllib.parse import quote_plus
 
 import gymnasium as gym
 import pytest
@@ -54,9 +55,12 @@ def test_search_page_shows_the_agent_tools_ranking_and_snippets(viewed):
     expected = ToolRegistry(Snapshot.open(snapshot)).call(ToolCall("search", {"query": query, "k": 4}))
     hits = expected.data["queries"][0]["results"]
     assert len(hits) >= 2
-    assert re.findall(r'<a href="/view/doc/(\d+)">', page.text.split('<ol class="hits">')[1].split("</ol>")[0]) == [str(hit["doc_id"]) for hit in hits]
+    listed = page.text.split('<ol class="hits">')[1].split("</ol>")[0]
+    carried = re.escape(f"?q={quote_plus(query)}&amp;k=4")
+    assert re.findall(rf'<a href="/view/doc/(\d+){carried}">', listed) == [str(hit["doc_id"]) for hit in hits]
+    unmarked = listed.replace("<mark>", "").replace("</mark>", "")  # query terms are marked (test_viewer_evidence.py)
     for hit in hits:
-        assert escaped(hit["snippet"]) in page.text
+        assert escaped(hit["snippet"]) in unmarked
     assert escaped(expected.text) in page.text  # "what the agent sees", verbatim
     empty = client.get("/view/search", params={"q": "   "})
     assert empty.status_code == 200 and "hits" not in empty.text.split("<main>")[1].split("</form>")[1]
@@ -131,7 +135,7 @@ def test_replay_steps_through_a_recording_with_the_managed_context(viewed):
     assert "Re-run: identical to the recording." in first.text
     assert "<b>search</b>" in first.text  # the parsed tool call
     assert 'class="message assistant"' in first.text  # the context after the step
-    assert re.search(r'<pre class="observation">[^<]*(&[a-z#0-9]+;[^<]*)*<a href="/view/doc/(\d+)">\[doc \2\]</a>', first.text)
+    assert re.search(r'<pre class="observation">[^<]*(&[a-z#0-9]+;[^<]*)*<a href="/view/doc/(\d+)"(?: class="evidence")?>\[doc \2\]</a>', first.text)
     last = client.get(f"/view/episodes/{name}", params={"step": 99})
     assert "terminated" in last.text and "reward parts" in last.text and "termination_reason" in last.text
 
