@@ -9,8 +9,9 @@ tool and session API of ``stillweb serve``:
 - ``/view/tasks`` and ``/view/tasks/{task_id}``: a task set with filters, one
   task's question, answers, formalization graph (SVG), evidence and the
   reference agent's tool calls;
-- ``/view/episodes``: replay recorded trajectory files step by step, and compare
-  two side by side;
+- ``/view/episodes``: replay recorded trajectory files step by step or all steps on
+  one page (``?view=all``, under a strip of per-step rewards and flags), and compare
+  two side by side from their first difference;
 - ``/view/health``: the run-health report and plots of the recordings (one file or all
   merged): success, turns, action length, truncations, degenerate flags, with the health
   thresholds drawn and the episodes where ``stillweb health`` warns marked;

@@ -19,8 +19,11 @@ def changed(viewer) -> str:
     """The name of a recording of the reference agent's actions with the one at step 2 changed."""
     _, snapshot, task, episodes = viewer
     actions = recorded_actions(episodes / "reference.jsonl")
-    record_actions(snapshot, "viewer", task, episodes / "changed.jsonl", [actions[0], "Let me think, without a tool call.", *actions[2:]])
+    record_actions(snapshot, "viewer", task, episodes / "changed.jsonl", [actions[0], HOSTILE_ACTION, *actions[2:]])
     return f"{episodes.name}/changed.jsonl"
+
+
+HOSTILE_ACTION = "<script>window.__pwned = 4</script>Let me think, <b>without a tool call</b>."
 
 
 def top_in_view(page, selector: str) -> float:
@@ -35,6 +38,8 @@ def test_the_strip_jumps_to_a_step_and_the_pages_link_each_other(viewer, page, s
     count = cells.count()
     assert count == page.locator("section.whole-step").count() > 5
     assert "flagged" in cells.nth(2).get_attribute("class") and "terminal" in cells.last.get_attribute("class")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("#step-2 pre.action").inner_text() == HOSTILE_ACTION
     shoot(page, screenshots, "trajectory")
     cells.nth(5).click()
     page.wait_for_url("**#step-5")
@@ -59,6 +64,7 @@ def test_compare_opens_at_the_first_difference_and_jumps_back_to_it(viewer, page
     assert 0 <= top_in_view(page, "#first-difference") < 40  # viewer.js scrolled to it
     marked = page.locator("tr.first-difference")
     assert marked.count() == 1 and "first difference: action, observation" in marked.inner_text()
+    assert page.evaluate("typeof window.__pwned") == "undefined"
     shoot(page, screenshots, "compare")
     page.evaluate("window.scrollTo(0, 0)")
     assert top_in_view(page, "#first-difference") > 200

@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from fastapi.testclient import TestClient
@@ -23,6 +25,9 @@ def lines_of(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+HOSTILE_ACTION = "<script>window.__pwned = 4</script>I will just think out loud here, <b>no tool call</b>."
+
+
 @pytest.fixture(scope="module")
 def runs(small_snapshot, tmp_path_factory):
     """(client, snapshot, task, episodes dir, file names): the reference episode, the same actions
@@ -32,7 +37,7 @@ def runs(small_snapshot, tmp_path_factory):
     episodes = tmp_path_factory.mktemp("runs")
     reference = record_reference_episode(snapshot, "viewer", task, episodes / "reference.jsonl")
     actions = recorded_actions(reference)
-    changed = [*actions[:1], "I will just think out loud here, no tool call.", *actions[2:]]
+    changed = [*actions[:1], HOSTILE_ACTION, *actions[2:]]
     record_actions(snapshot, "viewer", task, episodes / "changed.jsonl", changed)
     record_actions(snapshot, "viewer", task, episodes / "again.jsonl", actions)
     (episodes / "prefix.jsonl").write_text("".join(reference.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
@@ -97,6 +102,8 @@ def test_all_steps_on_one_page_under_a_strip_of_rewards_and_flags(runs):
     assert flagged == [2]  # the changed step 2 is a format error; the running count stays 1 after it
     assert "terminal" in cells[-1][0] and sum("terminal" in classes for classes, _, _ in cells) == 1
     assert f'href="?episode=0&amp;step={len(records) - 1}">open it step by step' in page.text
+    body = page.text.split("<main>")[1].split('<script src="/view/static/viewer.js">')[0]
+    assert "<script" not in body and "<b>no" not in body and str(escape(HOSTILE_ACTION)) in body
     step_page = client.get(f"/view/episodes/{episodes.name}/changed.jsonl", params={"step": 3}).text
     assert 'id="all-steps" href="?episode=0&amp;view=all#step-3"' in step_page
 
@@ -150,6 +157,8 @@ def test_compare_marks_and_links_the_first_difference(runs):
     assert marked == [index + 1] and 'class="first-difference"' in rows[index + 1]  # row 0 is the header
     assert rows[index + 1].count('<p class="divergence-note">first difference: ') == 2
     assert page.count("first-difference") == 3  # the row's id and class, and the link
+    body = page.split("<main>")[1].split('<script src="/view/static/viewer.js">')[0]
+    assert "<script" not in body and "<b>no" not in body and str(escape(HOSTILE_ACTION)) in body
 
 
 def test_compare_says_identical_and_counts_a_missing_step_as_the_difference(runs):
@@ -229,3 +238,25 @@ def test_formalization_labels_stay_escaped_and_apart_for_hostile_relations():
                ["V@A", "<b>", "C@x"], ["V@A", "<b>", "C@y"], ["V@A", "<b>", "C@z"]]
     svg = assert_labels_apart(triples)
     assert "<script>" not in svg and "<b>" not in svg and "<img" not in svg and "&lt;script&gt;" in svg
+
+
+DETERMINISM_SCRIPT = """
+import hashlib, sys
+from fastapi.testclient import TestClient
+from stillweb.server.viewer import ViewerConfig, make_viewer_app
+snapshot, episodes = sys.argv[1:3]
+client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(episodes,))))
+folder = episodes.rstrip("/").rsplit("/", 1)[1]
+for url in ["/view/episodes/" + folder + "/changed.jsonl?view=all", "/view/compare?a=" + folder + "/reference.jsonl&b=" + folder + "/changed.jsonl",
+            "/view/compare?a=" + folder + "/prefix.jsonl&b=" + folder + "/reference.jsonl"]:
+    page = client.get(url)
+    print(url, page.status_code, hashlib.sha256(page.content).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_whole_run_pages_are_identical_across_processes(runs):
+    _, snapshot, _, episodes = runs
+    outputs = [subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(snapshot), str(episodes)],
+                              capture_output=True, text=True, check=True).stdout for _ in range(2)]
+    assert outputs[0] == outputs[1] and outputs[0].count(" 200 ") == 3
