@@ -8,6 +8,8 @@ policy version where the step records carry one. Nothing here raises on file con
 file that is not a recording, or that a killed run left truncated, comes back with the
 episodes read before the damage and a :attr:`RecordingSummary.problem` that says where
 and why (the viewer lists such files with the reason, never a 500).
+:class:`RecordingFollower` does the same for a file that is still growing (a live run):
+each call reads only the bytes appended since the last one.
 
 >>> summary = summarize_recording("run/episodes.jsonl")  # doctest: +SKIP
 >>> [episode.success for episode in summary.episodes]  # doctest: +SKIP
@@ -16,13 +18,15 @@ and why (the viewer lists such files with the reason, never a 500).
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EpisodeSummary", "RecordingSummary", "summarize_recording", "ENDINGS"]
+__all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "ENDINGS"]
 
 ENDINGS = ("terminated", "truncated", "unfinished")
 
@@ -99,19 +103,117 @@ def summarize_recording(path: str | Path, name: str | None = None) -> RecordingS
     type stops the reading there: the summary keeps the episodes finished before it and
     says what was wrong in ``problem`` (a last line cut short is how a killed run ends).
     """
-    path = Path(path)
-    name = name or path.name
-    reader = _Reader(name)
-    try:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                if line.strip() and not reader.add(number, line, complete=line.endswith("\n")):
-                    break
-    except FileNotFoundError:
-        reader.problem = f"{name!r} does not exist (any more): was it moved or deleted?"
-    except (OSError, UnicodeDecodeError) as error:
-        reader.problem = f"{name!r} cannot be read as UTF-8 text: {error}"
-    return reader.finish(path)
+    return RecordingFollower(path, name).summary()
+
+
+# Bytes compared to tell a file that grew from one rewritten in place (its start, and before the read offset).
+_CHECK_BYTES = 256
+
+
+class RecordingFollower:
+    """The summary of one recording that may still be growing, read incrementally.
+
+    :meth:`summary` gives what :func:`summarize_recording` would give for the file as it
+    is now. It returns the previous summary object while the file's (mtime_ns, size) is
+    unchanged, reads only the bytes appended since the last call when the file grew, and
+    reads it again from the start when it shrank or its first bytes, or the bytes before
+    where reading stopped, changed (a file rewritten in place). A last line without its
+    newline (a run still writing it) is read again once it is complete.
+
+    >>> follower = RecordingFollower("run/episodes.jsonl")  # doctest: +SKIP
+    >>> first = follower.summary(); again = follower.summary()  # doctest: +SKIP
+    >>> first is again  # doctest: +SKIP
+    True
+    """
+
+    def __init__(self, path: str | Path, name: str | None = None) -> None:
+        self.path = Path(path)
+        self.name = name or self.path.name
+        self._version: tuple[int, int] | None = None
+        self._summary: RecordingSummary | None = None
+        self._restart()
+
+    def summary(self) -> RecordingSummary:
+        """The summary of the file now (the same object as last time if the file did not change)."""
+        try:
+            with self.path.open("rb") as file:
+                stat = os.fstat(file.fileno())
+                version = (stat.st_mtime_ns, stat.st_size)
+                if version == self._version and self._summary is not None:
+                    return self._summary
+                if stat.st_size < self._offset or not self._same_bytes(file):
+                    self._restart()
+                file.seek(self._offset)
+                appended = file.read() if self._reader.problem is None else b""
+        except FileNotFoundError:
+            return self._failed(f"{self.name!r} does not exist (any more): was it moved or deleted?")
+        except OSError as error:
+            return self._failed(f"{self.name!r} cannot be read: {error.strerror or error}")
+        if self._offset == 0:
+            self._start = appended[:_CHECK_BYTES]
+        tail = self._read_lines(appended)
+        self._version = version
+        self._summary = self._finish(tail)
+        return self._summary
+
+    def _restart(self) -> None:
+        self._reader = _Reader(self.name)
+        self._offset = 0
+        self._lines = 0
+        self._start = b""
+        self._before = b""
+
+    def _failed(self, problem: str) -> RecordingSummary:
+        self._restart()
+        self._version, self._summary = None, None
+        reader = _Reader(self.name)
+        reader.problem = problem
+        return reader.summary(self.path)
+
+    def _same_bytes(self, file) -> bool:
+        """Whether the file still starts, and still reads up to the offset, as it did."""
+        if self._offset == 0:
+            return True
+        file.seek(0)
+        if file.read(len(self._start)) != self._start:
+            return False
+        before = min(self._offset, _CHECK_BYTES)
+        file.seek(self._offset - before)
+        return file.read(before) == self._before
+
+    def _read_lines(self, data: bytes) -> bytes:
+        """Feed the complete lines of ``data`` to the reader; the incomplete last line is returned."""
+        end = data.rfind(b"\n") + 1
+        position = 0
+        while position < end and self._reader.problem is None:
+            stop = data.index(b"\n", position) + 1
+            self._lines += 1
+            if not self._add(self._reader, data[position:stop], complete=True):
+                stop = end  # reading stopped for good: what follows is not read
+            position = stop
+        consumed = data[:position]
+        self._before = (self._before + consumed)[-_CHECK_BYTES:] if self._offset else consumed[-_CHECK_BYTES:]
+        self._offset += position
+        return data[end:] if self._reader.problem is None else b""
+
+    def _add(self, reader: "_Reader", raw: bytes, complete: bool) -> bool:
+        number = self._lines
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return reader._stop(f"line {number} of {self.name!r} cannot be read as UTF-8 text: {error}")
+        return not line.strip() or reader.add(number, line, complete=complete)
+
+    def _finish(self, tail: bytes) -> RecordingSummary:
+        if not tail.strip():
+            return self._reader.summary(self.path)
+        reader = self._reader.fork()  # the cut line is read again once the rest of it is written
+        self._lines += 1
+        try:
+            self._add(reader, tail, complete=False)
+        finally:
+            self._lines -= 1
+        return reader.summary(self.path)
 
 
 @dataclass
@@ -199,9 +301,17 @@ class _Reader:
             return self._stop(f"line {number} of {self.name!r} has unknown record type {str(kind)[:50]!r} (expected reset or step)")
         return True
 
-    def finish(self, path: Path) -> RecordingSummary:
-        self._close_episode()
-        return RecordingSummary(self.name, path, self.header or {}, tuple(self.done), self.problem)
+    def summary(self, path: Path) -> RecordingSummary:
+        """The summary of what was read so far (the episode being read counted as it is)."""
+        episodes = tuple(self.done) + ((self.current.summary(self.name),) if self.current is not None else ())
+        return RecordingSummary(self.name, path, self.header or {}, episodes, self.problem)
+
+    def fork(self) -> "_Reader":
+        """A copy to read a line with, leaving this reader as it is."""
+        forked = copy.copy(self)
+        forked.done = list(self.done)
+        forked.current = copy.deepcopy(self.current)
+        return forked
 
     def _close_episode(self) -> None:
         if self.current is not None:

@@ -99,3 +99,42 @@ def test_two_processes_give_identical_summaries(recorded):
     outputs = [subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
                for _ in range(2)]
     assert outputs[0] == outputs[1] and json.loads(outputs[0])[0]["turns"] == 2
+
+
+def test_a_growing_file_read_incrementally_gives_what_a_full_read_gives(recorded, tmp_path):
+    from stillweb.envs.run_summary import RecordingFollower
+
+    first, path, _ = recorded
+    content = first.read_bytes() + b"".join(path.read_bytes().splitlines(keepends=True)[1:])
+    live = tmp_path / "live.jsonl"
+    live.write_bytes(b"")
+    follower = RecordingFollower(live)
+    cuts = sorted({0, 1, 40, len(content) // 3, len(content) // 2, len(content) - 7, len(content)}
+                  | {index + 1 for index, byte in enumerate(content) if byte == ord("\n")})
+    seen = []
+    for cut in cuts:
+        with live.open("ab") as file:
+            file.write(content[live.stat().st_size:cut])
+        incremental, full = follower.summary(), summarize_recording(live)
+        assert incremental == full, cut
+        seen.append(len(full.episodes))
+    assert seen[-1] == 2 and follower.summary() is follower.summary()  # unchanged file: the same object
+    assert [episode.ending for episode in follower.summary().episodes] == ["terminated", "truncated"]
+
+
+def test_a_file_rewritten_in_place_is_read_again(recorded, tmp_path):
+    from stillweb.envs.run_summary import RecordingFollower
+
+    first, path, _ = recorded
+    live = tmp_path / "rewritten.jsonl"
+    live.write_bytes(path.read_bytes())
+    follower = RecordingFollower(live)
+    assert [episode.ending for episode in follower.summary().episodes] == ["truncated"]
+    lines = path.read_bytes().splitlines(keepends=True)
+    live.write_bytes(b"".join(lines[:1] + first.read_bytes().splitlines(keepends=True)[1:] + lines[1:]))  # same header, longer
+    assert follower.summary() == summarize_recording(live)
+    assert [episode.ending for episode in follower.summary().episodes] == ["terminated", "truncated"]
+    live.write_bytes(b"")
+    assert follower.summary().episodes == ()
+    live.unlink()
+    assert "does not exist" in follower.summary().problem
