@@ -23,7 +23,7 @@ from stillweb.server.plumbing import ServerSettings, create_base_app
 from stillweb.server.session_store import SessionStore
 from stillweb.server.sessions import add_session_routes, default_env_ids
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes
-from stillweb.server.viewer import browse, play, replay, run_health, tasks
+from stillweb.server.viewer import browse, play, replay, run_health, runs, tasks
 from stillweb.server.viewer.pages import error_page
 
 __all__ = ["ViewerConfig", "make_viewer_app"]
@@ -60,6 +60,7 @@ def make_viewer_app(config: ViewerConfig | str | Path, settings: ServerSettings 
     trajectories = replay.TrajectoryFiles([Path(path) for path in config.episodes])
     app.include_router(browse.router(catalog), prefix=PREFIX)
     app.include_router(tasks.router(catalog, task_set), prefix=PREFIX)
+    app.include_router(runs.router(trajectories, snapshot.fingerprint), prefix=PREFIX)
     app.include_router(replay.router(catalog, trajectories, task_set), prefix=PREFIX)
     app.include_router(play.router(app, catalog, task_set, trajectories), prefix=PREFIX)
     app.include_router(run_health.router(trajectories), prefix=PREFIX)

@@ -63,20 +63,10 @@ def _episode_or_error(recording: Recording, index: int) -> EpisodeRecord:
 
 
 def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetView | None = None) -> APIRouter:
-    """The trajectory list, episode and comparison pages (with ``task_set``, a replay marks its task's evidence)."""
+    """The episode and comparison pages (with ``task_set``, a replay marks its task's evidence; the list of
+    episodes is :mod:`~stillweb.server.viewer.runs`)."""
     reruns = ContextReruns(catalog.snapshot())
     pages = APIRouter(include_in_schema=False)
-
-    @pages.get("/episodes", response_class=HTMLResponse)
-    def listing() -> HTMLResponse:
-        entries = []
-        for name, _ in files.listing():
-            try:
-                recording = files.open(name)
-                entries.append({"name": name, "recording": recording, "problem": None})
-            except TrajectoryError as error:
-                entries.append({"name": name, "recording": None, "problem": str(error)})
-        return render("episodes.html", entries=entries, configured=bool(files.paths))
 
     @pages.get("/episodes/{name:path}", response_class=HTMLResponse)
     def episode_page(name: str, episode: int = Query(default=0, ge=0), step: int = Query(default=0, ge=0),

@@ -1,0 +1,346 @@
+"""The runs table: every recorded episode of the viewer's trajectory files in one table
+(``/view/episodes``), sorted, filtered and paged on the server, with aggregates over the
+filtered rows.
+
+:class:`RunIndex` keeps one :class:`~stillweb.envs.run_summary.RecordingFollower` per file
+(a file is read once, a growing one only for its appended bytes) and, while no file
+changes, one :class:`RunTable`: the episodes' columns as NumPy arrays, with a sort order
+per key computed once. A request is then a mask, a lookup of a precomputed order and a
+slice of :data:`PAGE_ROWS` rows, however many episodes there are.
+
+>>> index = RunIndex(TrajectoryFiles([Path("runs")]), fingerprint="...")  # doctest: +SKIP
+>>> index.table().select(RunQuery.parse({"sort": "reward", "order": "desc"}, index.table()))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from stillweb.envs.run_summary import ENDINGS, EpisodeSummary, RecordingFollower, RecordingSummary
+from stillweb.server.viewer.pages import error_page, render
+from stillweb.server.viewer.trajectories import TrajectoryFiles
+
+__all__ = ["router", "RunIndex", "RunTable", "RunFile", "RunQuery", "Selection", "BadQuery",
+           "SORT_KEYS", "CHOICE_FILTERS", "RANGE_FILTERS", "PAGE_ROWS", "NONE"]
+
+PAGE_ROWS = 100
+NONE = "none"  # the filter value of a missing task, outcome, truncation reason, flag or policy version
+SORT_KEYS = ("file", "episode", "task", "env", "ending", "outcome", "reward", "turns", "truncation", "flags", "policy")
+ORDERS = ("asc", "desc")
+CHOICE_FILTERS = ("file", "task", "env", "ending", "outcome", "truncation", "flag", "policy")
+RANGE_FILTERS = ("reward_min", "reward_max", "turns_min", "turns_max")
+MAX_VALUE_CHARS = 1000
+MAX_OPTIONS = 200  # a filter with more choices than this is a text box, not a drop-down
+SHOWN_CHOICES = 30  # valid choices an error page lists before "and N more"
+
+
+class BadQuery(ValueError):
+    """A query parameter the table cannot be shown with; the message names it and the valid choices."""
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """One trajectory file as the table lists it: its episodes and what is wrong with it, if anything.
+
+    ``problem``: why reading stopped (a cut last line, a damaged line, not a recording);
+    ``other_snapshot``: set when its header's ``snapshot_fingerprint`` is not the viewer's.
+    """
+
+    name: str
+    env_id: str | None
+    episodes: int
+    problem: str | None
+    other_snapshot: str | None
+
+    @property
+    def note(self) -> str | None:
+        """Everything wrong with the file in one sentence (``None``: nothing)."""
+        notes = [text for text in (self.problem, self.other_snapshot) if text]
+        return "; ".join(notes) or None
+
+
+@dataclass(frozen=True)
+class RunQuery:
+    """A validated request for the table: sort key and order, filters, ranges and 1-based page."""
+
+    sort: str = "file"
+    order: str = "asc"
+    filters: Mapping[str, str] = field(default_factory=dict)
+    ranges: Mapping[str, float] = field(default_factory=dict)
+    page: int = 1
+
+    @classmethod
+    def parse(cls, params: Mapping[str, str], table: "RunTable") -> "RunQuery":
+        """The query of ``params`` (URL query parameters); :class:`BadQuery` names a bad value and the valid ones.
+
+        Empty values mean "not given"; parameters other than these are ignored.
+        """
+        def given(name: str) -> str:
+            value = str(params.get(name) or "").strip()
+            if len(value) > MAX_VALUE_CHARS:
+                raise BadQuery(f"{name} has {len(value):,} characters; at most {MAX_VALUE_CHARS} are read")
+            return value
+
+        sort, order = given("sort") or "file", given("order") or "asc"
+        if sort not in SORT_KEYS:
+            raise BadQuery(f"sort {sort!r} is not a column of the table; sort by one of: {', '.join(SORT_KEYS)}")
+        if order not in ORDERS:
+            raise BadQuery(f"order {order!r} is not an order; use one of: {', '.join(ORDERS)}")
+        filters = {}
+        for name in CHOICE_FILTERS:
+            value = given(name)
+            if value:
+                choices = table.choices[name]
+                if value not in choices:
+                    raise BadQuery(f"{name} {value!r} is not a value of these recordings; the choices are: {_listed(choices)}")
+                filters[name] = value
+        ranges: dict[str, float] = {}
+        for name in RANGE_FILTERS:
+            value = given(name)
+            if value:
+                try:
+                    number = int(value) if name.startswith("turns") else float(value)
+                except ValueError:
+                    number = math.nan
+                if not math.isfinite(number):
+                    kind = "a whole number" if name.startswith("turns") else "a finite number"
+                    raise BadQuery(f"{name} {value!r} is not a number; give {kind} (for example {name}=1) or leave it empty")
+                ranges[name] = number
+        text = given("page") or "1"
+        try:
+            page = int(text)
+        except ValueError:
+            raise BadQuery(f"page {text!r} is not a page number; pages are numbered from 1") from None
+        return cls(sort, order, filters, ranges, page)
+
+    def params(self, **changes: Any) -> dict[str, Any]:
+        """The URL parameters of this query (for links; ``changes`` replace some), defaults left out."""
+        params: dict[str, Any] = {"sort": self.sort, "order": self.order, **self.filters,
+                                  **{name: _number_text(value) for name, value in self.ranges.items()}, "page": self.page}
+        params.update(changes)
+        for name, default in (("sort", "file"), ("order", "asc"), ("page", 1)):
+            if params.get(name) == default:
+                params[name] = ""
+        return params
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What one request shows: the page's rows (episode, whether its file is marked), the count
+    of filtered rows, the page and page count, and the aggregates over every filtered row."""
+
+    rows: tuple[tuple[EpisodeSummary, bool], ...]
+    total: int
+    page: int
+    pages: int
+    aggregates: dict[str, Any]
+
+
+class RunTable:
+    """Every episode of the trajectory files, as columns (built once per set of file versions).
+
+    ``files``: the :class:`RunFile` of every listed file, in listing order; ``episodes``:
+    every :class:`~stillweb.envs.run_summary.EpisodeSummary`, files in listing order;
+    ``choices``: the valid values of each filter (sorted; ``none`` where a value can be missing).
+    """
+
+    def __init__(self, summaries: Sequence[RecordingSummary], fingerprint: str | None) -> None:
+        self.files = tuple(_run_file(summary, fingerprint) for summary in summaries)
+        self.episodes: tuple[EpisodeSummary, ...] = tuple(episode for summary in summaries for episode in summary.episodes)
+        episodes = self.episodes
+        marked_files = {run.name for run in self.files if run.note}
+        self.marked = np.fromiter((episode.file in marked_files for episode in episodes), dtype=bool, count=len(episodes))
+        file_names = sorted({run.name for run in self.files})
+        self._values: dict[str, list[str]] = {
+            "file": file_names,
+            "task": sorted({episode.task_id for episode in episodes if episode.task_id is not None}),
+            "env": sorted({episode.env_id for episode in episodes}),
+            "ending": list(ENDINGS),
+            "outcome": list(dict.fromkeys(_number_text(value) for value in sorted({episode.outcome for episode in episodes
+                                                                                    if episode.outcome is not None}))),
+            "truncation": sorted({episode.truncation_reason for episode in episodes if episode.truncation_reason is not None}),
+            "policy": [str(value) for value in sorted({episode.policy_version for episode in episodes if episode.policy_version is not None})],
+        }
+        texts = {
+            "file": [episode.file for episode in episodes],
+            "task": [episode.task_id for episode in episodes],
+            "env": [episode.env_id for episode in episodes],
+            "ending": [episode.ending for episode in episodes],
+            "outcome": [None if episode.outcome is None else _number_text(episode.outcome) for episode in episodes],
+            "truncation": [episode.truncation_reason for episode in episodes],
+            "policy": [None if episode.policy_version is None else str(episode.policy_version) for episode in episodes],
+        }
+        # codes: the rank of each row's value among the sorted values (-1: missing), for filters and sorting alike
+        self._codes = {name: _codes(texts[name], self._values[name]) for name in texts}
+        self.flag_names = sorted({name for episode in episodes for name, _ in episode.flags})
+        column = {name: position for position, name in enumerate(self.flag_names)}
+        self.flag_counts = np.zeros((len(episodes), len(self.flag_names)), dtype=np.int64)
+        for row, episode in enumerate(episodes):
+            for name, count in episode.flags:
+                self.flag_counts[row, column[name]] = count
+        self.index = np.fromiter((episode.index for episode in episodes), dtype=np.int64, count=len(episodes))
+        self.reward = np.fromiter((episode.reward for episode in episodes), dtype=np.float64, count=len(episodes))
+        self.turns = np.fromiter((episode.turns for episode in episodes), dtype=np.int64, count=len(episodes))
+        self.success = np.fromiter((episode.success for episode in episodes), dtype=bool, count=len(episodes))
+        self.flag_total = self.flag_counts.sum(axis=1)
+        self.choices: dict[str, tuple[str, ...]] = {
+            **{name: tuple(values) for name, values in self._values.items()},
+            "flag": tuple(self.flag_names),
+        }
+        for name in ("task", "outcome", "truncation", "policy", "flag"):
+            self.choices[name] += (NONE,)
+        self._orders: dict[tuple[str, str], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def select(self, query: RunQuery) -> Selection:
+        """The rows, counts and aggregates of ``query``; :class:`BadQuery` if its page is out of range."""
+        mask = self.mask(query)
+        order = self.order(query.sort, query.order)
+        chosen = order[mask[order]]
+        total = int(chosen.size)
+        pages = max(1, -(-total // PAGE_ROWS))
+        if not 1 <= query.page <= pages:
+            raise BadQuery(f"page {query.page} is out of range: these {total:,} episodes fill pages 1 to {pages}")
+        shown = chosen[(query.page - 1) * PAGE_ROWS:query.page * PAGE_ROWS]
+        rows = tuple((self.episodes[row], bool(self.marked[row])) for row in shown.tolist())
+        return Selection(rows, total, query.page, pages, self.aggregates(mask))
+
+    def mask(self, query: RunQuery) -> np.ndarray:
+        """Which rows pass every filter and range of ``query``."""
+        mask = np.ones(len(self.episodes), dtype=bool)
+        for name, value in query.filters.items():
+            if name == "flag":
+                mask &= (self.flag_total == 0) if value == NONE else (self.flag_counts[:, self.flag_names.index(value)] > 0)
+            else:
+                mask &= self._codes[name] == (-1 if value == NONE else self._values[name].index(value))
+        for name, number in query.ranges.items():
+            values = self.reward if name.startswith("reward") else self.turns
+            mask &= (values >= number) if name.endswith("_min") else (values <= number)
+        return mask
+
+    def order(self, sort: str, order: str) -> np.ndarray:
+        """Row numbers sorted by ``sort`` (ascending or descending), then file name, then episode index
+        (always ascending): a total order, so every page is the same on every run."""
+        with self._lock:
+            if (sort, order) not in self._orders:
+                key = self._sort_key(sort)
+                key = -key if order == "desc" else key
+                self._orders[(sort, order)] = np.lexsort((self.index, self._codes["file"], key))
+            return self._orders[(sort, order)]
+
+    def _sort_key(self, sort: str) -> np.ndarray:
+        if sort == "episode":
+            return self.index
+        if sort == "reward":
+            return self.reward
+        if sort == "turns":
+            return self.turns
+        if sort == "flags":
+            return self.flag_total
+        return self._codes[sort].astype(np.int64)
+
+    def aggregates(self, mask: np.ndarray) -> dict[str, Any]:
+        """Figures over the rows of ``mask``: episodes, success rate, mean reward and turns, the share
+        of each ending and truncation reason, and per flag the episodes raising it and its total count."""
+        count = int(mask.sum())
+        endings = np.bincount(self._codes["ending"][mask], minlength=len(ENDINGS))
+        reasons = np.bincount(self._codes["truncation"][mask] + 1, minlength=len(self._values["truncation"]) + 1)
+        truncated = self._codes["ending"][mask] == ENDINGS.index("truncated")
+        unnamed = int((truncated & (self._codes["truncation"][mask] == -1)).sum())
+        truncation = [(reason, int(reasons[position + 1])) for position, reason in enumerate(self._values["truncation"]) if reasons[position + 1]]
+        if unnamed:
+            truncation.append((NONE, unnamed))
+        flags = self.flag_counts[mask]
+        return {
+            "episodes": count,
+            "success_rate": float(self.success[mask].mean()) if count else None,
+            "mean_reward": float(self.reward[mask].mean()) if count else None,
+            "mean_turns": float(self.turns[mask].mean()) if count else None,
+            "endings": [(ending, int(endings[position])) for position, ending in enumerate(ENDINGS)],
+            "truncation": truncation,
+            "flags": [(name, int((flags[:, position] > 0).sum()), int(flags[:, position].sum()))
+                      for position, name in enumerate(self.flag_names) if flags[:, position].any()],
+        }
+
+
+class RunIndex:
+    """The current :class:`RunTable` of a set of trajectory files, rebuilt only when a file changes.
+
+    ``fingerprint``: the viewer's snapshot fingerprint (files recorded on another snapshot are marked).
+    """
+
+    def __init__(self, files: TrajectoryFiles, fingerprint: str | None) -> None:
+        self.files = files
+        self.fingerprint = fingerprint
+        self._lock = threading.Lock()
+        self._followers: dict[str, RecordingFollower] = {}
+        self._summaries: tuple[RecordingSummary, ...] = ()
+        self._table: RunTable | None = None
+
+    def table(self) -> RunTable:
+        """The table of the files as they are now (each file stat-ed; changed files read for their new bytes)."""
+        with self._lock:
+            followers = {}
+            for name, path in self.files.listing():
+                follower = self._followers.get(name)
+                followers[name] = follower if follower is not None and follower.path == path else RecordingFollower(path, name)
+            self._followers = followers
+            summaries = tuple(follower.summary() for follower in followers.values())
+            unchanged = len(summaries) == len(self._summaries) and all(a is b for a, b in zip(summaries, self._summaries))
+            if self._table is None or not unchanged:
+                self._table, self._summaries = RunTable(summaries, self.fingerprint), summaries
+            return self._table
+
+
+def router(files: TrajectoryFiles, fingerprint: str | None) -> APIRouter:
+    """The runs table page, ``/episodes`` (its bad parameters get an error page naming them and the valid choices)."""
+    index = RunIndex(files, fingerprint)
+    pages = APIRouter(include_in_schema=False)
+
+    @pages.get("/episodes", response_class=HTMLResponse)
+    def runs_page(request: Request) -> HTMLResponse:
+        table = index.table()
+        try:
+            query = RunQuery.parse(request.query_params, table)
+            selection = table.select(query)
+        except BadQuery as error:
+            return error_page(422, "Cannot show these episodes", f"{error}.")
+        return render("episodes.html", table=table, wanted=query, selection=selection, configured=bool(files.paths),
+                      sort_keys=SORT_KEYS, orders=ORDERS, none=NONE, max_options=MAX_OPTIONS)
+
+    return pages
+
+
+def _run_file(summary: RecordingSummary, fingerprint: str | None) -> RunFile:
+    recorded = summary.snapshot_fingerprint
+    other = None
+    if fingerprint and recorded and recorded != fingerprint:
+        other = f"recorded on another snapshot (fingerprint {recorded[:12]}, the viewer shows {fingerprint[:12]})"
+    problem = summary.problem
+    if problem is None and not summary.episodes:
+        problem = "no episodes" if summary.header else "empty"
+    return RunFile(summary.name, summary.env_id, len(summary.episodes), problem, other)
+
+
+def _codes(values: list[str | None], sorted_values: list[str]) -> np.ndarray:
+    rank = {value: position for position, value in enumerate(sorted_values)}
+    return np.fromiter((rank.get(value, -1) if value is not None else -1 for value in values), dtype=np.int64, count=len(values))
+
+
+def _number_text(value: float) -> str:
+    """A number as the table and its filters write it (``1``, ``0.5``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _listed(choices: Sequence[str]) -> str:
+    shown = ", ".join(repr(choice) for choice in choices[:SHOWN_CHOICES])
+    more = len(choices) - SHOWN_CHOICES
+    return (shown or "(none)") + (f" and {more:,} more" if more > 0 else "")
