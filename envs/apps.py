@@ -37,6 +37,7 @@ from stillweb.envs.apps_prompt import ANSWER_SCHEMA, user_header
 from stillweb.envs.degenerate import ACTION_TOO_LONG, ActionChecks
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.steps import check_step, clip_observation, ending_info, latest_message, over_long_observation
 from stillweb.envs.task_loader import Task, TaskPicker, TaskSet, load_tasks
 from stillweb.envs.wikiqa import EpisodeLimits
 from stillweb.sandboxes.apps import WRITE_ENDPOINTS, AppSession, ErrorPlan, app_registry, bound
@@ -140,10 +141,7 @@ class AppsEnv(gym.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Run the action's calls, or take its answer to the current user turn."""
         episode = self._episode
-        if episode is None or episode.done:
-            raise RuntimeError("step() called on an episode that has ended (or never started): call reset() first")
-        if not isinstance(action, str):
-            raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
+        check_step(episode is None or episode.done, action)
         action = to_charset(action)
         episode.turns += 1
         journal_start = len(episode.session.journal)
@@ -153,8 +151,7 @@ class AppsEnv(gym.Env[str, str]):
         ending, reason, observation = None, None, ""
         if over_long:
             ending, reason = "truncated", ACTION_TOO_LONG
-            observation = (f"Not run: the action has {len(action)} characters, more than the cap of "
-                           f"{self.action_checks.max_action_chars}; the episode ends here (truncated).")
+            observation = over_long_observation(action, self.action_checks.max_action_chars)
         elif parsed.error is not None:
             episode.counts["format_error"] += 1
             results = [parsed.error_result()]
@@ -169,7 +166,7 @@ class AppsEnv(gym.Env[str, str]):
             results = [self._run_call(call, episode) for call in parsed.calls]
         if results:
             observation = self.format.render_results(results)
-        observation = _clip(to_charset(observation))
+        observation = clip_observation(to_charset(observation))
         episode.messages += [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
         episode.chars += len(action) + len(observation)
         if ending is None:
@@ -183,17 +180,13 @@ class AppsEnv(gym.Env[str, str]):
             episode.done = True
             checks = self._score(episode, parsed, ending)
             reward = checks.outcome
-            info.update(answer=episode.answers[-1] if episode.answers else None, reward_parts=checks.as_dict(),
-                        outcome=checks.outcome, termination_reason=reason if ending == "terminated" else None,
-                        truncation_reason=reason if ending == "truncated" else None,
-                        mask_from_loss=ending == "truncated" and self.mask_truncated)
+            info.update(answer=episode.answers[-1] if episode.answers else None,
+                        **ending_info(checks, ending, reason, self.mask_truncated))
         return observation, reward, ending == "terminated", ending == "truncated", info
 
     def render(self) -> str | None:
         """The latest message (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi" or self._episode is None:
-            return None
-        return self._episode.messages[-1]["content"]
+        return latest_message(self.render_mode, self._episode)
 
     def close(self) -> None:
         """Release the episode's database copy; idempotent."""
@@ -281,10 +274,3 @@ def _task_source(snapshot_path: Path, tasks: Any, split: str) -> Any:
                                     f"make one with `stillweb apps generate {snapshot_path} --name {tasks}`")
         return path
     return tasks
-
-
-def _clip(text: str) -> str:
-    if len(text) <= OBSERVATION_MAX_CHARS:
-        return text
-    note = f"\n[... clipped to {OBSERVATION_MAX_CHARS} characters]"
-    return text[: OBSERVATION_MAX_CHARS - len(note)] + note

@@ -29,6 +29,7 @@ from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.normalize import answers_match, best_f1
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.steps import check_step
 from stillweb.envs.task_loader import Task, TaskPicker, TaskSet
 
 __all__ = ["LookupEnv", "lookup_tasks_from_facts"]
@@ -78,10 +79,7 @@ class LookupEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Score the answer; the episode always terminates. ``RuntimeError`` outside an episode."""
-        if self._task is None:
-            raise RuntimeError("step() called on an episode that has ended (or never started): call reset() first")
-        if not isinstance(action, str):
-            raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
+        check_step(self._task is None, action)
         tagged = _ANSWER_TAG.search(action[:ACTION_MAX_CHARS * 16])
         answer = to_charset(tagged.group(1) if tagged else action).strip()
         correct = answers_match(answer, self._task.golds)

@@ -42,6 +42,7 @@ from stillweb.envs.normalize import normalize_answer
 from stillweb.envs.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
 from stillweb.envs.snapshot_cache import shared_snapshot
 from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.steps import check_step, clip_observation, ending_info, latest_message, over_long_observation
 from stillweb.envs.task_loader import Task, TaskPicker, TaskSet, TaskSource, load_tasks
 from stillweb.envs.turn_budget import turn_budget, warn_if_short
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
@@ -207,10 +208,7 @@ class WikiQAEnv(gym.Env[str, str]):
         ended, ``TypeError`` if ``action`` is not a string.
         """
         episode = self._episode
-        if episode is None or episode.done:
-            raise RuntimeError("step() called on an episode that has ended (or never started): call reset() first")
-        if not isinstance(action, str):
-            raise TypeError(f"action must be a str (the policy's text), got {type(action).__name__}")
+        check_step(episode is None or episode.done, action)
         action = to_charset(action)
         over_long = self.action_checks.over_long(action)
         turn = _TurnOutcome() if over_long else self._act(action, episode)
@@ -220,9 +218,8 @@ class WikiQAEnv(gym.Env[str, str]):
         events = tuple(self._record_result(call, result, episode) for call, result in zip(turn.calls, results))
         observation = self.format.render_results(results) if results else ""
         if over_long:
-            observation = (f"Not run: the action has {len(action)} characters, more than the cap of "
-                           f"{self.action_checks.max_action_chars}; the episode ends here (truncated).")
-        observation = _clip(to_charset(observation))
+            observation = over_long_observation(action, self.action_checks.max_action_chars)
+        observation = clip_observation(to_charset(observation))
         episode.observations.append(observation)
         episode.turns.append(Turn(action=action, events=events, observation=observation))
         self._extend_context(action, observation, episode)
@@ -242,20 +239,14 @@ class WikiQAEnv(gym.Env[str, str]):
                 answer=turn.answer,
                 cited_source_ids=[self._source_id(item.get("doc_id")) if isinstance(item, dict) else None
                                   for item in turn.citations],
-                reward_parts=parts.as_dict(),
-                outcome=parts.outcome,
-                termination_reason=reason if ending == "terminated" else None,
-                truncation_reason=reason if ending == "truncated" else None,
-                mask_from_loss=ending == "truncated" and self.mask_truncated,
+                **ending_info(parts, ending, reason, self.mask_truncated),
                 episode_stats=episode.stats.as_dict(),
             )
         return observation, reward, ending == "terminated", ending == "truncated", info
 
     def render(self) -> str | None:
         """The latest message of the history (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi" or self._episode is None:
-            return None
-        return self._episode.messages[-1]["content"]
+        return latest_message(self.render_mode, self._episode)
 
     def close(self) -> None:
         """Forget the episode (the shared snapshot stays open for other envs); idempotent."""
@@ -411,10 +402,3 @@ def _context_manager(
     if tool_format == "search_r1":
         config = replace(config, drop_unfollowed_searches=False)
     return ContextManager(config, counter)
-
-
-def _clip(text: str) -> str:
-    if len(text) <= OBSERVATION_MAX_CHARS:
-        return text
-    note = f"\n[... clipped to {OBSERVATION_MAX_CHARS} characters]"
-    return text[: OBSERVATION_MAX_CHARS - len(note)] + note
