@@ -17,15 +17,19 @@ environment itself, and keeps the episodes it solved (outcome 1), as rows of
 
 Each task split becomes the same split here (``train``/``dev``/``test``), so the
 held-out tasks stay held out. Written as ``{split}.parquet`` and a ``datasets``
-``DatasetDict`` folder (``dataset/``).
+``DatasetDict`` folder (``dataset/``). The row builder (:func:`reference_conversation`) and
+the writer (:func:`write_sft`) serve the app tasks' export too
+(:mod:`stillweb.envs.integrations.apps_sft`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -37,28 +41,15 @@ from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, tool
 from stillweb.envs.wikiqa import WikiQAEnv
 from stillweb.sandboxes.formats import get_format
 
-__all__ = ["SFT_SHAPES", "export_sft", "oracle_conversation"]
+__all__ = ["SFT_SHAPES", "export_sft", "oracle_conversation", "reference_conversation", "write_sft", "check_shape"]
 
 SFT_SHAPES = ("openai", "tongyi")
 
 
 def oracle_conversation(env: WikiQAEnv, task_id: str) -> dict[str, Any]:
     """The reference agent's episode of ``task_id`` in ``env`` (its ``tool_format`` is the shape) as one row."""
-    observation, info = env.reset(options={"task_id": task_id})
-    agent = ReferenceAgent(env.tasks.by_id(task_id), tool_format=env.format.name)
-    messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": env.tasks.by_id(task_id).question}]
-    done, reward, turn = False, 0.0, 0
-    while not done:
-        action = agent.act(observation)
-        observation, reward, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
-        if env.format.name == "openai":
-            messages.extend(_openai_turn(action, observation, turn))
-        turn += 1
-    if env.format.name != "openai":  # the env's own history, less the empty observation after the answer
-        messages = [m for i, m in enumerate(info["messages"]) if m["content"] or i < len(info["messages"]) - 1]
-    return {"messages": messages, "tools": json.dumps(env.registry.schemas(), ensure_ascii=False), "task_id": task_id,
-            "split": "", "reward": float(reward), "outcome": float(info.get("outcome", 0.0)), "turns": turn}
+    return reference_conversation(env, task_id, INSTRUCTIONS, lambda info: env.tasks.by_id(task_id).question,
+                                  env.registry.schemas())
 
 
 def export_sft(snapshot: str | Path, name: str, out: str | Path, shape: str = "openai", max_turns: int | None = None,
@@ -66,34 +57,79 @@ def export_sft(snapshot: str | Path, name: str, out: str | Path, shape: str = "o
     """Write the solved reference episodes of task set ``name`` (see the module docstring); returns the paths.
 
     ``max_turns=None``: the env's default for the split (from its task set); ``progress``: one bar for the job."""
-    from datasets import Dataset, DatasetDict
+    check_shape(shape)
 
+    def conversations() -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
+        by_split = {split: read_tasks(snapshot, name, split) for split in SPLITS}
+        bar = progress_bar(total=sum(map(len, by_split.values())), unit="episode", desc=f"sft export of {name}",
+                           enabled=progress)
+        for split, tasks in by_split.items():
+            if not tasks:
+                continue
+            env = WikiQAEnv(snapshot, name, split, tool_format=shape, tools=list(DEFAULT_TOOLS), max_turns=max_turns,
+                            max_calls_per_turn=1)
+            yield split, _counted((oracle_conversation(env, task.task_id) for task in tasks), bar)
+        bar.close()
+
+    return write_sft(out, conversations())
+
+
+def check_shape(shape: str) -> None:
+    """``ValueError`` unless ``shape`` is one of :data:`SFT_SHAPES`."""
     if shape not in SFT_SHAPES:
         raise ValueError(f"unknown SFT shape {shape!r}; expected one of {SFT_SHAPES}")
+
+
+def reference_conversation(env: gym.Env, task_id: str, instructions: str, first_user: Callable[[dict[str, Any]], str],
+                           tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reference agent's episode of ``task_id`` in ``env`` as one row (``env``'s ``tool_format`` is the shape).
+
+    Shape ``openai``: ``instructions`` as the system message, ``first_user(reset info)`` as the user's,
+    then per call the assistant's ``tool_calls`` and the ``tool`` result; an answer that does not end
+    the episode is followed by the next user turn (its observation). Other shapes: the env's own
+    history, less the empty observation after the last answer. ``tools`` go in as a JSON string."""
+    observation, info = env.reset(options={"task_id": task_id})
+    agent = ReferenceAgent(env.tasks.by_id(task_id), tool_format=env.format.name)
+    messages = [{"role": "system", "content": instructions}, {"role": "user", "content": first_user(info)}]
+    done, reward, turn = False, 0.0, 0
+    while not done:
+        action = agent.act(observation)
+        observation, reward, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+        if env.format.name == "openai":
+            messages.extend(_openai_turn(action, observation, turn))
+            if messages[-1]["role"] == "assistant" and not done:  # an answer: the user's next turn follows
+                messages.append({"role": "user", "content": observation})
+        turn += 1
+    if env.format.name != "openai":  # the env's own history, less the empty observation after the answer
+        messages = [m for i, m in enumerate(info["messages"]) if m["content"] or i < len(info["messages"]) - 1]
+    return {"messages": messages, "tools": json.dumps(tools, ensure_ascii=False), "task_id": task_id,
+            "split": "", "reward": float(reward), "outcome": float(info.get("outcome", 0.0)), "turns": turn}
+
+
+def write_sft(out: str | Path, conversations: Iterable[tuple[str, Iterable[dict[str, Any]]]]) -> list[Path]:
+    """Write the solved rows (outcome 1) of each ``(split, rows)`` as ``{split}.parquet`` and all of them
+    as a ``datasets`` ``DatasetDict`` folder ``dataset/``; returns the paths written."""
+    from datasets import Dataset, DatasetDict
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written, splits = [], {}
-    by_split = {split: read_tasks(snapshot, name, split) for split in SPLITS}
-    bar = progress_bar(total=sum(map(len, by_split.values())), unit="episode", desc=f"sft export of {name}", enabled=progress)
-    for split, tasks in by_split.items():
-        if not tasks:
-            continue
-        env = WikiQAEnv(snapshot, name, split, tool_format=shape, tools=list(DEFAULT_TOOLS), max_turns=max_turns,
-                        max_calls_per_turn=1)
-        rows = []
-        for task in tasks:
-            row = oracle_conversation(env, task.task_id)
-            if row["outcome"] == 1.0:
-                rows.append({**row, "split": split})
-            bar.update(1)
-        table = pa.Table.from_pylist(rows)
+    for split, rows in conversations:
+        table = pa.Table.from_pylist([{**row, "split": split} for row in rows if row["outcome"] == 1.0])
         path = out / f"{split}.parquet"
         pq.write_table(table, path)
         written.append(path)
         splits[split] = Dataset(table)
-    bar.close()
     DatasetDict(splits).save_to_disk(str(out / "dataset"))
     return [*written, out / "dataset"]
+
+
+def _counted(rows: Iterable[dict[str, Any]], bar) -> Iterator[dict[str, Any]]:
+    """``rows``, ticking ``bar`` once after each."""
+    for row in rows:
+        yield row
+        bar.update(1)
 
 
 def _openai_turn(action: str, observation: str, turn: int) -> list[dict[str, Any]]:
