@@ -9,6 +9,8 @@ tuples whose order is part of the world's definition: append, never reorder.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from stillweb.corpora.synthetic.choices import Chooser
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "COUNTRY_SUFFIXES",
     "demonym",
     "work_title",
+    "one_of_patterns",
     "OCCUPATIONS",
     "OCCUPATION_WEIGHTS",
     "OCCUPATION_PLURALS",
@@ -118,18 +121,25 @@ NOUNS = (
 
 def work_title(rng: Chooser) -> str:
     """A title of a book, film or album, mixing English words and invented names."""
-    pattern = rng.integer(0, 5)
-    if pattern == 0:
-        return f"The {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} of {word(rng, 2)}"
-    if pattern == 1:
-        return f"{rng.choice(NOUNS)} of {word(rng, rng.integer(2, 3))}"
-    if pattern == 2:
-        return f"{word(rng, rng.integer(2, 3))}"
-    if pattern == 3:
-        return f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}s in {word(rng, 2)}"
-    if pattern == 4:
-        return f"The {word(rng, 2)} {rng.choice(NOUNS)}"
-    return f"{word(rng, 2)} and the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}"
+    return one_of_patterns(rng, (
+        lambda: f"The {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} of {word(rng, 2)}",
+        lambda: f"{rng.choice(NOUNS)} of {word(rng, rng.integer(2, 3))}",
+        lambda: word(rng, rng.integer(2, 3)),
+        lambda: f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}s in {word(rng, 2)}",
+        lambda: f"The {word(rng, 2)} {rng.choice(NOUNS)}",
+        lambda: f"{word(rng, 2)} and the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}",
+    ))
+
+
+def one_of_patterns(rng: Chooser, patterns: Sequence[Callable[[], str]], last: bool = False) -> str:
+    """The name built by one of ``patterns``, picked by one draw from ``rng`` (``last``: the last
+    pattern, without a draw). Each pattern draws what it needs from ``rng`` only when it is built.
+
+    >>> from stillweb.corpora.keyed import KeyedRng
+    >>> one_of_patterns(KeyedRng(0, "example"), (lambda: "a", lambda: "b"), last=True)
+    'b'
+    """
+    return patterns[len(patterns) - 1 if last else rng.integer(0, len(patterns) - 1)]()
 
 
 # Occupations of people; the film director, writer, musician, singer, actor,

@@ -46,16 +46,13 @@ def person_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
 def university_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
     """A university, mostly named after its city."""
     city = world.names[world.gid("city", world.university_city(i))]
-    pattern = rng.integer(0, 4) if attempt < 3 else 4
-    if pattern == 0:
-        return f"University of {city}"
-    if pattern == 1:
-        return f"{city} Institute of Technology"
-    if pattern == 2:
-        return f"{city} {rng.choice(('State', 'Polytechnic', 'Technical', 'Open'))} University"
-    if pattern == 3:
-        return f"{city} College of {rng.choice(('Arts', 'Music', 'Medicine', 'Engineering', 'Law'))}"
-    return f"{nm.word(rng, 2)} {rng.choice(('University', 'College', 'Academy'))}"
+    return nm.one_of_patterns(rng, (
+        lambda: f"University of {city}",
+        lambda: f"{city} Institute of Technology",
+        lambda: f"{city} {rng.choice(('State', 'Polytechnic', 'Technical', 'Open'))} University",
+        lambda: f"{city} College of {rng.choice(('Arts', 'Music', 'Medicine', 'Engineering', 'Law'))}",
+        lambda: f"{nm.word(rng, 2)} {rng.choice(('University', 'College', 'Academy'))}",
+    ), last=attempt >= 3)
 
 
 def company_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
@@ -67,12 +64,11 @@ def company_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
 def award_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
     """An award: a prize, award or medal of its field."""
     field = nm.AWARD_FIELDS[world.award_field[i]][0]
-    pattern = rng.integer(0, 2)
-    if pattern == 0:
-        return f"{nm.word(rng, 2)} Prize for {field}"
-    if pattern == 1:
-        return f"{rng.choice(nm.ADJECTIVES)} {rng.choice(nm.NOUNS)} Award for {field}"
-    return f"{nm.word(rng, 3)} Medal"
+    return nm.one_of_patterns(rng, (
+        lambda: f"{nm.word(rng, 2)} Prize for {field}",
+        lambda: f"{rng.choice(nm.ADJECTIVES)} {rng.choice(nm.NOUNS)} Award for {field}",
+        lambda: f"{nm.word(rng, 3)} Medal",
+    ))
 
 
 def event_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
