@@ -32,10 +32,9 @@ REVERIFY_EXAMPLES = """examples:
 
 def register(actions: argparse._SubParsersAction) -> None:
     """Add ``profile``, ``filter`` and ``reverify`` to the ``tasks`` actions."""
-    raw = argparse.RawDescriptionHelpFormatter
     profile = actions.add_parser(
         "profile", help="pass@1, pass@k, turns and truncations per task under a policy", epilog=PROFILE_EXAMPLES,
-        formatter_class=raw,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run k episodes per task with a policy behind an OpenAI-compatible chat endpoint "
                     "(or a built-in agent) and write per-task pass rates beside the task set.")
     profile.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
@@ -60,28 +59,31 @@ def register(actions: argparse._SubParsersAction) -> None:
     profile.add_argument("--ray", action="store_true", help="play the episodes as Ray tasks (needs stillweb[ray])")
     profile.set_defaults(handler=run_profile)
 
-    keep = actions.add_parser("filter", help="a new task set of the tasks whose pass@1 is in a band",
-                              epilog=FILTER_EXAMPLES, formatter_class=raw,
-                              description="Keep the tasks of a profiled set whose pass@1 lies in LOW:HIGH "
-                                          "and write them, with a card, as a new task set.")
-    keep.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
-    keep.add_argument("name", metavar="NAME", help="the profiled task set")
-    keep.add_argument("--profile", required=True, metavar="POLICY", help="which profile (the policy name)")
+    keep = _profiled_set_action(actions, "filter", help="a new task set of the tasks whose pass@1 is in a band",
+                                epilog=FILTER_EXAMPLES,
+                                description="Keep the tasks of a profiled set whose pass@1 lies in LOW:HIGH "
+                                            "and write them, with a card, as a new task set.")
     keep.add_argument("--pass-rate", required=True, metavar="LOW:HIGH", help="the band of pass@1 to keep, e.g. 0.1:0.9")
     keep.add_argument("--out", required=True, metavar="NEW_NAME", help="name of the new task set")
     keep.set_defaults(handler=run_filter)
 
-    again = actions.add_parser("reverify", help="re-score a profile's stored episodes under a reward config",
-                               epilog=REVERIFY_EXAMPLES, formatter_class=raw,
-                               description="Re-play every stored episode's actions under the given reward "
-                                           "config and rewrite the profile with the new scores.")
-    again.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
-    again.add_argument("name", metavar="NAME", help="the profiled task set")
-    again.add_argument("--profile", required=True, metavar="POLICY", help="which profile (the policy name)")
+    again = _profiled_set_action(actions, "reverify", help="re-score a profile's stored episodes under a reward config",
+                                 epilog=REVERIFY_EXAMPLES,
+                                 description="Re-play every stored episode's actions under the given reward "
+                                             "config and rewrite the profile with the new scores.")
     again.add_argument("-k", type=int, default=None, help="samples per task in the rewritten profile (default: as stored)")
     again.add_argument("--reward", metavar="JSON", default=None,
                        help="RewardConfig fields as JSON (default: the default config, outcome only)")
     again.set_defaults(handler=run_reverify)
+
+
+def _profiled_set_action(actions: argparse._SubParsersAction, name: str, **parser_options) -> argparse.ArgumentParser:
+    """An action on a profiled task set: ``SNAPSHOT NAME --profile POLICY`` (``filter``, ``reverify``)."""
+    action = actions.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter, **parser_options)
+    action.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
+    action.add_argument("name", metavar="NAME", help="the profiled task set")
+    action.add_argument("--profile", required=True, metavar="POLICY", help="which profile (the policy name)")
+    return action
 
 
 def run_profile(args: argparse.Namespace) -> int:
