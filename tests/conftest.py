@@ -99,6 +99,16 @@ def small_server_url(small_snapshot) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def live_http() -> Iterator[str]:
+    """The changing HTTP search API of the frozen-tool tests (``support.live_services``), started once per session (its URL)."""
+    from support.live_services import start
+    from support.network import serving
+
+    with serving(lambda port: start("http", port)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def reference_trace():
     """``trace(snapshot, tasks, task_id)``: the reference agent's episode in-process (openai format):
     a list of ``(tool name, arguments, observation, reward, info)``, one per step (default limits)."""

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 import stillweb.envs  # noqa: F401 - registers the environments
-from support.live_services import SEARCH_SCHEMA, start
+from support.live_services import SEARCH_SCHEMA
 from support.network import free_port
 
 from stillweb.envs.recording import RecordEpisodes, replay
@@ -23,15 +23,6 @@ ACTIONS = ['<tool_call>{"name": "web_search", "arguments": {"q": "river", "k": 2
            '<tool_call>{"name": "search", "arguments": {"query": "river"}}</tool_call>',
            '<tool_call>{"name": "web_search", "arguments": {"q": "lake"}}</tool_call>',
            "<answer>Paris</answer>"]
-
-
-@pytest.fixture(scope="module")
-def live_http():
-    port = free_port()
-    process = start("http", port)
-    yield f"http://127.0.0.1:{port}"
-    process.kill()
-    process.wait()
 
 
 def _spec(store, **extra) -> dict:

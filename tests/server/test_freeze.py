@@ -9,7 +9,7 @@ import subprocess
 import httpx
 import pytest
 
-from support.live_services import start, stdio_command
+from support.live_services import stdio_command
 from support.freeze_servers import FREEZE as CLI, start_freeze as _freeze, stop as _stop
 from support.network import free_port
 
@@ -18,15 +18,6 @@ from stillweb.sandboxes.frozen.upkeep import read_usage, store_info, verify_stor
 
 CALLS = [("POST", "/search", {"json": {"q": "river", "k": 3}}), ("POST", "/search", {"json": {"k": 3, "q": "river"}}),
          ("POST", "/search", {"json": {"q": "lake", "api_key": "SECRET-1"}}), ("GET", "/page", {"params": {"url": "a b"}})]
-
-
-@pytest.fixture(scope="module")
-def live_http():
-    port = free_port()
-    process = start("http", port)
-    yield f"http://127.0.0.1:{port}"
-    process.kill()
-    process.wait()
 
 
 def _replay(base: str) -> list[bytes]:

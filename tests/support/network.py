@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 
@@ -16,14 +17,19 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(snapshots: list[Path]) -> Iterator[str]:
-    """The URL of a ``stillweb`` server process over ``snapshots`` (killed on exit)."""
-    from stillweb.server.app import start_server_process
-
+def serving(start: Callable[[int], subprocess.Popen]) -> Iterator[str]:
+    """The URL of the process ``start(port)`` serves on a free port of 127.0.0.1 (killed on exit)."""
     port = free_port()
-    process = start_server_process(snapshots, port)
+    process = start(port)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         process.kill()
         process.wait()
+
+
+def served(snapshots: list[Path]) -> AbstractContextManager[str]:
+    """The URL of a ``stillweb`` server process over ``snapshots`` (killed on exit)."""
+    from stillweb.server.app import start_server_process
+
+    return serving(lambda port: start_server_process(snapshots, port))
