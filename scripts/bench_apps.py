@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, percentile  # noqa: E402
+from bench_common import append_section, load, percentile, timed_ms  # noqa: E402
 
 from stillweb.corpora.apps.generate import shared_base  # noqa: E402
 from stillweb.corpora.apps.tasks import make_app_tasks  # noqa: E402
@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--no-append", action="store_true", help="print only; do not append to BENCHMARKS.md")
     args = parser.parse_args()
     snapshot = snapshot_path(args)
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load_before = load()
 
     started = time.perf_counter()
     base = shared_base(str(snapshot.resolve()), 0, args.users)
@@ -83,14 +83,10 @@ def main() -> None:
     env = AppsEnv(snapshot, tasks)
     task_ids = [task.task_id for task in env.tasks]
 
-    copies, resets = [], []
+    copies, resets = ([], []), ([], [])  # (wall ms, thread CPU ms) each
     for index in range(args.resets):
-        tick = time.perf_counter()
-        AppSession(base, 1).close()
-        copies.append(time.perf_counter() - tick)
-        tick = time.perf_counter()
-        env.reset(options={"task_id": task_ids[index % len(task_ids)]})
-        resets.append(time.perf_counter() - tick)
+        timed_ms(copies, lambda: AppSession(base, 1).close())
+        timed_ms(resets, env.reset, options={"task_id": task_ids[index % len(task_ids)]})
 
     env.reset(options={"task_id": task_ids[0]})
     session = env.session
@@ -100,21 +96,22 @@ def main() -> None:
     user = session.user
     action = write_call("tongyi", "list_messages", {"folder": "inbox"})
     registry, call = app_registry(), ToolCall("list_messages", {"folder": "inbox"})
-    bare, calls, steps = [], [], []
-    for index in range(args.steps):
-        tick = time.perf_counter()
+
+    def bare_query() -> None:
         bare_connection.execute(sql_count, (user, "inbox")).fetchone()
         bare_connection.execute(sql_page, (user, "inbox")).fetchall()
-        bare.append(time.perf_counter() - tick)
-        tick = time.perf_counter()
+
+    def api_call() -> None:
         with bound(session):
             registry.call(call)
-        calls.append(time.perf_counter() - tick)
+
+    bare, calls, steps = ([], []), ([], []), ([], [])
+    for index in range(args.steps):
+        timed_ms(bare, bare_query)
+        timed_ms(calls, api_call)
         if index % 20 == 0:
             env.reset(options={"task_id": task_ids[0]})  # keep episodes under the turn limit (not timed)
-        tick = time.perf_counter()
-        env.step(action)
-        steps.append(time.perf_counter() - tick)
+        timed_ms(steps, env.step, action)
         session = env.session
 
     shared_base(str(snapshot.resolve()), 0, 40)  # the tasks/s figure times generation, not the base
@@ -126,19 +123,20 @@ def main() -> None:
                                        capture_output=True, text=True, check=True).stdout)
     per_env = (memory["after"] - memory["before"]) / args.envs
 
-    ms = lambda values: percentile(values, 50) * 1000  # noqa: E731
-    p50_bare, p50_call, p50_step = ms(bare), ms(calls), ms(steps)
-    body = f"""load: {uptime}
+    p50 = lambda timings: percentile(timings[0], 50)  # noqa: E731
+    p95 = lambda timings: percentile(timings[0], 95)  # noqa: E731
+    p50_bare, p50_call, p50_step = p50(bare), p50(calls), p50(steps)
+    body = f"""{load_before} at the start, {load()} at the end.
 
 Snapshot: {snapshot.name}; app world of {args.users} users (base {len(base.data) / 2**20:.1f} MiB, built in {base_seconds:.2f} s).
 
 | measure | p50 ms | p95 ms | vs bare query p50 |
 |---|---:|---:|---:|
-| bare SQLite query (count + one page of the inbox) | {p50_bare:.3f} | {percentile(bare, 95) * 1000:.3f} | 1.00x |
-| API call (`ToolRegistry.call`, validation + SQL + JSON) | {p50_call:.3f} | {percentile(calls, 95) * 1000:.3f} | {p50_call / p50_bare:.2f}x |
-| env step (parse + call + render + info) | {p50_step:.3f} | {percentile(steps, 95) * 1000:.3f} | {p50_step / p50_bare:.2f}x |
-| state copy (`AppSession`: deserialize the base) | {ms(copies):.3f} | {percentile(copies, 95) * 1000:.3f} | |
-| env reset (copy + prompt + info) | {ms(resets):.3f} | {percentile(resets, 95) * 1000:.3f} | |
+| bare SQLite query (count + one page of the inbox) | {p50_bare:.3f} | {p95(bare):.3f} | 1.00x |
+| API call (`ToolRegistry.call`, validation + SQL + JSON) | {p50_call:.3f} | {p95(calls):.3f} | {p50_call / p50_bare:.2f}x |
+| env step (parse + call + render + info) | {p50_step:.3f} | {p95(steps):.3f} | {p50_step / p50_bare:.2f}x |
+| state copy (`AppSession`: deserialize the base) | {p50(copies):.3f} | {p95(copies):.3f} | |
+| env reset (copy + prompt + info) | {p50(resets):.3f} | {p95(resets):.3f} | |
 
 Memory: {args.envs} environments, each reset (world of {args.memory_users} users, a {memory['db_bytes'] / 2**20:.2f} MiB database per
 episode): RSS {memory['before']:.0f} -> {memory['after']:.0f} MiB, {per_env:.2f} MiB per environment.

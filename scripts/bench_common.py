@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmark scripts: machine description, percentiles, appending to BENCHMARKS.md."""
+"""Helpers shared by the benchmark scripts: machine description, load, timing, percentiles, appending to BENCHMARKS.md."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import platform
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any, Callable
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
 
@@ -26,6 +28,27 @@ def machine() -> str:
     except OSError:
         memory = "?"
     return f"{cpu}, {os.cpu_count()} cores, {memory}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def load() -> str:
+    """The load averages now, as a phrase for a run's notes (the machine is shared)."""
+    return "load average " + " / ".join(f"{value:.1f}" for value in os.getloadavg()) + " (1/5/15 min)"
+
+
+def timed_ms(into: tuple[list[float], list[float]], function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``function(*args, **kwargs)``, append its wall time and its thread CPU time (ms) to ``into``,
+    and return its result: on a loaded machine the CPU time leaves out the waits for a core, which
+    fall on long calls more than on short ones.
+
+    >>> into = ([], [])
+    >>> timed_ms(into, sum, [1, 2]), len(into[0]), len(into[1])
+    (3, 1, 1)
+    """
+    wall, cpu = time.perf_counter(), time.thread_time()
+    result = function(*args, **kwargs)
+    into[0].append((time.perf_counter() - wall) * 1e3)
+    into[1].append((time.thread_time() - cpu) * 1e3)
+    return result
 
 
 def percentile(values: list[float], q: float) -> float:

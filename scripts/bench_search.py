@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, percentile  # noqa: E402
+from bench_common import append_section, load, percentile, timed_ms  # noqa: E402
 
 RELATIONS = ("born", "founded", "capital", "director", "population", "university", "album", "award", "river", "city")
 KINDS = ("short", "keyword", "question")
@@ -71,19 +71,6 @@ def raw_top10(snapshot):
     return raw
 
 
-def load() -> str:
-    return "load average " + " / ".join(f"{value:.1f}" for value in os.getloadavg()) + " (1/5/15 min)"
-
-
-def timed_ms(function, argument, into: tuple[list[float], list[float]]) -> None:
-    """Append the call's wall time and its thread CPU time (ms): on a loaded machine the CPU
-    time leaves out the waits for a core, which fall on long calls more than on short ones."""
-    wall, cpu = time.perf_counter(), time.thread_time()
-    function(argument)
-    into[0].append((time.perf_counter() - wall) * 1e3)
-    into[1].append((time.thread_time() - cpu) * 1e3)
-
-
 def bench_latency(args) -> str:
     from stillweb.corpora.snapshot import Snapshot
 
@@ -99,9 +86,9 @@ def bench_latency(args) -> str:
             raw_ms, our_ms, engine_ms = ([], []), ([], []), ([], [])
             for _ in range(args.passes):
                 for query in queries:
-                    timed_ms(raw, query, raw_ms)
-                    timed_ms(lambda q: snapshot.search(q, K), query, our_ms)
-                    timed_ms(lambda q: engine(q, K), query, engine_ms)
+                    timed_ms(raw_ms, raw, query)
+                    timed_ms(our_ms, snapshot.search, query, K)
+                    timed_ms(engine_ms, engine, query, K)
             (raw_wall, raw_cpu), (our_wall, our_cpu), (_, engine_cpu) = (
                 (percentile(wall, 50), percentile(cpu, 50)) for wall, cpu in (raw_ms, our_ms, engine_ms))
             rows.append(f"| {len(snapshot):,} | {kind} | {raw_cpu:.3f} | {our_cpu:.3f} | **{our_cpu / raw_cpu:.2f}x** | "
