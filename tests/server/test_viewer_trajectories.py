@@ -157,6 +157,8 @@ def test_compare_marks_and_links_the_first_difference(runs):
     assert marked == [index + 1] and 'class="first-difference"' in rows[index + 1]  # row 0 is the header
     assert rows[index + 1].count('<p class="divergence-note">first difference: ') == 2
     assert page.count("first-difference") == 3  # the row's id and class, and the link
+    for name in ("reference.jsonl", "changed.jsonl"):  # each side's all-steps page, at that step
+        assert f'href="/view/episodes/{episodes.name}/{name}?episode=0&amp;view=all#step-{index}">all steps</a>' in page
     body = page.split("<main>")[1].split('<script src="/view/static/viewer.js">')[0]
     assert "<script" not in body and "<b>no" not in body and str(escape(HOSTILE_ACTION)) in body
 
