@@ -53,10 +53,12 @@ NO_REASON = "(no reason recorded)"
 
 @dataclass(frozen=True)
 class Series:
-    """One line of a figure: its label and its (episode number, value) points, in episode order."""
+    """One line of a figure: its label and its (episode number, value) points, in episode order
+    (``total``: an aggregate of the other lines, such as "any flag", drawn wide beneath them)."""
 
     label: str
     points: tuple[tuple[int, float], ...]
+    total: bool = False
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,7 @@ def _action_length_figure(health: _HealthTrace, config: HealthConfig) -> Figure:
 
 def _degenerate_figure(health: _HealthTrace, config: HealthConfig) -> Figure:
     raised = [name for name in ACTION_FLAGS if any(rates[name] > 0 for rates in health.flag_rates)]
-    series = (health.series("any flag", "degenerate_share"),) + tuple(
+    series = (Series("any flag", health.series("", "degenerate_share").points, total=True),) + tuple(
         Series(name, tuple(zip(health.numbers, (rates[name] for rates in health.flag_rates)))) for name in raised)
     line = Threshold(f"degenerate_actions: above {config.max_degenerate_share:.0%}", config.max_degenerate_share, 1,
                      "degenerate_actions")

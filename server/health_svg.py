@@ -125,11 +125,18 @@ def _round_up(value: float) -> float:
     return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value)
 
 
+def _divisions(top: float) -> int:
+    """How many grid steps split the axis top (a :func:`_round_up` value) into round numbers."""
+    leading = top / 10.0 ** math.floor(math.log10(top))
+    return 5 if leading in (2.5, 5) else 4
+
+
 def _axes(figure: Figure, plots: RunPlots, scale: _Scale) -> list[str]:
     bottom, right = TOP + PLOT_HEIGHT, LEFT + PLOT_WIDTH
     parts = []
-    for index in range(5):
-        value = scale.y_top * index / 4
+    divisions = _divisions(scale.y_top)
+    for index in range(divisions + 1):
+        value = scale.y_top * index / divisions
         y = scale.y(value)
         parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e6e9ec"/>'
                      f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#4a535c">{_value(value, figure.unit)}</text>')
@@ -191,7 +198,8 @@ def _series(series: Series, color: str, scale: _Scale) -> list[str]:
             parts.append(f'<circle cx="{scale.x(run[0][0]):.1f}" cy="{scale.y(run[0][1]):.1f}" r="2.5" fill="{color}"/>')
         else:
             points = " ".join(f"{scale.x(episode):.1f},{scale.y(value):.1f}" for episode, value in run)
-            parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="1.8" stroke-linejoin="round"/>')
+            width = ' stroke-width="5" stroke-opacity="0.35"' if series.total else ' stroke-width="1.8"'
+            parts.append(f'<polyline points="{points}" fill="none" stroke="{color}"{width} stroke-linejoin="round"/>')
     parts.append("</g>")
     return parts
 
@@ -222,7 +230,8 @@ def _legend(figure: Figure) -> list[str]:
     parts = []
     for index, (color, series) in enumerate(zip(_colors(len(figure.series)), figure.series)):
         y = TOP + 8 + 16 * index
-        parts.append(f'<line x1="{x}" y1="{y}" x2="{x + 16}" y2="{y}" stroke="{color}" stroke-width="2.5"/>'
+        width = ' stroke-width="5" stroke-opacity="0.35"' if series.total else ' stroke-width="2.5"'
+        parts.append(f'<line x1="{x}" y1="{y}" x2="{x + 16}" y2="{y}" stroke="{color}"{width}/>'
                      f'<text x="{x + 22}" y="{y + 4}" fill="#1d232a">{_text(_short(series.label))}</text>')
     if figure.warnings:
         y = TOP + 8 + 16 * len(figure.series)
@@ -236,10 +245,13 @@ def _colors(count: int) -> list[str]:
 
 
 def _value(value: float, unit: str) -> str:
-    """A y-axis label: a percentage for shares, a short number otherwise."""
+    """A y-axis label: a percentage for shares, else a short number (``20k``, ``1.5M``: the margin is narrow)."""
     if unit == SHARE:
         return f"{value * 100:.0f}%"
-    return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if value >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.4g}"
 
 
 def _short(text: str) -> str:
