@@ -4,8 +4,9 @@
 tool and session API of ``stillweb serve``:
 
 - ``/view/search`` and ``/view/doc/{id or title}``: search the snapshot with the
-  agent's own ``search`` tool (same ranking, same snippets) and open documents
-  with their facts, links, redirects and source id;
+  agent's own ``search`` tool (same ranking, same snippets; k up to the engine's 100)
+  and open documents with their facts, links, redirects and source id, the query's
+  words marked as the index matches them (``?q=`` carries the query to a document);
 - ``/view/tasks`` and ``/view/tasks/{task_id}``: a task set with filters, one
   task's question, answers, formalization graph (SVG), evidence and the
   reference agent's tool calls;

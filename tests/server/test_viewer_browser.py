@@ -28,12 +28,27 @@ def test_search_and_follow_links(viewer, page, screenshots):
     page.wait_for_url("**/view/search?q=*")
     first = page.locator("ol.hits li a").first
     assert first.inner_text() == task["evidence"][0]["doc_title"]
+    words = {word.lower() for word in task["evidence"][0]["doc_title"].split()}
+    marks = page.locator("ol.hits li").first.locator(".snippet mark, a mark").all_inner_texts()
+    assert marks and {mark.lower() for mark in marks} <= words  # the query's words, marked
     shoot(page, screenshots, "search")
     first.click()
-    page.wait_for_url("**/view/doc/*")
+    page.wait_for_url("**/view/doc/*?q=*")
     assert page.locator("h1").inner_text() == task["evidence"][0]["doc_title"]
     assert page.locator("aside table.list tr").count() > 1  # the facts
+    marked = page.locator("pre.doctext mark").all_inner_texts()
+    assert marked and {mark.lower() for mark in marked} <= words
+    assert page.locator("p.matches").inner_text().startswith(f"{len(marked)} match")
     shoot(page, screenshots, "document")
+    page.click("#jump")
+    page.wait_for_url("**#first-match")
+    assert page.locator("mark#first-match").is_visible() and page.locator("mark#first-match").inner_text() == marked[0]
+    page.click("#back")
+    page.wait_for_url("**/view/search?q=*")
+    assert page.locator(".big-search input[name=q]").input_value() == task["evidence"][0]["doc_title"]
+    first = page.locator("ol.hits li a").first
+    first.click()
+    page.wait_for_url("**/view/doc/*?q=*")
     linked = page.locator("aside ul.links a").first
     title = linked.inner_text()
     linked.click()
