@@ -85,7 +85,7 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetVi
         context = reruns.context(recording)
         return render("episode.html", recording=recording, episode=chosen, step=step, count=len(lines),
                       view=step_view(recording, lines[step], context, evidence),
-                      context_problem=context if isinstance(context, str) else None, outline=outline)
+                      context_problem=context if isinstance(context, str) else None, outline=outline, cells=strip_cells(outline))
 
     @pages.get("/compare", response_class=HTMLResponse)
     def compare(a: str = Query(max_length=1000), b: str = Query(max_length=1000),

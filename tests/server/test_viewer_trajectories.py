@@ -106,6 +106,8 @@ def test_all_steps_on_one_page_under_a_strip_of_rewards_and_flags(runs):
     assert "<script" not in body and "<b>no" not in body and str(escape(HOSTILE_ACTION)) in body
     step_page = client.get(f"/view/episodes/{episodes.name}/changed.jsonl", params={"step": 3}).text
     assert 'id="all-steps" href="?episode=0&amp;view=all#step-3"' in step_page
+    outline = step_page.split('<span class="outline">')[1].split("</span>")[0]
+    assert [number for number, link in enumerate(outline.split("<a ")[1:]) if "flagged" in link] == flagged  # the same marks
 
 
 @pytest.mark.parametrize("params, status, message", [
