@@ -11,13 +11,16 @@ file name gets a page listing the names there are.
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from stillweb.envs.health import HealthConfig, describe_report
 from stillweb.envs.health_series import run_plots
-from stillweb.envs.run_summary import summarize_recording
+from stillweb.envs.run_summary import RecordingFollower, RecordingSummary
 from stillweb.server.health_svg import figure_svg
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles
@@ -25,9 +28,27 @@ from stillweb.server.viewer.trajectories import TrajectoryFiles
 __all__ = ["router"]
 
 
+class _Summaries:
+    """The current summary of each listed file, read incrementally (a growing run costs only its new lines)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._followers: dict[str, RecordingFollower] = {}
+
+    def of(self, chosen: list[tuple[str, Path]], listed: list[str]) -> list[RecordingSummary]:
+        """The summaries of the ``chosen`` (name, path) pairs (followers of names no longer ``listed`` dropped)."""
+        with self._lock:
+            self._followers = {name: follower for name, follower in self._followers.items() if name in listed}
+            for name, path in chosen:
+                if name not in self._followers or self._followers[name].path != path:
+                    self._followers[name] = RecordingFollower(path, name)
+            return [self._followers[name].summary() for name, _ in chosen]
+
+
 def router(files: TrajectoryFiles) -> APIRouter:
     """The ``/health`` page over ``files``."""
     pages = APIRouter(include_in_schema=False)
+    summaries = _Summaries()
 
     @pages.get("/health", response_class=HTMLResponse)
     def health_page(file: str | None = Query(default=None, max_length=1000),
@@ -39,7 +60,7 @@ def router(files: TrajectoryFiles) -> APIRouter:
             known = ", ".join(names) or "none (start the viewer with --episodes PATH)"
             return error_page(404, "No such trajectory file", f"no trajectory file named {file!r}; the files are: {known}")
         chosen = [(name, path) for name, path in listing if file is None or name == file]
-        plots = run_plots([summarize_recording(path, name) for name, path in chosen],
+        plots = run_plots(summaries.of(chosen, names),
                           HealthConfig(window=window, baseline=baseline), name=file or ("merged" if len(chosen) > 1 else None))
         return render("health.html", names=names, file=file, plots=plots, configured=bool(files.paths),
                       window=window, baseline=baseline,

@@ -132,3 +132,17 @@ def test_help_shows_a_plot_example(capsys):
     with pytest.raises(SystemExit):
         main(["health", "--help"])
     assert "--plot health.svg" in capsys.readouterr().out
+
+
+def test_config_window_and_baseline_apply_to_the_plot(collapse, tmp_path):
+    config = tmp_path / "health.json"
+    config.write_text(json.dumps({"max_degenerate_share": 0.6, "length_growth": 50, "window": 8}), encoding="utf-8")
+    out = tmp_path / "health.svg"
+    assert main(["health", str(collapse), "--config", str(config), "--baseline", "4", "--plot", str(out)]) == 0
+    svg = out.read_text(encoding="utf-8")
+    assert "degenerate_actions: above 60%" in svg and "length_up: 50 x baseline" in svg
+    assert "window 8, baseline 4" in svg and "rolling over the last 8 finished episodes" in svg
+    document = ElementTree.fromstring(svg)
+    markers = sorted((g.get("data-code"), int(g.get("data-episode"))) for g in document.iter(f"{SVG}g")
+                     if g.get("class") == "warning-marker")
+    assert ("degenerate_actions", 13) in markers and not any(code == "length_up" for code, _ in markers)

@@ -76,3 +76,15 @@ def test_without_files_the_page_says_how_to_give_them(small_snapshot):
     page = client.get("/view/health")
     assert page.status_code == 200 and "--episodes" in page.text and not figures_in(page.text)
     assert '<a href="/view/health">Health</a>' in page.text
+
+
+def test_a_growing_run_shows_its_new_episodes(small_snapshot, tmp_path):
+    folder = tmp_path / "live"
+    folder.mkdir()
+    path = write_run(folder / "live.jsonl", [healthy(index) for index in range(6)])
+    client = TestClient(make_viewer_app(ViewerConfig(small_snapshot, episodes=(path,))))
+    first = client.get("/view/health", params=WINDOW)
+    assert "live.jsonl: 6 episodes" in first.text and 'class="warning-marker"' not in first.text
+    collapsing_run(path, healthy_episodes=6, collapsed_episodes=6)  # the same first lines, then a collapse
+    grown = client.get("/view/health", params=WINDOW)
+    assert "live.jsonl: 12 episodes" in grown.text and 'class="warning-marker"' in grown.text
