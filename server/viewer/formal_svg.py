@@ -29,7 +29,8 @@ from stillweb.corpora.tasks.formalization import TARGET, is_constant, is_variabl
 
 __all__ = ["formalization_svg", "term_columns", "label_width", "LABEL_HEIGHT", "LABEL_BASELINE"]
 
-COLUMN_WIDTH = 260
+COLUMN_GAP = 90  # the least room between two columns of nodes
+WIDEST_GAP = 200  # the most, widened to fit the labels of the edges that cross it
 ROW_HEIGHT = 84
 NODE_WIDTH = 170
 NODE_HEIGHT = 40
@@ -79,13 +80,14 @@ def formalization_svg(triples: Sequence[Sequence[str]]) -> Markup:
     if not triples:
         return Markup('<p class="muted">This task has no formalization.</p>')
     columns = term_columns(triples)
+    lefts = _column_lefts(triples, columns)
     rows: dict[int, int] = {}
     position: dict[str, tuple[float, float]] = {}
     for term, column in columns.items():
         row = rows.get(column, 0)
         rows[column] = row + 1
-        position[term] = (MARGIN + column * COLUMN_WIDTH + NODE_WIDTH / 2, MARGIN + row * ROW_HEIGHT + NODE_HEIGHT / 2)
-    width = MARGIN * 2 + max(columns.values()) * COLUMN_WIDTH + NODE_WIDTH
+        position[term] = (lefts[column] + NODE_WIDTH / 2, MARGIN + row * ROW_HEIGHT + NODE_HEIGHT / 2)
+    width = round(lefts[-1] + NODE_WIDTH + MARGIN)
     height = MARGIN * 2 + (max(rows.values()) - 1) * ROW_HEIGHT + NODE_HEIGHT
     edges = [_edge_ends(position[subject], position[obj], _half_width(subject), _half_width(obj)) for subject, _, obj in triples]
     labels = _place_labels([(_short(relation), ends) for (_, relation, _), ends in zip(triples, edges)],
@@ -103,6 +105,20 @@ def formalization_svg(triples: Sequence[Sequence[str]]) -> Markup:
     parts.extend(_label(relation, cx, cy) for (_, relation, _), (cx, cy, _) in zip(triples, labels))  # on top of lines and nodes
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def _column_lefts(triples: Sequence[Sequence[str]], columns: dict[str, int]) -> list[float]:
+    """The left x of each column's nodes: between two columns, room for the widest label of an
+    edge joining them (from COLUMN_GAP up to WIDEST_GAP)."""
+    gaps = [COLUMN_GAP] * max(columns.values())
+    for subject, relation, obj in triples:
+        low, high = sorted((columns[subject], columns[obj]))
+        if high == low + 1:
+            gaps[low] = max(gaps[low], min(WIDEST_GAP, label_width(_short(relation)) + 2 * NODE_AIR))
+    lefts = [float(MARGIN)]
+    for gap in gaps:
+        lefts.append(lefts[-1] + NODE_WIDTH + gap)
+    return lefts
 
 
 def label_width(text: str) -> float:

@@ -228,13 +228,15 @@ def test_formalization_labels_never_overlap_each_other_or_a_node(runs):
     assert sum(1 for triple in BUSY if "V@A" in (triple[0], triple[2])) >= 6 and "…" in busy  # long names shortened
     star = [["V@Hub", f"a_rather_long_relation_{number:02d}", f"C@Value {number}"] for number in range(12)]
     star += [["?", "hub_of", "V@Hub"], ["V@Hub", "same_pair_again", "C@Value 0"], ["C@Value 3", "back_to_the_hub", "V@Hub"]]
-    crowded = assert_labels_apart(star)
-    assert crowded.count('class="leader"') >= 1  # no spot on the crowded edges: the band under the graph
+    assert_labels_apart(star)
+    parallel = [["?", "found_by", "V@A"]] + [["V@A", f"relation_number_{number:02d}", "C@B"] for number in range(16)]
+    crowded = assert_labels_apart(parallel)
+    assert crowded.count('class="leader"') >= 1  # no spot left on the crowded edge: the band under the graph
     tasks = [task for split in ("train", "dev", "test") for task in read_tasks(snapshot, "viewer", split)]
     assert len(tasks) >= 10 and max(len(task.formalization) for task in tasks) >= 5
     for task in tasks:
         assert_labels_apart(task.formalization)
-    assert formalization_svg(star) == formalization_svg([list(triple) for triple in star])  # deterministic
+    assert formalization_svg(parallel) == formalization_svg([list(triple) for triple in parallel])  # deterministic
 
 
 def test_formalization_labels_stay_escaped_and_apart_for_hostile_relations():
