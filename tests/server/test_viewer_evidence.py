@@ -181,6 +181,11 @@ def test_replay_marks_the_evidence_shown_and_opened_at_each_step(viewed):
         assert badged == {int(d) for d in re.findall(r"\[doc (\d+)\]", record["observation"])} & evidence, step
         seen_opened += bool(opened)
         seen_shown += bool(shown)
+        outline = page.split('<span class="outline">')[1].split("</span>")[0]
+        steps_with_evidence = [int(number) for number in re.findall(r'class="[^"]*evidence-step"[^>]*>(\d+)</a>', outline)]
+        expected_steps = [number for number, other in enumerate(records[1:], start=1)
+                          if {item["doc_id"] for item in other["info"]["shown_docs"]} & evidence]
+        assert steps_with_evidence == expected_steps  # the stepper marks every step that met evidence
     assert seen_opened and seen_shown  # the reference agent opens evidence: the test can fail
 
 
