@@ -3,6 +3,7 @@ with their facts, links, redirects and source id."""
 
 from __future__ import annotations
 
+import copy
 from functools import cached_property
 from urllib.parse import urlencode
 
@@ -16,11 +17,11 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.index import MAX_K, MAX_QUERY_CHARS, matching_spans
 from stillweb.sandboxes import ToolRegistry
 from stillweb.sandboxes.tools.search import DEFAULT_K, TOOL_MAX_K
-from stillweb.sandboxes.tools.types import ToolCall, ToolInputError, ToolResult
+from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.pages import FIRST_MATCH, error_page, render
 
-__all__ = ["router", "DocumentGraph", "page_search", "is_synthetic"]
+__all__ = ["router", "DocumentGraph", "PageSearch", "is_synthetic"]
 
 MAX_LISTED_LINKS = 200
 
@@ -46,17 +47,27 @@ class DocumentGraph:
         return sorted(alias for alias, target in self.snapshot.redirects.items() if target == doc_id)
 
 
-def page_search(registry: ToolRegistry, query: str, k: int) -> ToolResult:
-    """The agent's ``search`` tool answering ``query`` with ``k`` results: the registry's call
-    (its validation, ranking, snippets and text) while ``k`` is one an agent may ask for
-    (``TOOL_MAX_K``), else the same tool run directly with the engine's larger ``k``
-    (up to ``MAX_K``; the registry only adds validation around :meth:`SearchTool.run`)."""
-    if k <= TOOL_MAX_K:
+class PageSearch:
+    """The agent's ``search`` tool for the search page, with ``k`` up to the engine's ``MAX_K``.
+
+    While ``k`` is one a policy may ask for (``TOOL_MAX_K``) the call goes through the
+    agent's registry unchanged; past it, through a registry offering a copy of that tool
+    (sharing its snapshot) under the same schema but for ``k``'s maximum, so validation,
+    ranking, snippets and text stay the tool's own (the registry only wraps
+    :meth:`SearchTool.run` in validation).
+    """
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+        tool = copy.copy(registry.tool("search"))
+        schema = tool.parameters
+        tool.parameters = {**schema, "properties": {**schema["properties"], "k": {**schema["properties"]["k"], "maximum": MAX_K}}}
+        self.engine_k = ToolRegistry.from_tools([tool])
+
+    def __call__(self, query: str, k: int) -> ToolResult:
+        """The search tool's result for ``query`` with ``k`` results."""
+        registry = self.registry if k <= TOOL_MAX_K else self.engine_k
         return registry.call(ToolCall("search", {"query": query, "k": k}))
-    try:
-        return registry.tool("search").run({"query": query, "k": k})
-    except ToolInputError as error:
-        return ToolResult(name="search", text=error.message, data=error.data, flag=error.flag)
 
 
 def is_synthetic(snapshot: Snapshot) -> bool:
@@ -69,7 +80,7 @@ def is_synthetic(snapshot: Snapshot) -> bool:
 def router(catalog: SnapshotCatalog) -> APIRouter:
     """The home, search and document pages."""
     snapshot = catalog.snapshot()
-    registry = catalog.registry()
+    search_tool = PageSearch(catalog.registry())
     graph = DocumentGraph(snapshot)
     pages = APIRouter(include_in_schema=False)
 
@@ -85,7 +96,7 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
         limits = {"max_k": MAX_K, "tool_max_k": TOOL_MAX_K}
         if not q.strip():
             return render("search.html", query=q, k=k, result=None, hits=[], carried="", **limits)
-        result = page_search(registry, q, k)
+        result = search_tool(q, k)
         hits = result.data["queries"][0]["results"] if result.ok else []
         return render("search.html", query=q, k=k, result=result, hits=hits, carried=_carried(q, k), **limits)
 

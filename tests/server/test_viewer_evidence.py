@@ -152,6 +152,10 @@ def test_search_takes_k_up_to_the_engines_maximum(viewed):
         assert bad.status_code == 422 and "text/html" in bad.headers["content-type"]
         assert f"k must be between 1 and {MAX_K}" in html.unescape(bad.text) and 'role="alert"' in bad.text
     assert client.get("/view/search", params={"q": "city", "k": MAX_K}).status_code == 200
+    long_query = " ".join(["city"] * 200)  # longer than an agent's query may be: refused at any k, as the tool refuses it
+    for k in (5, 50):
+        refused = client.get("/view/search", params={"q": long_query, "k": k})
+        assert refused.status_code == 200 and "The search tool answered <code>bad_arguments</code>" in refused.text, k
 
 
 # -- replay --------------------------------------------------------------------------------------
