@@ -22,7 +22,7 @@ from stillweb.corpora.tasks.store import read_tasks
 from stillweb.sandboxes.tools.search import TOOL_MAX_K, SearchTool
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.pages import highlight
-from support.viewer_data import HOSTILE_DOC, hostile_snapshot, record_reference_episode, viewer_snapshot
+from support.viewer_data import HOSTILE_DOC, HOSTILE_TASK_ID, hostile_snapshot, record_reference_episode, viewer_snapshot
 
 MARKED = re.compile(r"<mark(?: id=\"[^\"]*\")?>([^<]*)</mark>")
 WORD = r"(?<![^\W_]){}(?![^\W_])"  # a whole word, as tantivy's simple tokenizer splits (alphanumeric runs)
@@ -128,6 +128,11 @@ def test_hostile_text_is_escaped_before_marking(tmp_path):
         body = page.text.split("<main>")[1].split('<script src="/view/static/viewer.js">')[0]
         assert page.status_code == 200 and "<mark>" in body, url
         assert "<script" not in body and "<b>bold" not in body, url
+    started = client.post("/view/play", data={"task_id": HOSTILE_TASK_ID, "tool_format": "tongyi"}, follow_redirects=False)
+    ended = client.post(f"{started.headers['location']}/step", data={"action": "<answer><i>Script</i> Page</answer>"}).text
+    result = ended.split('id="result"')[1].split("</section>")[0]
+    assert "<img" not in result and "<i>" not in result  # the hostile alias and answer, shown as text
+    assert str(escape('<img src=x onerror="window.__pwned = 3">')) in result and "&lt;i&gt;Script&lt;/i&gt; Page" in result
     doc = client.get("/view/doc/0", params={"q": "script bold ampersands"}).text
     text = doc.split('<pre class="doctext">')[1].split("</pre>")[0]
     assert unmark(text) == str(escape(HOSTILE_DOC))
