@@ -11,15 +11,18 @@ calls). Several files are reported one by one, then merged in the order given.
 success rate, mean turns, action length, truncation share by reason, each
 degenerate-action flag's rate, tool use, format errors and repeated calls, over
 the episodes in recording order, with the health thresholds drawn and a marker
-at each episode where a warning is newly raised. The format comes from the
-suffix: .svg (byte-deterministic) or .png (needs cairosvg). The viewer's
-/view/health page shows the same figures.
+at each episode where a warning is newly raised. --plot-by policy_version puts
+the policy version the step lines record (Ray rollout workers write it) on the
+x axis, one point per version. The format comes from the suffix: .svg
+(byte-deterministic) or .png (needs cairosvg). The viewer's /view/health page
+shows the same figures.
 
 examples:
   stillweb health run/episodes.jsonl
   stillweb health env0.jsonl env1.jsonl --window 50 --baseline 50 --json
   stillweb health episodes.jsonl --config health.json --fail-on-warning
   stillweb health run/episodes.jsonl --window 50 --plot health.svg
+  stillweb health rollouts/*.jsonl --plot health.png --plot-by policy_version
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fail-on-warning", action="store_true", help="exit 1 when any warning is raised")
     parser.add_argument("--plot", metavar="OUT.svg|OUT.png", help="also draw the run's health figures into this file "
                         "(format from the suffix)")
+    parser.add_argument("--plot-by", choices=("episode", "policy_version"), default=None,
+                        help="the plot's x axis: episodes in recording order (default) or the recorded policy version")
     parser.set_defaults(handler=run_health)
 
 
@@ -61,6 +66,8 @@ def run_health(args: argparse.Namespace) -> int:
     from stillweb.envs.recording import recorded_episode_stats
 
     plot_format = _plot_format(args.plot)
+    if args.plot_by and not args.plot:
+        raise ValueError("--plot-by chooses the x axis of --plot FILE: give --plot too")
     config = _config(args, HealthConfig)
     merged, reports, missing = RunHealth(config), {}, {}
     for name in args.files:
@@ -79,7 +86,7 @@ def run_health(args: argparse.Namespace) -> int:
         for name, report in reports.items():
             print(describe_report(name, report, missing.get(name, sum(missing.values()))))
     if args.plot:
-        _write_plot(args.files, config, Path(args.plot), plot_format)
+        _write_plot(args.files, config, Path(args.plot), plot_format, args.plot_by or "episode")
     warned = any(report.warnings for report in reports.values())
     return 1 if warned and args.fail_on_warning else 0
 
@@ -107,13 +114,13 @@ def _plot_format(plot: str | None) -> str | None:
     return suffix
 
 
-def _write_plot(files: list[str], config, out: Path, plot_format: str) -> None:
+def _write_plot(files: list[str], config, out: Path, plot_format: str, by: str) -> None:
     """Draw the files' episodes (merged in the order given) into ``out`` as SVG or PNG."""
     from stillweb.envs.health_series import run_plots
     from stillweb.envs.run_summary import summarize_recording
     from stillweb.server.health_svg import run_svg, svg_to_png
 
-    plots = run_plots([summarize_recording(name, name) for name in files], config)
+    plots = run_plots([summarize_recording(name, name) for name in files], config, by=by)
     svg = run_svg(plots)
     if plot_format == ".png":
         try:

@@ -38,11 +38,12 @@ WARN = "#c62828"
 REFERENCE = "#8a939c"
 LEGEND_CHARS = 30
 MIN_LABEL_GAP = 26  # pixels between two policy-version labels
+DOTS_UP_TO = 40  # points of a line drawn as dots too (each value visible when there are few)
 
 
 def figure_svg(figure: Figure, plots: RunPlots) -> str:
     """The standalone SVG of one figure of ``plots`` (its axes span the run's episodes)."""
-    scale = _Scale(plots.episodes, _y_top(figure))
+    scale = _Scale(plots.x_range, _y_top(figure))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="health-figure" data-figure="{_text(figure.key)}" '
              f'width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" {FONT} role="img" '
              f'aria-label="{_text(figure.title)}">',
@@ -57,7 +58,7 @@ def figure_svg(figure: Figure, plots: RunPlots) -> str:
     for color, series in zip(_colors(len(figure.series)), figure.series):
         parts += _series(series, color, scale)
     parts += [_threshold(line, scale) for line in figure.thresholds]
-    parts += [_marker(point, scale) for point in figure.warnings]
+    parts += [_marker(point, scale, plots.by) for point in figure.warnings]
     parts += _legend(figure)
     parts.append("</svg>")
     return "".join(parts)
@@ -66,7 +67,9 @@ def figure_svg(figure: Figure, plots: RunPlots) -> str:
 def run_svg(plots: RunPlots) -> str:
     """One SVG document of every figure of ``plots`` under a title and the run's description."""
     lines = [f"{plots.episodes} finished episodes, window {plots.config.window}, baseline {plots.config.baseline}"
+             + (", by policy version" if plots.by == "policy_version" else "")
              + (f", {plots.without_stats} without episode_stats" if plots.without_stats else "")
+             + (f", {plots.unversioned} without a policy version (not plotted)" if plots.unversioned else "")
              + (f", {plots.unfinished} unfinished (not plotted)" if plots.unfinished else "")]
     if plots.report.warnings:
         lines.append(f"warnings at the end: {', '.join(warning.code for warning in plots.report.warnings)}")
@@ -95,16 +98,16 @@ def svg_to_png(svg: str) -> bytes:
 
 
 class _Scale:
-    """Episode number and value to pixels."""
+    """x (episode number or policy version) and value to pixels."""
 
-    def __init__(self, episodes: int, y_top: float) -> None:
-        self.episodes = max(episodes, 1)
+    def __init__(self, x_range: tuple[int, int], y_top: float) -> None:
+        self.first, self.last = x_range
         self.y_top = y_top
 
-    def x(self, episode: float) -> float:
-        if self.episodes == 1:
+    def x(self, x: float) -> float:
+        if self.last <= self.first:
             return LEFT + PLOT_WIDTH / 2
-        return LEFT + (episode - 1) / (self.episodes - 1) * PLOT_WIDTH
+        return LEFT + (x - self.first) / (self.last - self.first) * PLOT_WIDTH
 
     def y(self, value: float) -> float:
         return TOP + PLOT_HEIGHT - min(max(value, 0.0), self.y_top) / self.y_top * PLOT_HEIGHT
@@ -142,11 +145,11 @@ def _axes(figure: Figure, plots: RunPlots, scale: _Scale) -> list[str]:
                      f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#4a535c">{_value(value, figure.unit)}</text>')
     parts.append(f'<line x1="{LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#4a535c"/>'
                  f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}" stroke="#4a535c"/>')
-    for episode in _episode_ticks(plots.episodes):
-        x = scale.x(episode)
+    for tick in _ticks(*plots.x_range) if plots.episodes else ():
+        x = scale.x(tick)
         parts.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#4a535c"/>'
-                     f'<text x="{x:.1f}" y="{bottom + 15}" text-anchor="middle" fill="#4a535c">{episode}</text>')
-    label = "episode (recording order)"
+                     f'<text x="{x:.1f}" y="{bottom + 15}" text-anchor="middle" fill="#4a535c">{tick}</text>')
+    label = "policy version" if plots.by == "policy_version" else "episode (recording order)"
     if plots.versions:
         label += "; policy version below"
         parts += _version_labels(plots.versions, scale)
@@ -154,12 +157,12 @@ def _axes(figure: Figure, plots: RunPlots, scale: _Scale) -> list[str]:
     return parts
 
 
-def _episode_ticks(episodes: int) -> list[int]:
-    """At most about 10 round episode numbers from 1 to ``episodes``."""
-    if episodes <= 0:
-        return []
-    step = max(1, int(_round_up(episodes / 10))) if episodes > 10 else 1
-    return [1] + [tick for tick in range(step, episodes + 1, step) if tick - 1 > step / 2]
+def _ticks(first: int, last: int) -> list[int]:
+    """``first`` and at most about 10 round whole numbers up to ``last``."""
+    span = last - first
+    step = max(1, int(_round_up(span / 10))) if span > 10 else 1
+    start = (first // step + 1) * step
+    return [first] + [tick for tick in range(start, last + 1, step) if tick - first > step / 2]
 
 
 def _version_labels(versions: Sequence[tuple[int, int]], scale: _Scale) -> list[str]:
@@ -176,30 +179,24 @@ def _version_labels(versions: Sequence[tuple[int, int]], scale: _Scale) -> list[
 
 
 def _baseline_band(plots: RunPlots, scale: _Scale) -> list[str]:
-    if plots.baseline_end is None or plots.episodes < 2:
+    if plots.baseline_end is None or plots.baseline_end <= plots.x_range[0]:
         return []
-    x1, x2 = scale.x(1), scale.x(plots.baseline_end)
-    return [f'<g class="baseline"><title>health baseline: episodes 1 to {plots.baseline_end}</title>'
+    x1, x2 = scale.x(plots.x_range[0]), scale.x(plots.baseline_end)
+    where = f"up to policy version {plots.baseline_end}" if plots.by == "policy_version" else f"episodes 1 to {plots.baseline_end}"
+    return [f'<g class="baseline"><title>health baseline: the first {plots.config.baseline} episodes with stats, {where}</title>'
             f'<rect x="{x1:.1f}" y="{TOP}" width="{x2 - x1:.1f}" height="{PLOT_HEIGHT}" fill="#f1f3f5"/>'
             f'<text x="{x1 + 4:.1f}" y="{TOP + 12}" fill="#8a939c">baseline</text></g>']
 
 
 def _series(series: Series, color: str, scale: _Scale) -> list[str]:
-    """The line of ``series``, broken where episodes have no value; a dot for a point standing alone."""
-    runs: list[list[tuple[int, float]]] = []
-    for point in series.points:
-        if runs and point[0] == runs[-1][-1][0] + 1:
-            runs[-1].append(point)
-        else:
-            runs.append([point])
+    """The line through the points of ``series``, and a dot on each point when there are few."""
+    width = ' stroke-width="5" stroke-opacity="0.35"' if series.total else ' stroke-width="1.8"'
     parts = [f'<g class="series" data-series="{_text(series.label)}"><title>{_text(series.label)}</title>']
-    for run in runs:
-        if len(run) == 1:
-            parts.append(f'<circle cx="{scale.x(run[0][0]):.1f}" cy="{scale.y(run[0][1]):.1f}" r="2.5" fill="{color}"/>')
-        else:
-            points = " ".join(f"{scale.x(episode):.1f},{scale.y(value):.1f}" for episode, value in run)
-            width = ' stroke-width="5" stroke-opacity="0.35"' if series.total else ' stroke-width="1.8"'
-            parts.append(f'<polyline points="{points}" fill="none" stroke="{color}"{width} stroke-linejoin="round"/>')
+    if len(series.points) > 1:
+        points = " ".join(f"{scale.x(x):.1f},{scale.y(value):.1f}" for x, value in series.points)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{color}"{width} stroke-linejoin="round"/>')
+    if len(series.points) <= DOTS_UP_TO:
+        parts += [f'<circle cx="{scale.x(x):.1f}" cy="{scale.y(value):.1f}" r="2.5" fill="{color}"/>' for x, value in series.points]
     parts.append("</g>")
     return parts
 
@@ -217,10 +214,11 @@ def _threshold(line: Threshold, scale: _Scale) -> str:
             f'<text x="{label_x:.1f}" y="{y - 4:.1f}" text-anchor="{anchor}" fill="{color}">{_text(line.label)}</text></g>')
 
 
-def _marker(point: WarningPoint, scale: _Scale) -> str:
-    x, y = scale.x(point.episode), scale.y(point.value)
+def _marker(point: WarningPoint, scale: _Scale, by: str) -> str:
+    x, y = scale.x(point.x), scale.y(point.value)
+    where = f"episode {point.episode}" + (f" (policy version {point.x})" if by == "policy_version" else "")
     return (f'<g class="warning-marker" data-code="{_text(point.code)}" data-episode="{point.episode}">'
-            f'<title>episode {point.episode}: WARNING {_text(point.code)}: {_text(point.message)}</title>'
+            f'<title>{where}: WARNING {_text(point.code)}: {_text(point.message)}</title>'
             f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + PLOT_HEIGHT}" stroke="{WARN}" stroke-opacity="0.35"/>'
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5.5" fill="{WARN}" stroke="#fff" stroke-width="1.5"/></g>')
 

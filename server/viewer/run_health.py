@@ -4,7 +4,8 @@
 of them): the report ``stillweb health`` prints (baseline and recent figures, warnings)
 and the figures ``stillweb health --plot`` draws, the very same SVG
 (:mod:`stillweb.server.health_svg`), inline. ``?window=`` and ``?baseline=`` set the
-:class:`~stillweb.envs.health.HealthConfig` sizes. A damaged file is plotted with the
+:class:`~stillweb.envs.health.HealthConfig` sizes; ``?by=policy_version`` puts the recorded
+policy version on the x axis. A damaged file is plotted with the
 episodes read before the damage, and the page says what is wrong with it; an unknown
 file name gets a page listing the names there are.
 """
@@ -19,7 +20,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from stillweb.envs.health import HealthConfig, describe_report
-from stillweb.envs.health_series import run_plots
+from stillweb.envs.health_series import X_AXES, run_plots
 from stillweb.envs.run_summary import RecordingFollower, RecordingSummary
 from stillweb.server.health_svg import figure_svg
 from stillweb.server.viewer.pages import error_page, render
@@ -53,17 +54,23 @@ def router(files: TrajectoryFiles) -> APIRouter:
     @pages.get("/health", response_class=HTMLResponse)
     def health_page(file: str | None = Query(default=None, max_length=1000),
                     window: int = Query(default=HealthConfig.window, ge=1, le=100_000),
-                    baseline: int = Query(default=HealthConfig.baseline, ge=1, le=100_000)) -> HTMLResponse:
+                    baseline: int = Query(default=HealthConfig.baseline, ge=1, le=100_000),
+                    by: str = Query(default="episode", max_length=100)) -> HTMLResponse:
         listing = files.listing()
         names = [name for name, _ in listing]
         if file is not None and file not in names:
             known = ", ".join(names) or "none (start the viewer with --episodes PATH)"
             return error_page(404, "No such trajectory file", f"no trajectory file named {file!r}; the files are: {known}")
+        if by not in X_AXES:
+            return error_page(422, "No such x axis", f"by={by!r}: the plots' x axis is one of {', '.join(X_AXES)}")
         chosen = [(name, path) for name, path in listing if file is None or name == file]
-        plots = run_plots(summaries.of(chosen, names),
-                          HealthConfig(window=window, baseline=baseline), name=file or ("merged" if len(chosen) > 1 else None))
+        try:
+            plots = run_plots(summaries.of(chosen, names), HealthConfig(window=window, baseline=baseline),
+                              name=file or ("merged" if len(chosen) > 1 else None), by=by)
+        except ValueError as error:  # by policy version, and no episode records one
+            return error_page(422, "Cannot plot by policy version", str(error))
         return render("health.html", names=names, file=file, plots=plots, configured=bool(files.paths),
-                      window=window, baseline=baseline,
+                      window=window, baseline=baseline, by=by,
                       report=describe_report(plots.name, plots.report, plots.without_stats) if chosen else None,
                       figures=[Markup(figure_svg(figure, plots)) for figure in plots.figures] if chosen else [])
 

@@ -146,3 +146,23 @@ def test_config_window_and_baseline_apply_to_the_plot(collapse, tmp_path):
     markers = sorted((g.get("data-code"), int(g.get("data-episode"))) for g in document.iter(f"{SVG}g")
                      if g.get("class") == "warning-marker")
     assert ("degenerate_actions", 13) in markers and not any(code == "length_up" for code, _ in markers)
+
+
+def test_plot_by_policy_version(tmp_path, capsys):
+    run = write_run(tmp_path / "run.jsonl", [healthy(i, policy_version=10 + i // 4) for i in range(8)]
+                    + [collapsed(i, policy_version=12 + (i - 8) // 4) for i in range(8, 16)])
+    out = tmp_path / "by-version.svg"
+    assert main(["health", str(run), *WINDOW, "--plot", str(out), "--plot-by", "policy_version"]) == 0
+    document = ElementTree.fromstring(out.read_text(encoding="utf-8"))
+    success = next(svg for key, svg in figures_of(document).items() if key == "success")
+    assert "policy version" in "".join(success.itertext()) and "one point per policy version" in "".join(success.itertext())
+    ticks = [text.text for text in success.iter(f"{SVG}text") if text.get("text-anchor") == "middle" and (text.text or "").isdigit()]
+    assert ticks == ["10", "11", "12", "13"]
+    markers = [g.find(f"{SVG}title").text for g in document.iter(f"{SVG}g") if g.get("class") == "warning-marker"]
+    assert markers and all("(policy version 12)" in title for title in markers)  # the collapse starts with version 12
+    plain = write_run(tmp_path / "plain.jsonl", [healthy(0)])
+    capsys.readouterr()
+    assert main(["health", str(plain), "--plot", str(tmp_path / "x.svg"), "--plot-by", "policy_version"]) == 2
+    assert "records a policy_version" in capsys.readouterr().err
+    assert main(["health", str(plain), "--plot-by", "policy_version"]) == 2
+    assert "give --plot too" in capsys.readouterr().err

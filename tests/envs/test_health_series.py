@@ -157,3 +157,36 @@ def test_an_empty_run_has_empty_figures(tmp_path):
     assert plots.episodes == 0 and plots.baseline_end is None
     assert all(not series.points for item in plots.figures for series in item.series)
     assert "the baseline needs 20 episodes" in figure(plots, "action_length").note
+
+
+def test_by_policy_version_one_point_per_version_over_its_episodes(tmp_path):
+    episodes = ([healthy(i, policy_version=1) for i in range(4)] + [healthy(4), collapsed(5, policy_version=3)]
+                + [collapsed(i, policy_version=3) for i in range(6, 8)] + [collapsed(8, policy_version=7), healthy(9, policy_version=7)])
+    path = write_run(tmp_path / "versions.jsonl", episodes)
+    plots = run_plots([summarize_recording(path)], CONFIG, by="policy_version")
+    assert plots.by == "policy_version" and plots.x_range == (1, 7) and plots.unversioned == 1 and plots.versions == ()
+    ends = episode_ends(path)
+    groups: dict[int, list[dict]] = {}
+    for end in ends:  # the step line that ended the episode carries the version
+        if end.get("policy_version") is not None:
+            groups.setdefault(end["policy_version"], []).append(end)
+    assert sorted(groups) == [1, 3, 7]
+    success = figure(plots, "success").series[0].points
+    assert success == tuple((v, sum(e["terminated"] and e["info"]["outcome"] >= 1 for e in g) / len(g)) for v, g in sorted(groups.items()))
+    assert success == ((1, 1.0), (3, 0.0), (7, 0.5))
+    chars = figure(plots, "action_length").series[0].points
+    for (version, value), (_, group) in zip(chars, sorted(groups.items())):
+        stats = [end["info"]["episode_stats"] for end in group]
+        assert value == pytest.approx(sum(s["action_chars"] for s in stats) / sum(s["turns"] for s in stats)), version
+    points = {(point.code, point.episode): point for item in plots.figures for point in item.warnings}
+    assert points[("degenerate_actions", 6)].x == 3  # raised at episode 6, which policy version 3 played
+    assert points[("degenerate_actions", 6)].value == dict(figure(plots, "degenerate").series[0].points)[3]
+    assert plots.baseline_end == 1  # the baseline's last episode (the 4th) ran version 1
+
+
+def test_by_policy_version_needs_recorded_versions(tmp_path):
+    path = write_run(tmp_path / "plain.jsonl", [healthy(0), healthy(1)])
+    with pytest.raises(ValueError, match="no finished episode of these files records a policy_version"):
+        run_plots([summarize_recording(path)], by="policy_version")
+    with pytest.raises(ValueError, match="one of episode, policy_version, not 'time'"):
+        run_plots([summarize_recording(path)], by="time")

@@ -88,3 +88,22 @@ def test_a_growing_run_shows_its_new_episodes(small_snapshot, tmp_path):
     collapsing_run(path, healthy_episodes=6, collapsed_episodes=6)  # the same first lines, then a collapse
     grown = client.get("/view/health", params=WINDOW)
     assert "live.jsonl: 12 episodes" in grown.text and 'class="warning-marker"' in grown.text
+
+
+def test_by_policy_version_and_bad_axes(small_snapshot, tmp_path):
+    folder = tmp_path / "versions"
+    folder.mkdir()
+    write_run(folder / "v.jsonl", [healthy(i, policy_version=1 + i // 3) for i in range(9)])
+    write_run(folder / "plain.jsonl", [healthy(0)])
+    client = TestClient(make_viewer_app(ViewerConfig(small_snapshot, episodes=(folder,))))
+    by_episode = client.get("/view/health", params={"file": "versions/v.jsonl"})
+    assert "plot by policy version" in by_episode.text and by_episode.text.count('class="policy-version"') == 7 * 3
+    page = client.get("/view/health", params={"file": "versions/v.jsonl", "by": "policy_version"})
+    assert page.status_code == 200 and len(figures_in(page.text)) == 7 and "one point per policy version" in page.text
+    assert "--plot-by policy_version" in page.text
+    merged = client.get("/view/health", params={"by": "policy_version"})
+    assert merged.status_code == 200 and "1 episode(s) without a policy version not plotted" in merged.text
+    none = client.get("/view/health", params={"file": "versions/plain.jsonl", "by": "policy_version"})
+    assert none.status_code == 422 and "records a policy_version" in none.text
+    bad = client.get("/view/health", params={"by": "<time>"})
+    assert bad.status_code == 422 and "by=&#39;&lt;time&gt;&#39;" in bad.text and "episode, policy_version" in bad.text
