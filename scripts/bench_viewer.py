@@ -101,7 +101,7 @@ def _episode_lines(draw: _Draws, env_id: str, number: int, tasks: int, filler: s
             info.update(outcome=outcome if ending == "terminated" else 0.0, truncation_reason=truncation,
                         termination_reason="answered" if ending == "terminated" else None,
                         episode_stats={"turns": turns, "action_chars": 40 * turns})
-            reward = (outcome + 0.1 * draw.below(3)) if ending == "terminated" else 0.0
+            reward = (outcome + 0.1 * draw.below(3)) if ending == "terminated" else 0.05 * draw.below(3)
         lines.append(canonical_json({"type": "step", "action": f"<tool_call>search {turn}</tool_call>", "observation": filler,
                                      "reward": reward, "terminated": last and ending == "terminated",
                                      "truncated": last and ending == "truncated", "info": info,

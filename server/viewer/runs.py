@@ -134,10 +134,10 @@ class RunQuery:
 
 @dataclass(frozen=True)
 class Selection:
-    """What one request shows: the page's rows (episode, whether its file is marked), the count
-    of filtered rows, the page and page count, and the aggregates over every filtered row."""
+    """What one request shows: the page's rows (episode, what is wrong with its file or ``None``),
+    the count of filtered rows, the page and page count, and the aggregates over every filtered row."""
 
-    rows: tuple[tuple[EpisodeSummary, bool], ...]
+    rows: tuple[tuple[EpisodeSummary, str | None], ...]
     total: int
     page: int
     pages: int
@@ -156,8 +156,7 @@ class RunTable:
         self.files = tuple(_run_file(summary, fingerprint) for summary in summaries)
         self.episodes: tuple[EpisodeSummary, ...] = tuple(episode for summary in summaries for episode in summary.episodes)
         episodes = self.episodes
-        marked_files = {run.name for run in self.files if run.note}
-        self.marked = np.fromiter((episode.file in marked_files for episode in episodes), dtype=bool, count=len(episodes))
+        self.notes = {run.name: run.note for run in self.files if run.note}
         file_names = sorted({run.name for run in self.files})
         self._values: dict[str, list[str]] = {
             "file": file_names,
@@ -210,7 +209,7 @@ class RunTable:
         if not 1 <= query.page <= pages:
             raise BadQuery(f"page {query.page} is out of range: these {total:,} episodes fill pages 1 to {pages}")
         shown = chosen[(query.page - 1) * PAGE_ROWS:query.page * PAGE_ROWS]
-        rows = tuple((self.episodes[row], bool(self.marked[row])) for row in shown.tolist())
+        rows = tuple((self.episodes[row], self.notes.get(self.episodes[row].file)) for row in shown.tolist())
         return Selection(rows, total, query.page, pages, self.aggregates(mask))
 
     def mask(self, query: RunQuery) -> np.ndarray:

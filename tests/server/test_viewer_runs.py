@@ -96,6 +96,8 @@ def test_cut_damaged_and_other_snapshot_files_are_listed_with_the_reason_and_mar
                                                                         "recorded/reference.jsonl"))
     assert len(summaries["recorded/killed.jsonl"].episodes) == 2 and len(summaries["recorded/damaged.jsonl"].episodes) == 1
     assert all(marked == (name in marked_files) for name, _, marked in rows)
+    other = html.unescape(client.get("/view/episodes", params={"file": "recorded/other-snapshot.jsonl"}).text)
+    assert 'class="flag" title="recorded on another snapshot (fingerprint 000000000000' in other
 
 
 SORT_VALUES = {

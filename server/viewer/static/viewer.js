@@ -10,7 +10,7 @@ window.addEventListener("load", function () {
   var first = document.getElementById("first-difference");
   if (first && !window.location.hash) first.scrollIntoView({block: "start"});
 });
-// The runs table's filter form: a changed drop-down applies at once, and empty fields stay out of the URL.
+// The runs table's filter form: a changed drop-down applies at once; empty fields and defaults stay out of the URL.
 // (Convenience only: without JavaScript the form's button does the same.)
 document.querySelectorAll("form[data-submit-on-change]").forEach(function (form) {
   form.addEventListener("change", function (event) {
@@ -18,7 +18,7 @@ document.querySelectorAll("form[data-submit-on-change]").forEach(function (form)
   });
   form.addEventListener("submit", function () {
     form.querySelectorAll("input[name], select[name]").forEach(function (field) {
-      if (field.value === "") field.disabled = true;
+      if (field.value === "" || field.value === field.dataset.default) field.disabled = true;
     });
   });
 });
