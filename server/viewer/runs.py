@@ -28,7 +28,7 @@ from stillweb.envs.run_summary import ENDINGS, EpisodeSummary, RecordingFollower
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles
 
-__all__ = ["router", "RunIndex", "RunTable", "RunFile", "RunQuery", "Selection", "BadQuery",
+__all__ = ["router", "RunIndex", "RunTable", "FileColumns", "RunFile", "RunQuery", "Selection", "BadQuery",
            "SORT_KEYS", "CHOICE_FILTERS", "RANGE_FILTERS", "PAGE_ROWS", "NONE"]
 
 PAGE_ROWS = 100
@@ -144,51 +144,83 @@ class Selection:
     aggregates: dict[str, Any]
 
 
+# The columns filtered by value: how an episode's value is written (None: missing) and how values sort.
+_VALUE_COLUMNS = {
+    "file": lambda episode: episode.file,
+    "task": lambda episode: episode.task_id,
+    "env": lambda episode: episode.env_id,
+    "ending": lambda episode: episode.ending,
+    "outcome": lambda episode: None if episode.outcome is None else _number_text(episode.outcome),
+    "truncation": lambda episode: episode.truncation_reason,
+    "policy": lambda episode: None if episode.policy_version is None else str(episode.policy_version),
+}
+_VALUE_ORDER = {"ending": ENDINGS.index, "outcome": float, "policy": int}  # the others sort as text
+
+
+class FileColumns:
+    """One recording's episodes as arrays, value columns coded by rank among the file's own values
+    (:class:`RunTable` remaps the codes when it puts files together, so a changed file is the only
+    one turned into columns again)."""
+
+    def __init__(self, summary: RecordingSummary) -> None:
+        self.summary = summary
+        episodes = summary.episodes
+        size = len(episodes)
+        self.values: dict[str, list[str]] = {}
+        self.codes: dict[str, np.ndarray] = {}
+        for name, value_of in _VALUE_COLUMNS.items():
+            texts = [value_of(episode) for episode in episodes]
+            self.values[name] = sorted({text for text in texts if text is not None})
+            rank = {value: position for position, value in enumerate(self.values[name])}
+            self.codes[name] = np.fromiter((-1 if text is None else rank[text] for text in texts), dtype=np.int64, count=size)
+        self.flag_names = sorted({name for episode in episodes for name, _ in episode.flags})
+        column = {name: position for position, name in enumerate(self.flag_names)}
+        self.flag_counts = np.zeros((size, len(self.flag_names)), dtype=np.int64)
+        for row, episode in enumerate(episodes):
+            for name, count in episode.flags:
+                self.flag_counts[row, column[name]] = count
+        self.index = np.fromiter((episode.index for episode in episodes), dtype=np.int64, count=size)
+        self.reward = np.fromiter((episode.reward for episode in episodes), dtype=np.float64, count=size)
+        self.turns = np.fromiter((episode.turns for episode in episodes), dtype=np.int64, count=size)
+        self.success = np.fromiter((episode.success for episode in episodes), dtype=bool, count=size)
+
+
 class RunTable:
     """Every episode of the trajectory files, as columns (built once per set of file versions).
 
     ``files``: the :class:`RunFile` of every listed file, in listing order; ``episodes``:
     every :class:`~stillweb.envs.run_summary.EpisodeSummary`, files in listing order;
     ``choices``: the valid values of each filter (sorted; ``none`` where a value can be missing).
+    ``columns``: the :class:`FileColumns` of ``summaries`` where already made.
     """
 
-    def __init__(self, summaries: Sequence[RecordingSummary], fingerprint: str | None) -> None:
+    def __init__(self, summaries: Sequence[RecordingSummary], fingerprint: str | None,
+                 columns: Sequence[FileColumns] | None = None) -> None:
+        parts = list(columns) if columns is not None else [FileColumns(summary) for summary in summaries]
         self.files = tuple(_run_file(summary, fingerprint) for summary in summaries)
         self.episodes: tuple[EpisodeSummary, ...] = tuple(episode for summary in summaries for episode in summary.episodes)
-        episodes = self.episodes
         self.notes = {run.name: run.note for run in self.files if run.note}
-        file_names = sorted({run.name for run in self.files})
-        self._values: dict[str, list[str]] = {
-            "file": file_names,
-            "task": sorted({episode.task_id for episode in episodes if episode.task_id is not None}),
-            "env": sorted({episode.env_id for episode in episodes}),
-            "ending": list(ENDINGS),
-            "outcome": list(dict.fromkeys(_number_text(value) for value in sorted({episode.outcome for episode in episodes
-                                                                                    if episode.outcome is not None}))),
-            "truncation": sorted({episode.truncation_reason for episode in episodes if episode.truncation_reason is not None}),
-            "policy": [str(value) for value in sorted({episode.policy_version for episode in episodes if episode.policy_version is not None})],
-        }
-        texts = {
-            "file": [episode.file for episode in episodes],
-            "task": [episode.task_id for episode in episodes],
-            "env": [episode.env_id for episode in episodes],
-            "ending": [episode.ending for episode in episodes],
-            "outcome": [None if episode.outcome is None else _number_text(episode.outcome) for episode in episodes],
-            "truncation": [episode.truncation_reason for episode in episodes],
-            "policy": [None if episode.policy_version is None else str(episode.policy_version) for episode in episodes],
-        }
-        # codes: the rank of each row's value among the sorted values (-1: missing), for filters and sorting alike
-        self._codes = {name: _codes(texts[name], self._values[name]) for name in texts}
-        self.flag_names = sorted({name for episode in episodes for name, _ in episode.flags})
+        # codes: the rank of each row's value among the sorted values of every file (-1: missing), for filters and sorting
+        self._values: dict[str, list[str]] = {}
+        self._codes: dict[str, np.ndarray] = {}
+        for name in _VALUE_COLUMNS:
+            known = set().union(*(part.values[name] for part in parts), (run.name for run in self.files) if name == "file" else ())
+            ordered = list(ENDINGS) if name == "ending" else sorted(known, key=_VALUE_ORDER.get(name, str))
+            rank = {value: position for position, value in enumerate(ordered)}
+            self._values[name] = ordered
+            self._codes[name] = _joined([np.array([rank[value] for value in part.values[name]] + [-1], dtype=np.int64)[part.codes[name]]
+                                         for part in parts], np.int64)
+        self.flag_names = sorted(set().union(*(part.flag_names for part in parts)))
         column = {name: position for position, name in enumerate(self.flag_names)}
-        self.flag_counts = np.zeros((len(episodes), len(self.flag_names)), dtype=np.int64)
-        for row, episode in enumerate(episodes):
-            for name, count in episode.flags:
-                self.flag_counts[row, column[name]] = count
-        self.index = np.fromiter((episode.index for episode in episodes), dtype=np.int64, count=len(episodes))
-        self.reward = np.fromiter((episode.reward for episode in episodes), dtype=np.float64, count=len(episodes))
-        self.turns = np.fromiter((episode.turns for episode in episodes), dtype=np.int64, count=len(episodes))
-        self.success = np.fromiter((episode.success for episode in episodes), dtype=bool, count=len(episodes))
+        self.flag_counts = np.zeros((len(self.episodes), len(self.flag_names)), dtype=np.int64)
+        start = 0
+        for part in parts:
+            self.flag_counts[start:start + len(part.index), [column[name] for name in part.flag_names]] = part.flag_counts
+            start += len(part.index)
+        self.index = _joined([part.index for part in parts], np.int64)
+        self.reward = _joined([part.reward for part in parts], np.float64)
+        self.turns = _joined([part.turns for part in parts], np.int64)
+        self.success = _joined([part.success for part in parts], bool)
         self.flag_total = self.flag_counts.sum(axis=1)
         self.choices: dict[str, tuple[str, ...]] = {
             **{name: tuple(values) for name, values in self._values.items()},
@@ -282,6 +314,7 @@ class RunIndex:
         self._lock = threading.Lock()
         self._followers: dict[str, RecordingFollower] = {}
         self._summaries: tuple[RecordingSummary, ...] = ()
+        self._columns: dict[str, FileColumns] = {}
         self._table: RunTable | None = None
 
     def table(self) -> RunTable:
@@ -295,7 +328,10 @@ class RunIndex:
             summaries = tuple(follower.summary() for follower in followers.values())
             unchanged = len(summaries) == len(self._summaries) and all(a is b for a, b in zip(summaries, self._summaries))
             if self._table is None or not unchanged:
-                self._table, self._summaries = RunTable(summaries, self.fingerprint), summaries
+                columns = {name: self._columns[name] if name in self._columns and self._columns[name].summary is summary
+                           else FileColumns(summary) for name, summary in zip(followers, summaries)}
+                self._table = RunTable(summaries, self.fingerprint, list(columns.values()))
+                self._summaries, self._columns = summaries, columns
             return self._table
 
 
@@ -329,9 +365,8 @@ def _run_file(summary: RecordingSummary, fingerprint: str | None) -> RunFile:
     return RunFile(summary.name, summary.env_id, len(summary.episodes), problem, other)
 
 
-def _codes(values: list[str | None], sorted_values: list[str]) -> np.ndarray:
-    rank = {value: position for position, value in enumerate(sorted_values)}
-    return np.fromiter((rank.get(value, -1) if value is not None else -1 for value in values), dtype=np.int64, count=len(values))
+def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype=dtype)
 
 
 def _number_text(value: float) -> str:
