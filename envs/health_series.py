@@ -178,6 +178,7 @@ class _Axis:
         self.by, self.window = by, window
         self.numbered = list(enumerate(finished, start=1))
         self._groups: dict[bool, list[tuple[int, list[EpisodeSummary]]]] = {}
+        self._figures: dict[int, dict[str, float]] | None = None
         if by == "policy_version":
             versions = sorted({episode.policy_version for episode in finished if episode.policy_version is not None})
             if not versions:
@@ -218,6 +219,16 @@ class _Axis:
         """The line of ``value`` over each point's episodes."""
         return Series(label, tuple((x, float(value(group))) for x, group in self.groups(with_stats)), total)
 
+    def health_figures(self) -> dict[int, dict[str, float]]:
+        """x -> the RunHealth figures (:func:`stillweb.envs.health.figures`) over that point's episodes with stats."""
+        if self._figures is None:
+            self._figures = {x: figures([episode.stats for episode in group]) for x, group in self.groups(with_stats=True)}
+        return self._figures
+
+    def health_series(self, label: str, key: str, total: bool = False) -> Series:
+        """The line of the RunHealth figure ``key``."""
+        return Series(label, tuple((x, float(shown[key])) for x, shown in self.health_figures().items()), total)
+
     def note(self, episodes_with: str = "finished episodes") -> str:
         """What a point is over."""
         if self.by == "policy_version":
@@ -251,13 +262,12 @@ class _HealthTrace:
     def warnings(self, figure: str) -> tuple[WarningPoint, ...]:
         """The warning points of the codes ``figure`` shows (on the version axis: at the raising episode's version)."""
         points = []
-        by_version = dict(self.axis.groups(with_stats=True)) if self.axis.by == "policy_version" else {}
         for number, episode, warning in self.raised:
             shown, key = _FIGURE_OF_CODE[warning.code]
             x = self.axis.x_of(number, episode)
             if shown != figure or x is None:
                 continue
-            value = warning.recent if self.axis.by == "episode" else _health(key)(by_version[x])
+            value = warning.recent if self.axis.by == "episode" else self.axis.health_figures()[x][key]
             points.append(WarningPoint(x, number, warning.code, warning.message, float(value)))
         return tuple(points)
 
@@ -269,11 +279,6 @@ class _HealthTrace:
 def _mean(values) -> float:
     values = [float(value) for value in values]
     return sum(values) / len(values)
-
-
-def _health(key: str) -> Callable[[list[EpisodeSummary]], float]:
-    """The RunHealth figure ``key`` (:func:`stillweb.envs.health.figures`) over a group of episodes."""
-    return lambda group: figures([episode.stats for episode in group])[key]
 
 
 def _flag_rate(name: str) -> Callable[[list[EpisodeSummary]], float]:
@@ -325,7 +330,7 @@ def _action_length_figure(axis: _Axis, health: _HealthTrace, config: HealthConfi
     lines = _drift_lines(health, "action_chars_per_turn", "baseline {:.0f}", lambda base: (
         f"length_up: {config.length_growth:g} x baseline = {base * config.length_growth:.0f}", base * config.length_growth),
         "length_up")
-    series = (axis.series("characters per turn", _health("action_chars_per_turn"), with_stats=True),)
+    series = (axis.health_series("characters per turn", "action_chars_per_turn"),)
     return Figure("action_length", "Action length (characters per turn)", RATE, series, lines,
                   health.warnings("action_length"), _drift_note(axis, health, config))
 
@@ -333,7 +338,7 @@ def _action_length_figure(axis: _Axis, health: _HealthTrace, config: HealthConfi
 def _degenerate_figure(axis: _Axis, health: _HealthTrace, config: HealthConfig) -> Figure:
     flags = {name: axis.series(name, _flag_rate(name), with_stats=True) for name in ACTION_FLAGS}
     raised = [name for name in ACTION_FLAGS if any(value > 0 for _, value in flags[name].points)]
-    series = (axis.series("any flag", _health("degenerate_share"), with_stats=True, total=True),) + tuple(flags[name] for name in raised)
+    series = (axis.health_series("any flag", "degenerate_share", total=True),) + tuple(flags[name] for name in raised)
     line = Threshold(f"degenerate_actions: above {config.max_degenerate_share:.0%}", config.max_degenerate_share,
                      axis.x_range[0], "degenerate_actions")
     quiet = [name for name in ACTION_FLAGS if name not in raised]
@@ -346,7 +351,7 @@ def _tool_use_figure(axis: _Axis, health: _HealthTrace, config: HealthConfig) ->
     keep = 1 - config.tool_use_drop
     lines = _drift_lines(health, "tool_calls_per_turn", "baseline {:.2f}", lambda base: (
         f"tool_use_down: at or below {keep:g} x baseline = {base * keep:.2f}", base * keep), "tool_use_down")
-    series = (axis.series("tool calls per turn", _health("tool_calls_per_turn"), with_stats=True),)
+    series = (axis.health_series("tool calls per turn", "tool_calls_per_turn"),)
     return Figure("tool_use", "Tool use (calls per turn)", RATE, series, lines, health.warnings("tool_use"),
                   _drift_note(axis, health, config))
 
@@ -357,8 +362,8 @@ def _format_figure(axis: _Axis, health: _HealthTrace, config: HealthConfig) -> F
         f"format_errors_up: baseline {base:.2f} + {rise:g}", base + rise), "format_errors_up")
     repeated = Threshold(f"repeated_calls: above {config.max_repeated_call_share:.0%} of calls",
                          config.max_repeated_call_share, axis.x_range[0], "repeated_calls")
-    series = (axis.series("format errors per turn", _health("format_errors_per_turn"), with_stats=True),
-              axis.series("repeated calls (share of calls)", _health("repeated_call_share"), with_stats=True))
+    series = (axis.health_series("format errors per turn", "format_errors_per_turn"),
+              axis.health_series("repeated calls (share of calls)", "repeated_call_share"))
     return Figure("format", "Format errors and repeated calls", RATE, series, drift[1:] + (repeated,),
                   health.warnings("format"), _drift_note(axis, health, config))
 

@@ -20,13 +20,15 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from stillweb.envs.health import HealthConfig, describe_report
-from stillweb.envs.health_series import X_AXES, run_plots
+from stillweb.envs.health_series import X_AXES, RunPlots, run_plots
 from stillweb.envs.run_summary import RecordingFollower, RecordingSummary
 from stillweb.server.health_svg import figure_svg
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles
 
 __all__ = ["router"]
+
+CACHED_PLOTS = 4  # runs whose figures are kept (a page reload of an unchanged run draws nothing again)
 
 
 class _Summaries:
@@ -46,10 +48,30 @@ class _Summaries:
             return [self._followers[name].summary() for name, _ in chosen]
 
 
+class _PlotCache:
+    """The last few runs' plots and SVG figures, keyed by their summaries (the same objects while the
+    files are unchanged, see RecordingFollower) and the plot parameters."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[tuple[tuple[RecordingSummary, ...], tuple, RunPlots, list[Markup]]] = []
+
+    def get(self, summaries: list[RecordingSummary], parameters: tuple) -> tuple[RunPlots, list[Markup]] | None:
+        with self._lock:
+            for kept, kept_parameters, plots, svgs in self._entries:
+                if kept_parameters == parameters and len(kept) == len(summaries) and all(a is b for a, b in zip(kept, summaries)):
+                    return plots, svgs
+        return None
+
+    def put(self, summaries: list[RecordingSummary], parameters: tuple, plots: RunPlots, svgs: list[Markup]) -> None:
+        with self._lock:
+            self._entries = [(tuple(summaries), parameters, plots, svgs)] + self._entries[: CACHED_PLOTS - 1]
+
+
 def router(files: TrajectoryFiles) -> APIRouter:
     """The ``/health`` page over ``files``."""
     pages = APIRouter(include_in_schema=False)
-    summaries = _Summaries()
+    summaries, cache = _Summaries(), _PlotCache()
 
     @pages.get("/health", response_class=HTMLResponse)
     def health_page(file: str | None = Query(default=None, max_length=1000),
@@ -64,14 +86,21 @@ def router(files: TrajectoryFiles) -> APIRouter:
         if by not in X_AXES:
             return error_page(422, "No such x axis", f"by={by!r}: the plots' x axis is one of {', '.join(X_AXES)}")
         chosen = [(name, path) for name, path in listing if file is None or name == file]
-        try:
-            plots = run_plots(summaries.of(chosen, names), HealthConfig(window=window, baseline=baseline),
-                              name=file or ("merged" if len(chosen) > 1 else None), by=by)
-        except ValueError as error:  # by policy version, and no episode records one
-            return error_page(422, "Cannot plot by policy version", str(error))
+        current = summaries.of(chosen, names)
+        parameters = (file, window, baseline, by)
+        drawn = cache.get(current, parameters)
+        if drawn is None:
+            try:
+                plots = run_plots(current, HealthConfig(window=window, baseline=baseline),
+                                  name=file or ("merged" if len(chosen) > 1 else None), by=by)
+            except ValueError as error:  # by policy version, and no episode records one
+                return error_page(422, "Cannot plot by policy version", str(error))
+            drawn = plots, [Markup(figure_svg(figure, plots)) for figure in plots.figures]
+            cache.put(current, parameters, *drawn)
+        plots, svgs = drawn
         return render("health.html", names=names, file=file, plots=plots, configured=bool(files.paths),
                       window=window, baseline=baseline, by=by,
                       report=describe_report(plots.name, plots.report, plots.without_stats) if chosen else None,
-                      figures=[Markup(figure_svg(figure, plots)) for figure in plots.figures] if chosen else [])
+                      figures=svgs if chosen else [])
 
     return pages
