@@ -28,8 +28,8 @@ added one at a time, as :class:`~stillweb.envs.health.HealthMonitor` adds them, 
 marks each episode where a warning code is newly raised (again after it cleared), as the
 monitor logs it: the points where ``stillweb health`` over the same files, cut at that
 episode, reports the warning. Unfinished episodes (a killed run's last one) are not
-plotted; finished ones without ``episode_stats`` (Lookup-v0, older recordings) count only
-for success, turns and truncation.
+plotted; finished ones without ``episode_stats`` (Lookup-v0, older recordings), or whose
+stats are not counts (a recording is file input), count only for success, turns and truncation.
 
 >>> plots = run_plots([summarize_recording("run/episodes.jsonl")], HealthConfig(window=50))  # doctest: +SKIP
 >>> [figure.key for figure in plots.figures]  # doctest: +SKIP
@@ -40,11 +40,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from stillweb.envs.degenerate import ACTION_FLAGS
-from stillweb.envs.health import HealthConfig, HealthReport, RunHealth, figures
+from stillweb.envs.episode_stats import STAT_FIELDS
+from stillweb.envs.health import HealthConfig, HealthReport, HealthWarning, RunHealth, figures
 from stillweb.envs.run_summary import EpisodeSummary, RecordingSummary
 
 __all__ = ["Series", "Threshold", "WarningPoint", "Figure", "RunPlots", "run_plots", "SHARE", "RATE", "X_AXES"]
@@ -150,7 +151,8 @@ def run_plots(recordings: Sequence[RecordingSummary], config: HealthConfig | Map
         raise ValueError(f"the x axis must be one of {', '.join(X_AXES)}, not {by!r}")
     config = HealthConfig.from_value(config)
     episodes = [episode for recording in recordings for episode in recording.episodes]
-    finished = [episode for episode in episodes if episode.ending != "unfinished"]
+    finished = [episode if _countable(episode.stats) else replace(episode, stats=None)
+                for episode in episodes if episode.ending != "unfinished"]
     axis = _Axis(finished, by, config.window)
     health = _HealthTrace(config, finished, axis)
     figures_ = (
@@ -241,7 +243,7 @@ class _HealthTrace:
 
     def __init__(self, config: HealthConfig, finished: list[EpisodeSummary], axis: _Axis) -> None:
         run = RunHealth(config)
-        self.raised: list[tuple[int, EpisodeSummary, Any]] = []  # (episode number, episode, HealthWarning)
+        self.raised: list[tuple[int, EpisodeSummary, HealthWarning]] = []  # (episode number, episode, warning)
         active: set[str] = set()
         counted: list[tuple[int, EpisodeSummary]] = []
         for number, episode in enumerate(finished, start=1):
@@ -274,6 +276,16 @@ class _HealthTrace:
     def baseline_value(self, key: str) -> float | None:
         """The baseline figure ``key`` once the baseline is complete."""
         return float(self.final.baseline[key]) if self.baseline_end is not None and self.final.baseline else None
+
+
+def _countable(stats: Mapping[str, Any] | None) -> bool:
+    """Stats RunHealth can add: whole counts (missing ones are 0) and a dict of flag counts. A recording is
+    file input: other stats (text, negative numbers) make the episode one without stats, never an error."""
+    if stats is None:
+        return False
+    flags = stats.get("flags", {})
+    counts = [stats.get(name, 0) for name in STAT_FIELDS] + (list(flags.values()) if isinstance(flags, dict) else [None])
+    return all(isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in counts)
 
 
 def _mean(values) -> float:

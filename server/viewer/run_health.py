@@ -95,6 +95,8 @@ def router(files: TrajectoryFiles) -> APIRouter:
                                   name=file or ("merged" if len(chosen) > 1 else None), by=by)
             except ValueError as error:  # by policy version, and no episode records one
                 return error_page(422, "Cannot plot by policy version", str(error))
+            except Exception as error:  # noqa: BLE001 - recordings are file input: any failure is a page saying so
+                return error_page(422, "Cannot plot these files", f"{type(error).__name__}: {str(error)[:500]}")
             drawn = plots, [Markup(figure_svg(figure, plots)) for figure in plots.figures]
             cache.put(current, parameters, *drawn)
         plots, svgs = drawn

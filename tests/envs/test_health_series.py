@@ -190,3 +190,18 @@ def test_by_policy_version_needs_recorded_versions(tmp_path):
         run_plots([summarize_recording(path)], by="policy_version")
     with pytest.raises(ValueError, match="one of episode, policy_version, not 'time'"):
         run_plots([summarize_recording(path)], by="time")
+
+
+def test_stats_that_are_not_counts_make_an_episode_without_stats(tmp_path):
+    path = write_run(tmp_path / "odd.jsonl", [healthy(0), healthy(1), healthy(2)])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    odd = {1: {"turns": "many"}, 2: {"flags": ["repeated_chars"]}, 3: {"action_chars": True}}
+    ends = [index for index, line in enumerate(lines) if '"episode_stats"' in line]
+    for episode, index in enumerate(ends, start=1):
+        record = json.loads(lines[index])
+        record["info"]["episode_stats"].update(odd[episode])
+        lines[index] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    plots = run_plots([summarize_recording(path)], CONFIG)
+    assert plots.episodes == 3 and plots.without_stats == 3 and plots.report.episodes == 0
+    assert values(figure(plots, "success").series[0]) == [1.0, 1.0, 1.0] and not figure(plots, "action_length").series[0].points
