@@ -205,3 +205,29 @@ def test_stats_that_are_not_counts_make_an_episode_without_stats(tmp_path):
     plots = run_plots([summarize_recording(path)], CONFIG)
     assert plots.episodes == 3 and plots.without_stats == 3 and plots.report.episodes == 0
     assert values(figure(plots, "success").series[0]) == [1.0, 1.0, 1.0] and not figure(plots, "action_length").series[0].points
+
+
+def test_a_recording_whose_steps_carry_policy_versions_replays_and_plots_by_them(tiny_world, world_tasks, tmp_path):
+    """The Ray rollout workers' step lines (RecordEpisodes records plus a top-level policy_version), without Ray."""
+    import gymnasium as gym
+
+    from stillweb.envs import RecordEpisodes, ReferenceAgent, replay, run_episode
+
+    recorded = tmp_path / "recorded.jsonl"
+    env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(tiny_world), tasks=world_tasks), recorded)
+    try:
+        for seed in range(3):
+            run_episode(env, lambda task: ReferenceAgent(task), seed=seed, options={"task_id": world_tasks[0]["task_id"]})
+    finally:
+        env.close()
+    records, episode = [], -1
+    for line in recorded.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        episode += record["type"] == "reset"
+        records.append({**record, "policy_version": 4 + episode} if record["type"] == "step" else record)
+    versioned = tmp_path / "versioned.jsonl"
+    versioned.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    assert replay(versioned).ok  # stillweb replay compares the env's fields only
+    plots = run_plots([summarize_recording(versioned)], CONFIG, by="policy_version")
+    assert plots.x_range == (4, 6) and [x for x, _ in figure(plots, "success").series[0].points] == [4, 5, 6]
+    assert run_plots([summarize_recording(versioned)], CONFIG).versions == ((1, 4), (2, 5), (3, 6))
