@@ -108,6 +108,7 @@ def summarize_recording(path: str | Path, name: str | None = None) -> RecordingS
 
 # Bytes compared to tell a file that grew from one rewritten in place (its start, and before the read offset).
 _CHECK_BYTES = 256
+_CHUNK_BYTES = 8 * 2**20
 
 
 class RecordingFollower:
@@ -144,14 +145,18 @@ class RecordingFollower:
                 if stat.st_size < self._offset or not self._same_bytes(file):
                     self._restart()
                 file.seek(self._offset)
-                appended = file.read() if self._reader.problem is None else b""
+                tail = b""
+                while self._reader.problem is None:  # in chunks, so memory stays bounded whatever the file's size
+                    chunk = file.read(_CHUNK_BYTES)
+                    if not chunk:
+                        break
+                    if self._offset == 0 and not tail:
+                        self._start = chunk[:_CHECK_BYTES]
+                    tail = self._read_lines(tail + chunk)
         except FileNotFoundError:
             return self._failed(f"{self.name!r} does not exist (any more): was it moved or deleted?")
         except OSError as error:
             return self._failed(f"{self.name!r} cannot be read: {error.strerror or error}")
-        if self._offset == 0:
-            self._start = appended[:_CHECK_BYTES]
-        tail = self._read_lines(appended)
         self._version = version
         self._summary = self._finish(tail)
         return self._summary

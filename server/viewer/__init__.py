@@ -10,7 +10,9 @@ tool and session API of ``stillweb serve``:
 - ``/view/tasks`` and ``/view/tasks/{task_id}``: a task set with filters, one
   task's question, answers, formalization graph (SVG), evidence and the
   reference agent's tool calls;
-- ``/view/episodes``: replay recorded trajectory files step by step or all steps on
+- ``/view/episodes``: every recorded episode of the trajectory files in one table
+  (sorted, filtered and paged on the server, with aggregates over the filtered rows);
+  ``/view/episodes/{file}``: replay one step by step or all steps on
   one page (``?view=all``, under a strip of per-step rewards and flags), and compare
   two side by side from their first difference;
 - ``/view/health``: the run-health report and plots of the recordings (one file or all

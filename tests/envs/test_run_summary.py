@@ -138,3 +138,17 @@ def test_a_file_rewritten_in_place_is_read_again(recorded, tmp_path):
     assert follower.summary().episodes == ()
     live.unlink()
     assert "does not exist" in follower.summary().problem
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 300])
+def test_reading_in_small_chunks_gives_the_same_summary(recorded, tmp_path, monkeypatch, chunk):
+    from stillweb.envs import run_summary
+
+    first, path, _ = recorded
+    text = first.read_bytes() + b"".join(path.read_bytes().splitlines(keepends=True)[1:])
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(text + text.splitlines(keepends=True)[1][:25])
+    whole = [summarize_recording(first), summarize_recording(cut)]
+    monkeypatch.setattr(run_summary, "_CHUNK_BYTES", chunk)
+    assert [summarize_recording(first), summarize_recording(cut)] == whole
+    assert len(whole[1].episodes) == 2 and "ends in the middle" in whole[1].problem
