@@ -158,6 +158,8 @@ def test_the_task_filter_and_its_text_box(runs):
     rows = every_row(client, task=task)
     assert sorted((name, index) for name, index, _ in rows) == sorted(keyed(episodes, lambda e: e.task_id == task))
     assert {name for name, _, _ in rows} >= {"recorded/reference.jsonl", "recorded/killed.jsonl"}
+    page = client.get("/view/episodes", params={"file": "recorded/reference.jsonl", "sort": "turns"}).text
+    assert f'href="/view/episodes?sort=turns&amp;file=recorded%2Freference.jsonl&amp;task={task}" title="only this task"' in page
 
 
 def test_aggregates_are_over_the_filtered_rows(runs):
