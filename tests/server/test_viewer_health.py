@@ -107,3 +107,8 @@ def test_by_policy_version_and_bad_axes(small_snapshot, tmp_path):
     assert none.status_code == 422 and "records a policy_version" in none.text
     bad = client.get("/view/health", params={"by": "<time>"})
     assert bad.status_code == 422 and "by=&#39;&lt;time&gt;&#39;" in bad.text and "episode, policy_version" in bad.text
+
+
+def test_the_start_page_links_the_health_page(runs):
+    client, _ = runs
+    assert '<a href="/view/health"><b>Health</b></a>' in client.get("/view/").text
