@@ -289,7 +289,8 @@ class RunTable:
         truncation = [(reason, int(reasons[position + 1])) for position, reason in enumerate(self._values["truncation"]) if reasons[position + 1]]
         if unnamed:
             truncation.append((NONE, unnamed))
-        flags = self.flag_counts[mask]
+        chosen = mask.astype(np.int64)
+        raising, raised = chosen @ (self.flag_counts > 0), chosen @ self.flag_counts  # per flag, without copying the rows
         return {
             "episodes": count,
             "success_rate": float(self.success[mask].mean()) if count else None,
@@ -297,8 +298,8 @@ class RunTable:
             "mean_turns": float(self.turns[mask].mean()) if count else None,
             "endings": [(ending, int(endings[position])) for position, ending in enumerate(ENDINGS)],
             "truncation": truncation,
-            "flags": [(name, int((flags[:, position] > 0).sum()), int(flags[:, position].sum()))
-                      for position, name in enumerate(self.flag_names) if flags[:, position].any()],
+            "flags": [(name, int(raising[position]), int(raised[position]))
+                      for position, name in enumerate(self.flag_names) if raising[position]],
         }
 
 
@@ -349,7 +350,7 @@ def router(files: TrajectoryFiles, fingerprint: str | None) -> APIRouter:
         except BadQuery as error:
             return error_page(422, "Cannot show these episodes", f"{error}.")
         return render("episodes.html", table=table, wanted=query, selection=selection, configured=bool(files.paths),
-                      sort_keys=SORT_KEYS, orders=ORDERS, none=NONE, max_options=MAX_OPTIONS)
+                      sort_keys=SORT_KEYS, orders=ORDERS, max_options=MAX_OPTIONS)
 
     return pages
 

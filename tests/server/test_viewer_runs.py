@@ -280,3 +280,22 @@ def test_the_benchmark_recordings_are_deterministic(tmp_path):
     second = bench.write_synthetic_run(tmp_path / "b", 50, 2, "f" * 64, seed=5)
     assert [path.read_bytes() for path in first] == [path.read_bytes() for path in second]
     assert sum(len(summarize_recording(path).episodes) for path in first) == 50
+
+
+def test_the_index_reads_again_only_what_changed(small_snapshot, tmp_path):
+    from stillweb.server.viewer.runs import RunIndex
+    from stillweb.server.viewer.trajectories import TrajectoryFiles
+
+    bench = bench_viewer()
+    paths = bench.write_synthetic_run(tmp_path / "live", 60, 3, "f" * 64, seed=4)
+    index = RunIndex(TrajectoryFiles([tmp_path / "live"]), "f" * 64)
+    first = index.table()
+    assert index.table() is first  # nothing changed: the same table, its sort orders kept
+    columns = dict(index._columns)
+    extra = bench.write_synthetic_run(tmp_path / "extra", 1, 1, "f" * 64, seed=9)[0].read_text(encoding="utf-8").splitlines(keepends=True)[1:]
+    with paths[1].open("a", encoding="utf-8") as file:
+        file.write("".join(extra))
+    second = index.table()
+    assert second is not first and len(second.episodes) == 61
+    assert [index._columns[name] is columns[name] for name in sorted(columns)] == [True, False, True]
+    assert second.episodes == tuple(e for path in paths for e in summarize_recording(path, f"live/{path.name}").episodes)
