@@ -299,3 +299,14 @@ def test_the_index_reads_again_only_what_changed(small_snapshot, tmp_path):
     assert second is not first and len(second.episodes) == 61
     assert [index._columns[name] is columns[name] for name in sorted(columns)] == [True, False, True]
     assert second.episodes == tuple(e for path in paths for e in summarize_recording(path, f"live/{path.name}").episodes)
+
+
+def test_a_filter_with_many_choices_is_a_text_box(runs, monkeypatch):
+    from stillweb.server.viewer import runs as runs_module
+
+    client = runs[0]
+    assert '<select name="task">' in client.get("/view/episodes").text
+    monkeypatch.setattr(runs_module, "MAX_OPTIONS", 5)
+    page = client.get("/view/episodes").text
+    assert '<input type="text" name="task" value=""' in page and '<select name="task">' not in page
+    assert '<select name="ending">' in page  # three endings: still a drop-down
