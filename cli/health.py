@@ -63,32 +63,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_health(args: argparse.Namespace) -> int:
     """Report on ``args.files``; 0, or 1 with ``--fail-on-warning`` when a warning is raised."""
     from stillweb.envs.health import HealthConfig, RunHealth, describe_report
-    from stillweb.envs.recording import recorded_episode_stats
 
     plot_format = _plot_format(args.plot)
     if args.plot_by and not args.plot:
         raise ValueError("--plot-by chooses the x axis of --plot FILE: give --plot too")
     config = _config(args, HealthConfig)
+    summaries = [_read(name) for name in args.files]
     merged, reports, missing = RunHealth(config), {}, {}
-    for name in args.files:
-        stats, missing[name] = recorded_episode_stats(name)
+    for summary in summaries:
+        stats, missing[summary.name] = _finished_stats(summary)
         one = RunHealth(config)
         for episode in stats:
             one.add(episode)
             merged.add(episode)
-        reports[name] = one.report()
+        reports[summary.name] = one.report()
     if len(args.files) > 1:
         reports["merged"] = merged.report()
+    problems = {summary.name: summary.problem for summary in summaries if summary.problem}
     if args.json:
-        print(json.dumps({name: {**report.as_dict(), "episodes_without_stats": missing.get(name, sum(missing.values()))}
+        print(json.dumps({name: {**report.as_dict(), "episodes_without_stats": missing.get(name, sum(missing.values())),
+                                 "problem": problems.get(name)}
                           for name, report in reports.items()}, indent=2, sort_keys=True))
     else:
         for name, report in reports.items():
             print(describe_report(name, report, missing.get(name, sum(missing.values()))))
     if args.plot:
-        _write_plot(args.files, config, Path(args.plot), plot_format, args.plot_by or "episode")
+        _write_plot(summaries, config, Path(args.plot), plot_format, args.plot_by or "episode")
     warned = any(report.warnings for report in reports.values())
     return 1 if warned and args.fail_on_warning else 0
+
+
+def _read(name: str):
+    """The summary of recording ``name``; a file that is not a recording at all is an error naming it,
+    a damaged one (a killed run's cut last line) is reported up to the damage, with a note on stderr."""
+    from stillweb.envs.run_summary import summarize_recording
+
+    summary = summarize_recording(name, name)
+    if not summary.header:
+        raise ValueError(summary.problem or f"{name!r} is empty: no recording header")
+    if summary.problem:
+        print(f"note: {summary.problem}; counting the {len(summary.episodes)} episodes before it", file=sys.stderr)
+    return summary
+
+
+def _finished_stats(summary) -> tuple[list[dict], int]:
+    """The ``episode_stats`` of the summary's finished episodes, in order, and how many finished ones lack them."""
+    from stillweb.envs.health_series import finished_episodes
+
+    finished = finished_episodes([summary])
+    stats = [episode.stats for episode in finished if episode.stats is not None]
+    return stats, len(finished) - len(stats)
 
 
 def _config(args: argparse.Namespace, config_type):
@@ -114,13 +138,12 @@ def _plot_format(plot: str | None) -> str | None:
     return suffix
 
 
-def _write_plot(files: list[str], config, out: Path, plot_format: str, by: str) -> None:
-    """Draw the files' episodes (merged in the order given) into ``out`` as SVG or PNG."""
+def _write_plot(summaries: list, config, out: Path, plot_format: str, by: str) -> None:
+    """Draw the recordings' episodes (merged in the order given) into ``out`` as SVG or PNG."""
     from stillweb.envs.health_series import run_plots
-    from stillweb.envs.run_summary import summarize_recording
     from stillweb.server.health_svg import run_svg, svg_to_png
 
-    plots = run_plots([summarize_recording(name, name) for name in files], config, by=by)
+    plots = run_plots(summaries, config, by=by)
     svg = run_svg(plots)
     if plot_format == ".png":
         try:

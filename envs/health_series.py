@@ -48,7 +48,7 @@ from stillweb.envs.episode_stats import STAT_FIELDS
 from stillweb.envs.health import HealthConfig, HealthReport, HealthWarning, RunHealth, figures
 from stillweb.envs.run_summary import EpisodeSummary, RecordingSummary
 
-__all__ = ["Series", "Threshold", "WarningPoint", "Figure", "RunPlots", "run_plots", "SHARE", "RATE", "X_AXES"]
+__all__ = ["Series", "Threshold", "WarningPoint", "Figure", "RunPlots", "run_plots", "finished_episodes", "SHARE", "RATE", "X_AXES"]
 
 SHARE = "share"  # values in [0, 1], drawn as percentages
 RATE = "rate"  # values >= 0 (per turn, per episode)
@@ -151,8 +151,7 @@ def run_plots(recordings: Sequence[RecordingSummary], config: HealthConfig | Map
         raise ValueError(f"the x axis must be one of {', '.join(X_AXES)}, not {by!r}")
     config = HealthConfig.from_value(config)
     episodes = [episode for recording in recordings for episode in recording.episodes]
-    finished = [episode if _countable(episode.stats) else replace(episode, stats=None)
-                for episode in episodes if episode.ending != "unfinished"]
+    finished = finished_episodes(recordings)
     axis = _Axis(finished, by, config.window)
     health = _HealthTrace(config, finished, axis)
     figures_ = (
@@ -171,6 +170,14 @@ def run_plots(recordings: Sequence[RecordingSummary], config: HealthConfig | Map
         without_stats=sum(1 for episode in finished if episode.stats is None), unfinished=len(episodes) - len(finished),
         unversioned=axis.unversioned, problems=tuple((recording.name, recording.problem) for recording in recordings if recording.problem),
     )
+
+
+def finished_episodes(recordings: Sequence[RecordingSummary]) -> list[EpisodeSummary]:
+    """The finished episodes of ``recordings`` in the order given; an episode whose ``episode_stats``
+    RunHealth cannot count (not whole counts: a recording is file input) has ``stats=None``, so it
+    counts as one without stats, as an episode of Lookup-v0 or of an older recording does."""
+    return [episode if _countable(episode.stats) else replace(episode, stats=None)
+            for recording in recordings for episode in recording.episodes if episode.ending != "unfinished"]
 
 
 class _Axis:

@@ -166,3 +166,29 @@ def test_plot_by_policy_version(tmp_path, capsys):
     assert "records a policy_version" in capsys.readouterr().err
     assert main(["health", str(plain), "--plot-by", "policy_version"]) == 2
     assert "give --plot too" in capsys.readouterr().err
+
+
+def test_a_killed_runs_file_is_reported_and_plotted_up_to_the_damage(tmp_path, capsys):
+    path = write_run(tmp_path / "killed.jsonl", [healthy(index) for index in range(8)] + [collapsed(8)],
+                     tail='{"type": "step", "act')
+    out = tmp_path / "killed.svg"
+    assert main(["health", str(path), *WINDOW, "--json", "--plot", str(out)]) == 0
+    captured = capsys.readouterr()
+    reported = json.loads(captured.out)[str(path)]
+    assert reported["episodes"] == 9 and "ends in the middle" in reported["problem"]
+    assert "note:" in captured.err and "counting the 9 episodes before it" in captured.err
+    assert ElementTree.fromstring(out.read_text(encoding="utf-8")) is not None
+    intact = write_run(tmp_path / "intact.jsonl", [healthy(index) for index in range(8)] + [collapsed(8)])
+    assert main(["health", str(intact), *WINDOW, "--json"]) == 0
+    same = json.loads(capsys.readouterr().out)[str(intact)]
+    assert same["problem"] is None and {**same, "problem": reported["problem"]} == reported
+
+
+@pytest.mark.parametrize("content, named", [("", "empty"), ('{"type": "reset"}\n', "not a recording header")])
+def test_a_file_that_is_no_recording_is_an_error_naming_it(tmp_path, capsys, content, named):
+    path = tmp_path / "not-a-run.jsonl"
+    path.write_text(content, encoding="utf-8")
+    assert main(["health", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "not-a-run.jsonl" in error and named in error
+    assert main(["health", str(tmp_path / "gone.jsonl")]) == 2 and "does not exist" in capsys.readouterr().err

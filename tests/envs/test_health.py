@@ -99,7 +99,8 @@ def test_cli_bad_input_names_the_problem(recordings, tmp_path, capsys):
     not_a_recording = tmp_path / "x.jsonl"
     not_a_recording.write_text('{"type": "step"}\n')
     assert main(["health", str(not_a_recording)]) == 2
-    assert "not a stillweb recording header" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "x.jsonl" in error and "not a recording header" in error
     assert main(["health", str(recordings["healthy"]), "--window", "0"]) == 2
     assert "window" in capsys.readouterr().err
 
