@@ -13,7 +13,6 @@ file name gets a page listing the names there are.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
@@ -21,7 +20,7 @@ from markupsafe import Markup
 
 from stillweb.envs.health import HealthConfig, describe_report
 from stillweb.envs.health_series import X_AXES, RunPlots, run_plots
-from stillweb.envs.run_summary import RecordingFollower, RecordingSummary
+from stillweb.envs.run_summary import RecordingSummary
 from stillweb.server.health_svg import figure_svg
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles
@@ -31,26 +30,9 @@ __all__ = ["router"]
 CACHED_PLOTS = 4  # runs whose figures are kept (a page reload of an unchanged run draws nothing again)
 
 
-class _Summaries:
-    """The current summary of each listed file, read incrementally (a growing run costs only its new lines)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._followers: dict[str, RecordingFollower] = {}
-
-    def of(self, chosen: list[tuple[str, Path]], listed: list[str]) -> list[RecordingSummary]:
-        """The summaries of the ``chosen`` (name, path) pairs (followers of names no longer ``listed`` dropped)."""
-        with self._lock:
-            self._followers = {name: follower for name, follower in self._followers.items() if name in listed}
-            for name, path in chosen:
-                if name not in self._followers or self._followers[name].path != path:
-                    self._followers[name] = RecordingFollower(path, name)
-            return [self._followers[name].summary() for name, _ in chosen]
-
-
 class _PlotCache:
     """The last few runs' plots and SVG figures, keyed by their summaries (the same objects while the
-    files are unchanged, see RecordingFollower) and the plot parameters."""
+    files are unchanged, see TrajectoryFiles.summaries) and the plot parameters."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -71,7 +53,7 @@ class _PlotCache:
 def router(files: TrajectoryFiles) -> APIRouter:
     """The ``/health`` page over ``files``."""
     pages = APIRouter(include_in_schema=False)
-    summaries, cache = _Summaries(), _PlotCache()
+    cache = _PlotCache()
 
     @pages.get("/health", response_class=HTMLResponse)
     def health_page(file: str | None = Query(default=None, max_length=1000),
@@ -85,14 +67,13 @@ def router(files: TrajectoryFiles) -> APIRouter:
             return error_page(404, "No such trajectory file", f"no trajectory file named {file!r}; the files are: {known}")
         if by not in X_AXES:
             return error_page(422, "No such x axis", f"by={by!r}: the plots' x axis is one of {', '.join(X_AXES)}")
-        chosen = [(name, path) for name, path in listing if file is None or name == file]
-        current = summaries.of(chosen, names)
+        current = [summary for summary in files.summaries() if file is None or summary.name == file]
         parameters = (file, window, baseline, by)
         drawn = cache.get(current, parameters)
         if drawn is None:
             try:
                 plots = run_plots(current, HealthConfig(window=window, baseline=baseline),
-                                  name=file or ("merged" if len(chosen) > 1 else None), by=by)
+                                  name=file or ("merged" if len(current) > 1 else None), by=by)
             except ValueError as error:  # by policy version, and no episode records one
                 return error_page(422, "Cannot plot by policy version", str(error))
             except Exception as error:  # noqa: BLE001 - recordings are file input: any failure is a page saying so
@@ -102,7 +83,7 @@ def router(files: TrajectoryFiles) -> APIRouter:
         plots, svgs = drawn
         return render("health.html", names=names, file=file, plots=plots, configured=bool(files.paths),
                       window=window, baseline=baseline, by=by,
-                      report=describe_report(plots.name, plots.report, plots.without_stats) if chosen else None,
-                      figures=svgs if chosen else [])
+                      report=describe_report(plots.name, plots.report, plots.without_stats) if current else None,
+                      figures=svgs if current else [])
 
     return pages

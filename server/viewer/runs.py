@@ -2,9 +2,9 @@
 (``/view/episodes``), sorted, filtered and paged on the server, with aggregates over the
 filtered rows.
 
-:class:`RunIndex` keeps one :class:`~stillweb.envs.run_summary.RecordingFollower` per file
-(a file is read once, a growing one only for its appended bytes) and, while no file
-changes, one :class:`RunTable`: the episodes' columns as NumPy arrays, with a sort order
+:class:`RunIndex` takes the files' summaries from
+:meth:`~stillweb.server.viewer.trajectories.TrajectoryFiles.summaries` (a file is read once, a
+growing one only for its appended bytes) and keeps, while no file changes, one :class:`RunTable`: the episodes' columns as NumPy arrays, with a sort order
 per key computed once. A request is then a mask, a lookup of a precomputed order and a
 slice of :data:`PAGE_ROWS` rows, however many episodes there are.
 
@@ -24,7 +24,7 @@ import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from stillweb.envs.run_summary import ENDINGS, EpisodeSummary, RecordingFollower, RecordingSummary
+from stillweb.envs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles
 
@@ -313,7 +313,6 @@ class RunIndex:
         self.files = files
         self.fingerprint = fingerprint
         self._lock = threading.Lock()
-        self._followers: dict[str, RecordingFollower] = {}
         self._summaries: tuple[RecordingSummary, ...] = ()
         self._columns: dict[str, FileColumns] = {}
         self._table: RunTable | None = None
@@ -321,16 +320,11 @@ class RunIndex:
     def table(self) -> RunTable:
         """The table of the files as they are now (each file stat-ed; changed files read for their new bytes)."""
         with self._lock:
-            followers = {}
-            for name, path in self.files.listing():
-                follower = self._followers.get(name)
-                followers[name] = follower if follower is not None and follower.path == path else RecordingFollower(path, name)
-            self._followers = followers
-            summaries = tuple(follower.summary() for follower in followers.values())
+            summaries = tuple(self.files.summaries())
             unchanged = len(summaries) == len(self._summaries) and all(a is b for a, b in zip(summaries, self._summaries))
             if self._table is None or not unchanged:
-                columns = {name: self._columns[name] if name in self._columns and self._columns[name].summary is summary
-                           else FileColumns(summary) for name, summary in zip(followers, summaries)}
+                columns = {summary.name: self._columns[summary.name] if summary.name in self._columns
+                           and self._columns[summary.name].summary is summary else FileColumns(summary) for summary in summaries}
                 self._table = RunTable(summaries, self.fingerprint, list(columns.values()))
                 self._summaries, self._columns = summaries, columns
             return self._table

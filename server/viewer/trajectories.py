@@ -20,6 +20,7 @@ from typing import Any
 
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.recording import rerun
+from stillweb.envs.run_summary import RecordingFollower, RecordingSummary
 
 __all__ = ["flags_of", "raised_flags", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
@@ -197,6 +198,8 @@ class TrajectoryFiles:
 
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
+        self._lock = threading.Lock()
+        self._followers: dict[str, RecordingFollower] = {}
 
     @property
     def save_dir(self) -> Path | None:
@@ -212,6 +215,19 @@ class TrajectoryFiles:
             else:
                 found.append((path.name, path))
         return found
+
+    def summaries(self) -> list[RecordingSummary]:
+        """The current :class:`~stillweb.envs.run_summary.RecordingSummary` of every listed file, in listing
+        order: one :class:`~stillweb.envs.run_summary.RecordingFollower` per name reads each file once and
+        then only its appended bytes (the same summary object while a file is unchanged), shared by every
+        page that sums episodes up (the runs table, the health plots)."""
+        with self._lock:
+            followers = {}
+            for name, path in self.listing():
+                follower = self._followers.get(name)
+                followers[name] = follower if follower is not None and follower.path == path else RecordingFollower(path, name)
+            self._followers = followers
+            return [follower.summary() for follower in followers.values()]
 
     def open(self, name: str) -> Recording:
         """The parsed recording ``name``; :class:`TrajectoryError` if unknown or unreadable."""
