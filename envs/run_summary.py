@@ -282,7 +282,7 @@ class _Reader:
         """Take one non-blank line; False (with ``problem`` set) where reading must stop."""
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as error:
+        except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, or a number past int()'s digit limit
             cut = "" if complete else " (the file ends in the middle of it: a run still writing, or one that was killed)"
             return self._stop(f"line {number} of {self.name!r} is not JSON{cut}: {error}")
         if not isinstance(record, dict):

@@ -150,7 +150,7 @@ def read_recording(path: Path, name: str) -> Recording:
             continue
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as error:
+        except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, or a number past int()'s digit limit
             raise TrajectoryError(f"line {number} of {name!r} is not JSON ({error}): the file is damaged or not a recording") from None
         if not isinstance(record, dict):
             raise TrajectoryError(f"line {number} of {name!r} is not a JSON object")

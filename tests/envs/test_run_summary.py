@@ -76,6 +76,9 @@ def test_a_cut_last_line_keeps_the_episodes_before_it(recorded, tmp_path):
     ("[1, 2]\n", "not a JSON object"),
     ('{"type": "header", "env_id": "x", "kwargs": {}}\n{"type": "step"}\n', "step before any reset"),
     ('{"type": "header", "env_id": "x", "kwargs": {}}\n{"type": "nonsense"}\n', "unknown record type"),
+    # a number past int()'s 4300-digit limit: json.loads raises a ValueError that is not a JSONDecodeError
+    pytest.param('{"type": "header", "env_id": "x", "kwargs": {}}\n{"type": "reset", "n": ' + "7" * 5000 + "}\n",
+                 "line 2 of 'bad.jsonl' is not JSON", id="5000-digit-number"),
 ])
 def test_files_that_are_not_recordings_say_why(tmp_path, content, expected):
     path = tmp_path / "bad.jsonl"

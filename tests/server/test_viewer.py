@@ -155,6 +155,9 @@ def test_compare_puts_two_episodes_side_by_side(viewed, tmp_path):
     ('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n{"type": "step", "action": "x"}\n', 422, "without observation"),
     ('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n', 422, "no episodes"),
     ("", 422, "is empty"),
+    # a number past int()'s 4300-digit limit: json.loads raises a ValueError that is not a JSONDecodeError
+    pytest.param('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n{"type": "reset", "n": ' + "7" * 5000 + "}\n",
+                 422, "line 2 of", id="5000-digit-number"),
 ])
 def test_a_corrupt_trajectory_gets_a_clear_page(tmp_path, small_snapshot, content, status, message):
     (tmp_path / "bad.jsonl").write_text(content, encoding="utf-8")
