@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -329,7 +330,13 @@ class _Reader:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """``value`` as a float if it is a number (an integer too large for a float: infinite, of its sign), else ``None``."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _text(value: Any) -> str | None:

@@ -155,3 +155,22 @@ def test_reading_in_small_chunks_gives_the_same_summary(recorded, tmp_path, monk
     monkeypatch.setattr(run_summary, "_CHUNK_BYTES", chunk)
     assert [summarize_recording(first), summarize_recording(cut)] == whole
     assert len(whole[1].episodes) == 2 and "ends in the middle" in whole[1].problem
+
+
+def _mutated(source, path, change):
+    """A copy of the recording ``source`` at ``path`` with ``change(records)`` applied."""
+    records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    change(records)
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def test_a_reward_or_outcome_too_large_for_a_float_is_infinite(recorded, tmp_path):
+    first, _, _ = recorded
+
+    def huge(records):
+        records[2]["reward"] = 10 ** 400
+        records[-1]["info"]["outcome"] = -(10 ** 400)
+
+    (episode,) = summarize_recording(_mutated(first, tmp_path / "huge.jsonl", huge)).episodes
+    assert episode.reward == float("inf") and episode.outcome == float("-inf") and not episode.success
