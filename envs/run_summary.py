@@ -244,9 +244,9 @@ class _Episode:
         self.turns += 1
         self.reward += _number(record.get("reward")) or 0.0
         self.action_chars += len(action) if isinstance(action, str) else 0
-        for flag in info.get("action_flags") or ():
+        for flag in _listed(info.get("action_flags")):
             self.flags[str(flag)] += 1
-        for flag in info.get("tool_flags") or ():
+        for flag in _listed(info.get("tool_flags")):
             if flag is not None:
                 self.flags[str(flag)] += 1
         if self.policy_version is None and isinstance(record.get("policy_version"), int):
@@ -337,6 +337,11 @@ def _number(value: Any) -> float | None:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def _listed(value: Any) -> list:
+    """``value`` if it is a list (how flags are recorded), else no items (a number or a string is not a list of flags)."""
+    return value if isinstance(value, list) else []
 
 
 def _text(value: Any) -> str | None:

@@ -174,3 +174,16 @@ def test_a_reward_or_outcome_too_large_for_a_float_is_infinite(recorded, tmp_pat
 
     (episode,) = summarize_recording(_mutated(first, tmp_path / "huge.jsonl", huge)).episodes
     assert episode.reward == float("inf") and episode.outcome == float("-inf") and not episode.success
+
+
+@pytest.mark.parametrize("value", [5, True, 2.5, "format_error", {"format_error": 1}])
+def test_flags_that_are_not_a_list_are_not_counted(recorded, tmp_path, value):
+    first, _, _ = recorded
+
+    def flags(records):
+        for record in records[2:]:
+            record["info"]["action_flags"] = value
+            record["info"]["tool_flags"] = value
+
+    (episode,) = summarize_recording(_mutated(first, tmp_path / "flags.jsonl", flags)).episodes
+    assert episode.flags == () and episode.ending == "terminated"
