@@ -18,14 +18,31 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from stillweb.envs.degenerate import ACTION_FLAGS
 from stillweb.sandboxes import ToolCall
 
-__all__ = ["EpisodeStats", "STAT_FIELDS"]
+__all__ = ["EpisodeStats", "STAT_FIELDS", "MAX_COUNT", "countable"]
 
 STAT_FIELDS = ("turns", "action_chars", "longest_action", "tool_calls", "repeated_calls", "format_errors", "degenerate_steps")
+MAX_COUNT = 2 ** 53  # a larger count is no run's (and its per-turn rates would overflow a float)
+
+
+def countable(stats: Mapping[str, Any] | None) -> bool:
+    """Whether recorded ``episode_stats`` (file input) are ones RunHealth can add: whole counts from 0 to
+    :data:`MAX_COUNT` (missing ones are 0) and a dict of flag counts. Other stats (text, negative or huge
+    numbers) make the episode one without stats, never an error.
+
+    >>> countable({"turns": 2, "flags": {"repeated_ngrams": 1}}), countable({"turns": "2"}), countable({"turns": 10 ** 400})
+    (True, False, False)
+    """
+    if not isinstance(stats, Mapping):
+        return False
+    flags = stats.get("flags", {})
+    counts = [stats.get(name, 0) for name in STAT_FIELDS] + (list(flags.values()) if isinstance(flags, dict) else [None])
+    return all(isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_COUNT for count in counts)
 
 
 @dataclass

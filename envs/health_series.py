@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from stillweb.envs.degenerate import ACTION_FLAGS
-from stillweb.envs.episode_stats import STAT_FIELDS
+from stillweb.envs.episode_stats import countable
 from stillweb.envs.health import HealthConfig, HealthReport, HealthWarning, RunHealth, figures
 from stillweb.envs.run_summary import EpisodeSummary, RecordingSummary
 
@@ -176,7 +176,7 @@ def finished_episodes(recordings: Sequence[RecordingSummary]) -> list[EpisodeSum
     """The finished episodes of ``recordings`` in the order given; an episode whose ``episode_stats``
     RunHealth cannot count (not whole counts: a recording is file input) has ``stats=None``, so it
     counts as one without stats, as an episode of Lookup-v0 or of an older recording does."""
-    return [episode if _countable(episode.stats) else replace(episode, stats=None)
+    return [episode if countable(episode.stats) else replace(episode, stats=None)
             for recording in recordings for episode in recording.episodes if episode.ending != "unfinished"]
 
 
@@ -283,16 +283,6 @@ class _HealthTrace:
     def baseline_value(self, key: str) -> float | None:
         """The baseline figure ``key`` once the baseline is complete."""
         return float(self.final.baseline[key]) if self.baseline_end is not None and self.final.baseline else None
-
-
-def _countable(stats: Mapping[str, Any] | None) -> bool:
-    """Stats RunHealth can add: whole counts (missing ones are 0) and a dict of flag counts. A recording is
-    file input: other stats (text, negative numbers) make the episode one without stats, never an error."""
-    if stats is None:
-        return False
-    flags = stats.get("flags", {})
-    counts = [stats.get(name, 0) for name in STAT_FIELDS] + (list(flags.values()) if isinstance(flags, dict) else [None])
-    return all(isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in counts)
 
 
 def _mean(values) -> float:

@@ -187,3 +187,23 @@ def test_flags_that_are_not_a_list_are_not_counted(recorded, tmp_path, value):
 
     (episode,) = summarize_recording(_mutated(first, tmp_path / "flags.jsonl", flags)).episodes
     assert episode.flags == () and episode.ending == "terminated"
+
+
+@pytest.mark.parametrize("change", [{"turns": "<b>"}, {"turns": None}, {"tool_calls": float("nan")}, {"tool_calls": float("inf")},
+                                    {"action_chars": 10 ** 400}, {"format_errors": [1]}, {"flags": ["repeated_ngrams"]},
+                                    {"flags": {"repeated_ngrams": "x"}}], ids=lambda change: "-".join(change))
+def test_episode_stats_health_cannot_count_are_left_out(recorded, tmp_path, change):
+    """Stats with a figure that is not a count are an episode without stats (for the health page's plots
+    and `stillweb health`), not a crash."""
+    from stillweb.envs.health import HealthConfig
+    from stillweb.envs.health_series import run_plots
+    from stillweb.envs.recording import recorded_episode_stats
+
+    first, _, _ = recorded
+    path = _mutated(first, tmp_path / "stats.jsonl", lambda records: records[-1]["info"]["episode_stats"].update(change))
+    summary = summarize_recording(path)
+    assert summary.episodes[0].ending == "terminated"
+    plots = run_plots([summary], HealthConfig(window=1, baseline=1))
+    assert plots.episodes == 1 and plots.without_stats == 1
+    assert recorded_episode_stats(path) == ([], 1)
+    assert run_plots([summarize_recording(first)], HealthConfig(window=1, baseline=1)).without_stats == 0
