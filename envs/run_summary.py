@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "ENDINGS"]
+__all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "recorded_number", "ENDINGS"]
 
 ENDINGS = ("terminated", "truncated", "unfinished")
 
@@ -242,7 +242,7 @@ class _Episode:
         info = record.get("info") if isinstance(record.get("info"), dict) else {}
         action = record.get("action")
         self.turns += 1
-        self.reward += _number(record.get("reward")) or 0.0
+        self.reward += recorded_number(record.get("reward")) or 0.0
         self.action_chars += len(action) if isinstance(action, str) else 0
         for flag in _listed(info.get("action_flags")):
             self.flags[str(flag)] += 1
@@ -260,7 +260,7 @@ class _Episode:
         stats = info.get("episode_stats")
         return EpisodeSummary(
             file=file, index=self.index, line=self.line, env_id=str(info.get("env_id") or self.env_id),
-            task_id=self.task_id, ending=self.ending, outcome=_number(info.get("outcome")) if self.ending != "unfinished" else None,
+            task_id=self.task_id, ending=self.ending, outcome=recorded_number(info.get("outcome")) if self.ending != "unfinished" else None,
             reward=self.reward, turns=self.turns,
             truncation_reason=_text(info.get("truncation_reason")) if self.ending == "truncated" else None,
             termination_reason=_text(info.get("termination_reason")) if self.ending == "terminated" else None,
@@ -329,7 +329,7 @@ class _Reader:
         return False
 
 
-def _number(value: Any) -> float | None:
+def recorded_number(value: Any) -> float | None:
     """``value`` as a float if it is a number (an integer too large for a float: infinite, of its sign), else ``None``."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None

@@ -20,7 +20,7 @@ from typing import Any
 
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.recording import rerun
-from stillweb.envs.run_summary import RecordingFollower, RecordingSummary
+from stillweb.envs.run_summary import RecordingFollower, RecordingSummary, recorded_number
 
 __all__ = ["flags_of", "raised_flags", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
@@ -96,12 +96,13 @@ class EpisodeRecord:
     def task_id(self) -> str | None:
         """The task of the episode (from the reset's info)."""
         info = self.reset[1].get("info")
-        return info.get("task_id") if isinstance(info, dict) else None
+        task_id = info.get("task_id") if isinstance(info, dict) else None
+        return task_id if isinstance(task_id, str) else None
 
     @property
     def reward(self) -> float:
-        """The sum of the recorded step rewards."""
-        return sum(float(record.get("reward") or 0.0) for _, record in self.steps)
+        """The sum of the recorded step rewards (a reward that is not a number counts 0, as in the runs table)."""
+        return sum(recorded_number(record.get("reward")) or 0.0 for _, record in self.steps)
 
     @property
     def ending(self) -> str:

@@ -266,3 +266,15 @@ def test_whole_run_pages_are_identical_across_processes(runs):
     outputs = [subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(snapshot), str(episodes)],
                               capture_output=True, text=True, check=True).stdout for _ in range(2)]
     assert outputs[0] == outputs[1] and outputs[0].count(" 200 ") == 3
+
+
+def test_an_episode_record_sums_only_numeric_rewards_and_names_only_a_text_task():
+    """A recording is file input: rewards that are text, lists or integers past a float, and a task id
+    that is not text, never raise on the replay and compare pages (they count as the runs table counts them)."""
+    from stillweb.server.viewer.trajectories import EpisodeRecord
+
+    step = lambda reward: (3, {"type": "step", "reward": reward})  # noqa: E731
+    record = EpisodeRecord(0, (2, {"type": "reset", "info": {"task_id": [1, 2]}}), tuple(map(step, [0.5, "<b>", [1], None, True])))
+    assert record.reward == 0.5 and record.task_id is None
+    assert EpisodeRecord(0, (2, {"info": {"task_id": "t"}}), (step(10 ** 400), step(1))).reward == float("inf")
+    assert EpisodeRecord(0, (2, {"info": {"task_id": "t"}}), ()).task_id == "t"
