@@ -72,7 +72,8 @@ def step_evidence(evidence: TaskEvidence, record: dict[str, Any], parsed: Parsed
     ``(doc_id, title)`` lists in the order the step met them."""
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     shown: dict[int, None] = {}
-    for item in info.get("shown_docs") or ():
+    listed = info.get("shown_docs")
+    for item in listed if isinstance(listed, list) else ():
         doc_id = item.get("doc_id") if isinstance(item, dict) else item
         if type(doc_id) is int:
             shown.setdefault(doc_id)

@@ -266,3 +266,13 @@ def test_synthetic_documents_do_not_present_a_made_up_url_as_real(viewed, monkey
     assert "not a real page" in client.get("/view/doc/3").text  # an empty URL is said to be synthetic too
     rows = TestClient(make_viewer_app(ViewerConfig(hostile_snapshot(tmp_path), tasks="hostile")))
     assert "not a real page" not in rows.get("/view/doc/1").text
+
+
+@pytest.mark.parametrize("shown", [7, True, "12", {"doc_id": 3}, None])
+def test_recorded_shown_docs_that_are_not_a_list_mark_nothing(shown):
+    """info["shown_docs"] is file input: a number made the replay page a 500."""
+    from stillweb.server.viewer.evidence import TaskEvidence, step_evidence
+
+    evidence = TaskEvidence(snapshot=None, task_id="t", task={}, documents={3: "Three", 12: "Twelve"})
+    assert step_evidence(evidence, {"info": {"shown_docs": shown}, "observation": ""}, None) == {"shown": [], "opened": []}
+    assert step_evidence(evidence, {"info": {"shown_docs": [{"doc_id": 3}, 12]}, "observation": ""}, None)["shown"] == [(3, "Three"), (12, "Twelve")]
