@@ -278,3 +278,14 @@ def test_an_episode_record_sums_only_numeric_rewards_and_names_only_a_text_task(
     assert record.reward == 0.5 and record.task_id is None
     assert EpisodeRecord(0, (2, {"info": {"task_id": "t"}}), (step(10 ** 400), step(1))).reward == float("inf")
     assert EpisodeRecord(0, (2, {"info": {"task_id": "t"}}), ()).task_id == "t"
+
+
+@pytest.mark.parametrize("parts", [["<script>window.__pwned = 5</script>"], "<script>window.__pwned = 5</script>", 3])
+def test_recorded_reward_parts_that_are_not_a_dict_show_as_escaped_json(parts):
+    """info["reward_parts"] is file input: a list or a string made the replay pages a 500 (dictsort)."""
+    from stillweb.server.viewer.pages import pretty_json, render
+
+    page = render("_reward_parts.html", parts=parts).body.decode()
+    assert "<script>" not in page and f'<pre class="parts">{escape(pretty_json(parts))}</pre>' in page
+    table = render("_reward_parts.html", parts={"outcome": 1.0, "<b>": 0.25}).body.decode()
+    assert "<th>&lt;b&gt;</th>" in table and '<span class="num" title="0.25">0.25</span>' in table
