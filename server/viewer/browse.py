@@ -17,6 +17,7 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.index import MAX_K, MAX_QUERY_CHARS, matching_spans
 from stillweb.sandboxes import ToolRegistry
 from stillweb.sandboxes.tools.search import DEFAULT_K, TOOL_MAX_K
+from stillweb.sandboxes.tools.validation import doc_reference
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.pages import FIRST_MATCH, error_page, render
@@ -103,7 +104,7 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
     @pages.get("/doc/{ref:path}", response_class=HTMLResponse)
     def document(ref: str, q: str = Query(default="", max_length=MAX_QUERY_CHARS),
                  k: int = Query(default=DEFAULT_K, ge=1, le=MAX_K)) -> HTMLResponse:
-        key: int | str = int(ref) if ref.isdigit() else ref
+        key = doc_reference(ref)  # as the agent's open tool reads it: ASCII digits are a doc id, anything else a title
         doc = snapshot.lookup(key)
         if doc is None:
             near = snapshot.nearest_titles(ref) if isinstance(key, str) else []

@@ -303,3 +303,11 @@ def test_pages_are_identical_across_processes(viewed):
     outputs = [subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(snapshot), str(episodes), task["task_id"]],
                               capture_output=True, text=True, check=True).stdout for _ in range(2)]
     assert outputs[0] == outputs[1] and outputs[0].count(" 200 ") == 7
+
+
+@pytest.mark.parametrize("ref", ["²", "1²", "٣"])
+def test_a_document_reference_of_non_ascii_digits_is_a_title(viewed, ref):
+    """str.isdigit() is true for '²', which int() refuses: /view/doc/² was a 500."""
+    client, *_ = viewed
+    page = client.get(f"/view/doc/{ref}")
+    assert page.status_code == 404 and f"no document {escaped(repr(ref))}" in page.text
