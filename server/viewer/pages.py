@@ -124,8 +124,10 @@ _ENVIRONMENT.globals["query"] = _query
 
 
 def render(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    """The HTML page of ``template`` filled with ``context``."""
-    return HTMLResponse(_ENVIRONMENT.get_template(template).render(**context), status_code=status_code)
+    """The HTML page of ``template`` filled with ``context``, as UTF-8 (a lone surrogate, which JSON
+    can escape but UTF-8 cannot encode, shows as its ``\\udXXX`` escape instead of failing the page)."""
+    page = _ENVIRONMENT.get_template(template).render(**context)
+    return HTMLResponse(page.encode("utf-8", errors="backslashreplace"), status_code=status_code)
 
 
 def error_page(status_code: int, title: str, message: str) -> HTMLResponse:

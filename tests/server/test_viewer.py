@@ -311,3 +311,21 @@ def test_a_document_reference_of_non_ascii_digits_is_a_title(viewed, ref):
     client, *_ = viewed
     page = client.get(f"/view/doc/{ref}")
     assert page.status_code == 404 and f"no document {escaped(repr(ref))}" in page.text
+
+
+def test_recorded_text_with_a_lone_surrogate_is_shown_escaped(viewed, tmp_path, small_snapshot):
+    """JSON may escape a lone surrogate ("\\ud800"), which UTF-8 cannot encode: a recorded action
+    holding one made the replay and compare pages a 500. It shows as the escape it was recorded as."""
+    from stillweb.server.viewer.pages import render
+
+    assert render("error.html", title="t", message="a \ud800 b").body.decode("utf-8").count("a \\ud800 b") == 1
+    _, snapshot, _, episodes = viewed
+    records = [json.loads(line) for line in (episodes / "reference.jsonl").read_text(encoding="utf-8").splitlines()]
+    records[2]["action"] = "<b>odd</b> \ud800 text"
+    (tmp_path / "surrogate.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(tmp_path,))), raise_server_exceptions=False)
+    name = f"{tmp_path.name}/surrogate.jsonl"
+    for url, params in ((f"/view/episodes/{name}", {"step": 1}), (f"/view/episodes/{name}", {"view": "all"}),
+                        ("/view/compare", {"a": name, "b": name})):
+        page = client.get(url, params=params)
+        assert page.status_code == 200 and "&lt;b&gt;odd&lt;/b&gt; \\ud800 text" in page.text, (url, params, page.status_code)
