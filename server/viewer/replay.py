@@ -58,7 +58,8 @@ def _episode_or_error(recording: Recording, index: int) -> EpisodeRecord:
     if not recording.episodes:
         raise TrajectoryError(f"{recording.name!r} has a header but no episodes")
     if not 0 <= index < len(recording.episodes):
-        raise TrajectoryError(f"{recording.name!r} has episodes 0..{len(recording.episodes) - 1}, not {index}")
+        stopped = f" (reading stopped at the damage: {recording.problem})" if recording.problem else ""
+        raise TrajectoryError(f"{recording.name!r} has episodes 0..{len(recording.episodes) - 1}, not {index}{stopped}")
     return recording.episodes[index]
 
 

@@ -3,6 +3,8 @@ reads them: which files there are, their episodes, and the context the model saw
 
 A file that is missing, empty, not JSON or not a recording raises
 :class:`TrajectoryError` with a message for the page (line number included);
+a file damaged after some episodes (a killed run's cut last line) keeps those,
+with the damage in :attr:`Recording.problem`, as the runs table lists them;
 the viewer never answers a bad file with a 500. The context after context
 management is not recorded (``info["messages"]`` is left out of recordings):
 :class:`ContextReruns` re-runs the file's env to get it, which also checks that
@@ -113,12 +115,14 @@ class EpisodeRecord:
 
 @dataclass(frozen=True)
 class Recording:
-    """A parsed recording: its header and episodes."""
+    """A parsed recording: its header and episodes; ``problem``: why reading stopped early, if it did
+    (the episodes are those read before the damage, the one being read included, as the runs table lists them)."""
 
     name: str
     path: Path
     header: dict[str, Any]
     episodes: tuple[EpisodeRecord, ...]
+    problem: str | None = None
 
     @property
     def tool_format(self) -> str:
@@ -129,10 +133,16 @@ class Recording:
 
 _STEP_FIELDS = ("action", "observation", "reward", "terminated", "truncated", "info")
 _RESET_FIELDS = ("seed", "options", "observation", "info")
+_CUT = " (the file ends in the middle of it: a run still writing, or one that was killed)"
 
 
 def read_recording(path: Path, name: str) -> Recording:
-    """Parse the recording at ``path``; :class:`TrajectoryError` says what is wrong and where."""
+    """Parse the recording at ``path``; :class:`TrajectoryError` says what is wrong and where.
+
+    A damaged line after the header (a killed run's cut last line, text that is not JSON or not a
+    record) stops the reading there: the recording keeps the episodes before it and says why in
+    ``problem``; only a file with no episode before its damage raises.
+    """
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -142,52 +152,74 @@ def read_recording(path: Path, name: str) -> Recording:
     if size > MAX_FILE_BYTES:
         raise TrajectoryError(f"the trajectory file {name!r} has {size:,} bytes, more than the viewer reads ({MAX_FILE_BYTES:,})")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise TrajectoryError(f"the trajectory file {name!r} is not readable UTF-8 text: {error}") from None
+        data = path.read_bytes()
+    except OSError as error:
+        raise TrajectoryError(f"the trajectory file {name!r} cannot be read: {error.strerror}") from None
+    records, problem = _records(data, name)
+    if not records:
+        raise TrajectoryError(problem or f"the trajectory file {name!r} is empty")
+    header = records[0][1]
+    if header.get("type") != "header" or not isinstance(header.get("env_id"), str) or not isinstance(header.get("kwargs"), dict):
+        raise TrajectoryError(f"line {records[0][0]} of {name!r} is not a recording header (env_id, kwargs): "
+                              "record episodes with stillweb.envs.RecordEpisodes")
+    episodes, damaged = _episodes(records[1:], name)
+    problem = damaged or problem
+    if problem and not episodes:
+        raise TrajectoryError(problem)
+    return Recording(name, path, header, episodes, problem)
+
+
+def _records(data: bytes, name: str) -> tuple[list[tuple[int, dict[str, Any]]], str | None]:
+    """The (line number, record) pairs of the lines of ``data`` (split at newlines only, as the runs
+    table reads them), up to the first line that is not UTF-8 JSON object text, and why reading stopped there."""
     records = []
-    for number, line in enumerate(lines, start=1):
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        cut = _CUT if number == len(lines) else ""
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return records, f"line {number} of {name!r} is not readable UTF-8 text: {error}"
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, or a number past int()'s digit limit
-            raise TrajectoryError(f"line {number} of {name!r} is not JSON ({error}): the file is damaged or not a recording") from None
+            return records, f"line {number} of {name!r} is not JSON{cut} ({error}): the file is damaged or not a recording"
         if not isinstance(record, dict):
-            raise TrajectoryError(f"line {number} of {name!r} is not a JSON object")
+            return records, f"line {number} of {name!r} is not a JSON object"
         records.append((number, record))
-    if not records:
-        raise TrajectoryError(f"the trajectory file {name!r} is empty")
-    header = records[0][1]
-    if header.get("type") != "header" or not isinstance(header.get("env_id"), str) or not isinstance(header.get("kwargs"), dict):
-        raise TrajectoryError(f"line {records[0][0]} of {name!r} is not a recording header (env_id, kwargs): "
-                              "record episodes with stillweb.envs.RecordEpisodes")
-    return Recording(name, path, header, _episodes(records[1:], name))
+    return records, None
 
 
-def _episodes(records: list[tuple[int, dict[str, Any]]], name: str) -> tuple[EpisodeRecord, ...]:
+def _episodes(records: list[tuple[int, dict[str, Any]]], name: str) -> tuple[tuple[EpisodeRecord, ...], str | None]:
+    """The episodes of ``records`` up to the first record that is not a reset or step of one, and why reading stopped there."""
     episodes: list[EpisodeRecord] = []
     reset: tuple[int, dict[str, Any]] | None = None
     steps: list[tuple[int, dict[str, Any]]] = []
+    problem = None
     for number, record in records:
         kind = record.get("type")
         required = _RESET_FIELDS if kind == "reset" else _STEP_FIELDS if kind == "step" else None
         if required is None:
-            raise TrajectoryError(f"line {number} of {name!r} has unknown record type {str(kind)[:50]!r} (expected reset or step)")
+            problem = f"line {number} of {name!r} has unknown record type {str(kind)[:50]!r} (expected reset or step)"
+            break
         missing = [field for field in required if field not in record]
         if missing:
-            raise TrajectoryError(f"line {number} of {name!r}: a {kind} record without {', '.join(missing)}")
+            problem = f"line {number} of {name!r}: a {kind} record without {', '.join(missing)}"
+            break
         if kind == "reset":
             if reset is not None:
                 episodes.append(EpisodeRecord(len(episodes), reset, tuple(steps)))
             reset, steps = (number, record), []
         elif reset is None:
-            raise TrajectoryError(f"line {number} of {name!r} is a step before any reset")
+            problem = f"line {number} of {name!r} is a step before any reset"
+            break
         else:
             steps.append((number, record))
     if reset is not None:
         episodes.append(EpisodeRecord(len(episodes), reset, tuple(steps)))
-    return tuple(episodes)
+    return tuple(episodes), problem
 
 
 class TrajectoryFiles:

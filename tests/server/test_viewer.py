@@ -329,3 +329,28 @@ def test_recorded_text_with_a_lone_surrogate_is_shown_escaped(viewed, tmp_path, 
                         ("/view/compare", {"a": name, "b": name})):
         page = client.get(url, params=params)
         assert page.status_code == 200 and "&lt;b&gt;odd&lt;/b&gt; \\ud800 text" in page.text, (url, params, page.status_code)
+
+
+def test_a_killed_runs_episodes_before_the_cut_are_shown_with_the_reason(viewed, tmp_path):
+    """The runs table lists a killed run's episodes read before its cut last line (and the health page plots
+    them): their replay links show them, saying the file is cut, instead of refusing the whole file."""
+    _, snapshot, _, episodes = viewed
+    text = (episodes / "reference.jsonl").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    (tmp_path / "killed.jsonl").write_text(text + lines[1] + lines[2][: len(lines[2]) // 2], encoding="utf-8")
+    (tmp_path / "damaged.jsonl").write_text(text + "{not json\n" + "".join(lines[1:]), encoding="utf-8")
+    client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(tmp_path,))), raise_server_exceptions=False)
+    table = client.get("/view/episodes").text.split('<table class="list runs">')[1].split("</table>")[0]
+    links = [html.unescape(link) for link in re.findall(r'<a href="(/view/episodes/[^"]+\?episode=\d+)">', table)]
+    assert len(links) == 3  # the killed run's answered episode and its cut one, the damaged file's episode before the bad line
+    for link in links:
+        for extra in ("", "&view=all", "&step=1"):
+            page = client.get(link + extra)
+            assert page.status_code == 200, (link + extra, page.text[:300])
+            note = html.unescape(page.text.split('class="problem file-problem"')[1].split("</p>")[0])
+            assert ("ends in the middle" in note) if "/killed.jsonl" in link else (f"line {len(lines) + 1} of" in note and "is not JSON" in note)
+    killed = f"{tmp_path.name}/killed.jsonl"
+    past = client.get(f"/view/episodes/{killed}", params={"episode": 2})
+    assert past.status_code == 422 and "episodes 0..1, not 2" in html.unescape(past.text) and "ends in the middle" in html.unescape(past.text)
+    compare = client.get("/view/compare", params={"a": killed, "b": killed, "be": 1})
+    assert compare.status_code == 200 and "ends in the middle" in html.unescape(compare.text)
