@@ -11,13 +11,14 @@ Tests of an optional extra (``stillweb[ray]``...) carry the ``extra`` marker and
 except when ``STILLWEB_REQUIRE_EXTRAS=1`` (set by ``.ci/run``), where such a
 skip is a failure.
 
-Ray tests share one local runtime per module (``ray_runtime``: 2 CPUs, 127.0.0.1,
-no dashboard).
+Ray tests share one local runtime (``ray_runtime``: 2 CPUs, 127.0.0.1, no dashboard),
+kept from one Ray test module to the next when nothing else runs in between.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,15 +51,45 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"STILLWEB_REQUIRE_EXTRAS=1 but this test of an extra was skipped: {report.longrepr}"
 
 
+_RAY_STAYS_UP: set[str] = set()  # node ids of the tests after which the local Ray runtime is kept
+
+
 @pytest.fixture(scope="module")
 def ray_runtime():
-    """A local Ray runtime for one test module: 2 CPUs, bound to 127.0.0.1, no dashboard."""
+    """A local Ray runtime: 2 CPUs, bound to 127.0.0.1, no dashboard. Started by the first module that asks
+    for it and kept while the next test to run is in a module that uses it too (Ray start-up is ~5 s);
+    shut down before any other module's tests run (:func:`pytest_runtest_teardown`)."""
     ray = pytest.importorskip("ray")
-    os.environ.update(RAY_TEST_ENVIRONMENT)
-    ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, object_store_memory=200 * 2**20,
-             log_to_driver=False, configure_logging=False)
-    yield ray
-    ray.shutdown()
+    if not ray.is_initialized():
+        os.environ.update(RAY_TEST_ENVIRONMENT)
+        ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
+                 object_store_memory=200 * 2**20, log_to_driver=False, configure_logging=False)
+    return ray
+
+
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection
+def pytest_collection_modifyitems(items):
+    """Note the tests after which Ray stays up: those whose next running test is in a ``ray_runtime`` module."""
+    ray_modules = {item.path for item in items if "ray_runtime" in getattr(item, "fixturenames", ())}
+    following = None  # the module of the next test that runs (tests skipped unconditionally do not count)
+    for item in reversed(items):
+        if following in ray_modules:
+            _RAY_STAYS_UP.add(item.nodeid)
+        if not _skipped_unconditionally(item):
+            following = item.path
+
+
+def _skipped_unconditionally(item) -> bool:
+    return any(mark.name == "skip" or (mark.name == "skipif" and mark.args and mark.args[0] is True)
+               for mark in item.iter_markers())
+
+
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
+def pytest_runtest_teardown(item, nextitem):
+    """Shut Ray down unless the next test to run is in a module that uses ``ray_runtime`` too."""
+    ray = sys.modules.get("ray")
+    if item.nodeid not in _RAY_STAYS_UP and ray is not None and ray.is_initialized():
+        ray.shutdown()
 
 
 @pytest.fixture(scope="session")
