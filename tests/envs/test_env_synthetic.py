@@ -1,28 +1,16 @@
-"""WikiQA-v0 and Lookup-v0 on the synthetic world with generated tasks (the real pipeline)."""
+"""WikiQA-v0 and Lookup-v0 on the synthetic world with generated tasks (the real pipeline: the session's
+``tasks_snapshot``, 12 generated tasks ``hard``)."""
 
 from __future__ import annotations
 
-import shutil
-
 import gymnasium as gym
-import pytest
 
 import stillweb.envs  # noqa: F401 - registers the environments
-from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 from stillweb.envs import ReferenceAgent, run_episode
 
 
-@pytest.fixture(scope="module")
-def snapshot_with_tasks(small_snapshot, tmp_path_factory):
-    """A copy of the shared synthetic snapshot with a generated task set ``hard``."""
-    path = tmp_path_factory.mktemp("env-synthetic") / "snap"
-    shutil.copytree(small_snapshot, path)
-    generate_tasks(path, "hard", GenerationParams(count=12, seed=0), allow_partial=True)
-    return path
-
-
-def test_reference_agent_solves_generated_tasks_with_full_provenance(snapshot_with_tasks):
-    env = gym.make("stillweb/WikiQA-v0", snapshot=snapshot_with_tasks, tasks="hard", max_turns=64, max_tool_calls=64)
+def test_reference_agent_solves_generated_tasks_with_full_provenance(tasks_snapshot):
+    env = gym.make("stillweb/WikiQA-v0", snapshot=tasks_snapshot, tasks="hard", max_turns=64, max_tool_calls=64)
     tasks = env.unwrapped.tasks
     assert len(tasks) >= 3
     for task in tasks:
@@ -35,8 +23,8 @@ def test_reference_agent_solves_generated_tasks_with_full_provenance(snapshot_wi
         assert summary["reward_parts"]["counts"]["bad_citation"] == 0
 
 
-def test_lookup_from_synthetic_facts_is_learnable(snapshot_with_tasks):
-    env = gym.make("stillweb/Lookup-v0", snapshot=snapshot_with_tasks, max_tasks=50)
+def test_lookup_from_synthetic_facts_is_learnable(tasks_snapshot):
+    env = gym.make("stillweb/Lookup-v0", snapshot=tasks_snapshot, max_tasks=50)
     for seed in range(10):
         _, info = env.reset(seed=seed)
         answer = env.unwrapped.tasks.by_id(info["task_id"]).answer
