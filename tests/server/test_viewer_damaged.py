@@ -1,0 +1,123 @@
+"""The viewer over a directory of damaged and hostile recordings (support.damaged_recordings):
+a killed run's cut last line, a non-UTF-8 file, an empty and a header-only file, a file from
+another snapshot, a huge single line, a number past Python's int() digit limit, and good
+recordings with values of the wrong type. Every page that lists or reads recordings answers
+with the reason (never a 500), the good file still shows, recorded text stays text."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.tasks.store import read_tasks
+from stillweb.server.viewer import ViewerConfig, make_viewer_app
+from support.damaged_recordings import DAMAGED, HOSTILE_VALUES, OTHER_FINGERPRINT, SCRIPT, damaged_directory
+from support.viewer_data import record_reference_episode, viewer_snapshot
+
+UNREADABLE = ("binary.jsonl", "empty.jsonl", "header-only.jsonl", "huge-line.jsonl")  # no episode before the damage
+CUT_SHORT = ("killed.jsonl", "digits.jsonl")  # damaged after a good episode
+
+
+@pytest.fixture(scope="module")
+def damaged(small_snapshot, tmp_path_factory):
+    """(client, the directory name, the good episode's task id)."""
+    folder = tmp_path_factory.mktemp("damaged")
+    snapshot = viewer_snapshot(small_snapshot, folder)
+    task = read_tasks(snapshot, "viewer", "train")[0].to_row()
+    good = record_reference_episode(snapshot, "viewer", task, folder / "reference.jsonl")
+    directory = damaged_directory(good, folder / "runs")
+    client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(directory,))), raise_server_exceptions=False)
+    assert Snapshot.open(snapshot).fingerprint != OTHER_FINGERPRINT
+    return client, directory.name, task["task_id"]
+
+
+def problem_of(page: str) -> str:
+    """The text of an error page's message."""
+    found = re.search(r'<p class="problem" role="alert">(.*?)</p>', page, flags=re.S)
+    assert found, page[:2000]
+    return html.unescape(found.group(1))
+
+
+def get(client, url, **params):
+    response = client.get(url, params=params)
+    assert response.status_code < 500, f"{url} {params}: {response.status_code} {response.text[:300]}"
+    assert response.headers["content-type"].startswith("text/html"), (url, params, response.headers["content-type"])
+    assert SCRIPT not in response.text, (url, params)
+    return response
+
+
+def test_the_runs_table_lists_every_file_with_its_reason_and_the_good_episode(damaged):
+    client, folder, task_id = damaged
+    page = get(client, "/view/episodes")
+    assert page.status_code == 200
+    files = page.text.split('<table class="list files">')[1].split("</table>")[0]
+    rows = {html.unescape(name): html.unescape(rest) for name, rest in re.findall(r"<tr>\s*<td>.*?<code>([^<]+)</code>(.*?)</tr>", files, flags=re.S)}
+    for name, reason in DAMAGED.items():
+        assert reason in rows[f"{folder}/{name}"], (name, rows[f"{folder}/{name}"])
+    for name in ("good", *HOSTILE_VALUES):
+        assert f"{folder}/{name}.jsonl" in rows, name
+    listed = page.text.split('<table class="list runs">')[1]
+    assert f"/view/episodes/{folder}/good.jsonl?episode=0" in listed and task_id in listed
+
+
+def test_the_health_page_names_the_damaged_files_and_plots_the_rest(damaged):
+    client, folder, _ = damaged
+    page = get(client, "/view/health")
+    assert page.status_code == 200 and "<svg" in page.text
+    text = html.unescape(page.text)
+    for name in ("killed.jsonl", "binary.jsonl", "huge-line.jsonl", "digits.jsonl"):
+        assert f"{folder}/{name}" in text and DAMAGED[name] in text, name
+    for name in (*DAMAGED, "good.jsonl", *(f"{name}.jsonl" for name in HOSTILE_VALUES)):
+        assert get(client, "/view/health", file=f"{folder}/{name}").status_code == 200, name
+
+
+@pytest.mark.parametrize("name", UNREADABLE)
+def test_a_file_without_a_readable_episode_gets_its_reason_on_every_page_that_reads_it(damaged, name):
+    client, folder, _ = damaged
+    reason = {"empty.jsonl": "empty", "header-only.jsonl": "no episodes", "huge-line.jsonl": "not a recording header"}.get(name, DAMAGED[name])
+    for params in ({}, {"view": "all"}, {"step": 3}, {"episode": 1}):
+        page = get(client, f"/view/episodes/{folder}/{name}", **params)
+        assert page.status_code == 422 and reason in problem_of(page.text), (params, problem_of(page.text))
+    for sides in ({"a": f"{folder}/{name}", "b": f"{folder}/good.jsonl"}, {"a": f"{folder}/good.jsonl", "b": f"{folder}/{name}"}):
+        page = get(client, "/view/compare", **sides)
+        assert page.status_code == 422 and reason in problem_of(page.text)
+
+
+@pytest.mark.parametrize("name", CUT_SHORT)
+def test_a_file_damaged_after_an_episode_shows_it_with_the_reason(damaged, name):
+    client, folder, _ = damaged
+    for params in ({}, {"view": "all"}, {"step": 3}):
+        page = get(client, f"/view/episodes/{folder}/{name}", **params)
+        assert page.status_code == 200 and DAMAGED[name] in html.unescape(page.text.split('class="problem file-problem"')[1]), params
+    past = get(client, f"/view/episodes/{folder}/{name}", episode=5)
+    assert past.status_code == 422 and DAMAGED[name] in problem_of(past.text)
+    page = get(client, "/view/compare", a=f"{folder}/{name}", b=f"{folder}/good.jsonl")
+    assert page.status_code == 200 and "Identical" in page.text and DAMAGED[name] in html.unescape(page.text)
+
+
+def test_every_episode_link_of_the_runs_table_answers(damaged):
+    client, _, _ = damaged
+    links = set()
+    for page in (1, 2):
+        table = get(client, "/view/episodes", page=page)
+        if table.status_code == 422:
+            break
+        links |= {html.unescape(link) for link in re.findall(r'<a href="(/view/episodes/[^"?]+\?episode=\d+)">', table.text)}
+    assert len(links) >= 1 + len(HOSTILE_VALUES) + len(CUT_SHORT)
+    for link in sorted(links):
+        assert get(client, link).status_code == 200, link
+
+
+@pytest.mark.parametrize("name", ["good", "other-snapshot", *HOSTILE_VALUES])
+def test_a_readable_file_shows_on_every_page_whatever_its_values(damaged, name):
+    client, folder, _ = damaged
+    file = f"{folder}/{name}.jsonl"
+    for params in ({}, {"view": "all"}, {"step": 2}, {"step": 10 ** 6}):
+        page = get(client, f"/view/episodes/{file}", **params)
+        assert page.status_code == 200, (params, page.text[:500])
+    assert get(client, "/view/compare", a=file, b=f"{folder}/good.jsonl").status_code == 200
+    assert get(client, "/view/episodes", file=file).status_code == 200
