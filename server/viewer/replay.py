@@ -67,6 +67,7 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetVi
     """The episode and comparison pages (with ``task_set``, a replay marks its task's evidence; the list of
     episodes is :mod:`~stillweb.server.viewer.runs`)."""
     reruns = ContextReruns(catalog.snapshot())
+    fingerprint = catalog.snapshot().fingerprint
     pages = APIRouter(include_in_schema=False)
 
     @pages.get("/episodes/{name:path}", response_class=HTMLResponse)
@@ -81,12 +82,14 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetVi
         evidence = TaskEvidence.of(task_set, chosen.task_id) if task_set is not None else None
         outline = [step_view(recording, line, None, evidence) for line in lines]
         if view == "all":
-            return render("trajectory.html", recording=recording, episode=chosen, views=outline, cells=strip_cells(outline))
+            return render("trajectory.html", recording=recording, episode=chosen, views=outline, cells=strip_cells(outline),
+                          other_snapshot=recording.other_snapshot(fingerprint))
         step = min(step, len(lines) - 1)
         context = reruns.context(recording)
         return render("episode.html", recording=recording, episode=chosen, step=step, count=len(lines),
                       view=step_view(recording, lines[step], context, evidence),
-                      context_problem=context if isinstance(context, str) else None, outline=outline, cells=strip_cells(outline))
+                      context_problem=context if isinstance(context, str) else None, outline=outline, cells=strip_cells(outline),
+                      other_snapshot=recording.other_snapshot(fingerprint))
 
     @pages.get("/compare", response_class=HTMLResponse)
     def compare(a: str = Query(max_length=1000), b: str = Query(max_length=1000),
@@ -101,6 +104,6 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetVi
         columns = [[step_view(recording, line, None) for line in (episode.reset, *episode.steps)] for recording, episode in sides]
         rows = list(zip_longest(*columns))
         return render("compare.html", sides=sides, rows=rows, same_task=sides[0][1].task_id == sides[1][1].task_id,
-                      divergence=first_difference(sides[0][1], sides[1][1]))
+                      divergence=first_difference(sides[0][1], sides[1][1]), fingerprint=fingerprint)
 
     return pages

@@ -124,6 +124,14 @@ class Recording:
     episodes: tuple[EpisodeRecord, ...]
     problem: str | None = None
 
+    def other_snapshot(self, fingerprint: str | None) -> str | None:
+        """What to say when the header's ``snapshot_fingerprint`` is not ``fingerprint`` (the viewer's), else ``None``."""
+        recorded = self.header.get("snapshot_fingerprint")
+        if not fingerprint or not isinstance(recorded, str) or recorded == fingerprint:
+            return None
+        return (f"recorded on another snapshot (fingerprint {recorded[:12]}, the viewer shows {fingerprint[:12]}): "
+                "its document links and evidence marks point into the viewer's snapshot")
+
     @property
     def tool_format(self) -> str:
         """The recorded env's call format (the env default, ``tongyi``, when not given)."""

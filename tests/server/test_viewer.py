@@ -354,3 +354,20 @@ def test_a_killed_runs_episodes_before_the_cut_are_shown_with_the_reason(viewed,
     assert past.status_code == 422 and "episodes 0..1, not 2" in html.unescape(past.text) and "ends in the middle" in html.unescape(past.text)
     compare = client.get("/view/compare", params={"a": killed, "b": killed, "be": 1})
     assert compare.status_code == 200 and "ends in the middle" in html.unescape(compare.text)
+
+
+def test_an_episode_recorded_on_another_snapshot_says_so_on_its_pages(viewed, tmp_path):
+    """The runs table marks a file from another snapshot; its replay, all-steps and compare pages say so too
+    (its [doc N] links and evidence marks point into the viewer's snapshot, not the one it was recorded on)."""
+    _, snapshot, _, episodes = viewed
+    lines = (episodes / "reference.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    (tmp_path / "other.jsonl").write_text(json.dumps({**header, "snapshot_fingerprint": "ab" * 32}) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    (tmp_path / "same.jsonl").write_text("".join(lines), encoding="utf-8")
+    client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(tmp_path,))))
+    other, same = f"{tmp_path.name}/other.jsonl", f"{tmp_path.name}/same.jsonl"
+    for url, params in ((f"/view/episodes/{other}", {"step": 2}), (f"/view/episodes/{other}", {"view": "all"}),
+                        ("/view/compare", {"a": same, "b": other})):
+        page = html.unescape(client.get(url, params=params).text)
+        assert "recorded on another snapshot (fingerprint abababababab" in page, (url, params)
+    assert "another snapshot" not in client.get(f"/view/episodes/{same}", params={"view": "all"}).text
