@@ -82,7 +82,8 @@ def fuzzed(small_snapshot, tmp_path_factory):
     app = make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(directory,)))
     names = [f"{directory.name}/{name}" for name in ("good.jsonl", *DAMAGED, *(f"{name}.jsonl" for name in HOSTILE_VALUES))]
     real = [*names, *(task["task_id"] for task in tasks[:3]), "0", "1", "299", tasks[0]["evidence"][0]["doc_title"],
-            "all", "step", "asc", "desc", *SORT_KEYS, "terminated", "truncated", "viewer.css", "viewer.js"]
+            "all", "step", "asc", "desc", *SORT_KEYS, "terminated", "truncated", "unfinished", "max_turns", "format_error",
+            "policy_version", "episode", "train", "2", "viewer.css", "viewer.js"]
     return TestClient(app, raise_server_exceptions=False), view_routes(app), real
 
 
