@@ -1,5 +1,5 @@
 """Fixtures of the viewer's browser tests (``test_viewer_browser*.py``): one headless Chromium
-per session, a fresh page per test (failing on any page error or dialog), ``stillweb view``
+per test module, a fresh page per test (failing on any page error or dialog), ``stillweb view``
 over the small snapshot with two recorded reference episodes, and the screenshot folder
 (``STILLWEB_SCREENSHOTS=DIR`` writes them where the README's ``docs/screenshots`` come from)."""
 
@@ -15,8 +15,12 @@ from support.browser import CHROMIUM, CHROMIUM_ARGS, start_viewer
 from support.viewer_data import record_reference_episode, viewer_snapshot
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Headless Chromium for one test module. Not for the session: Playwright's sync API keeps an asyncio
+    loop running in the main thread while it is open, and a later test that runs its own loop
+    (``anyio.run`` in docs/trainers.md's MCP block) fails with "Cannot run the event loop while another
+    loop is running"."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium is not installed: run scripts/install_chromium.sh")
