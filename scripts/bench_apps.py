@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, load, percentile, timed_ms  # noqa: E402
+from bench_common import append_section, load, percentile, snapshot_path, timed_ms  # noqa: E402
 
 from stillweb.corpora.apps.generate import shared_base  # noqa: E402
 from stillweb.corpora.apps.tasks import make_app_tasks  # noqa: E402
@@ -46,18 +46,6 @@ for index, env in enumerate(envs):
     env.reset(seed=index)
 print(json.dumps({"before": before, "after": rss(), "db_bytes": len(first.session.state_bytes())}))
 """
-
-
-def snapshot_path(args: argparse.Namespace) -> Path:
-    """The snapshot to use: ``--snapshot``, or a synthetic one built (once) under ``--dir``."""
-    if args.snapshot:
-        return Path(args.snapshot)
-    path = Path(args.dir) / f"synthetic-{args.articles}-s0"
-    if not (path / "manifest.json").exists():
-        from stillweb.corpora.build_from_source import build_synthetic
-
-        build_synthetic(args.articles, 0, path, workers=1, progress=False)
-    return path
 
 
 def main() -> None:

@@ -35,6 +35,19 @@ def load() -> str:
     return "load average " + " / ".join(f"{value:.1f}" for value in os.getloadavg()) + " (1/5/15 min)"
 
 
+def snapshot_path(args: Any) -> Path:
+    """The snapshot a benchmark runs on: ``args.snapshot``, or a synthetic world of ``args.articles``
+    articles (seed 0) built once under ``args.dir`` and reused by later runs."""
+    if args.snapshot:
+        return Path(args.snapshot)
+    path = Path(args.dir) / f"synthetic-{args.articles}-s0"
+    if not (path / "manifest.json").exists():
+        from stillweb.corpora.build_from_source import build_synthetic
+
+        build_synthetic(args.articles, 0, path, workers=1, progress=False)
+    return path
+
+
 def timed_ms(into: tuple[list[float], list[float]], function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call ``function(*args, **kwargs)``, append its wall time and its thread CPU time (ms) to ``into``,
     and return its result: on a loaded machine the CPU time leaves out the waits for a core, which

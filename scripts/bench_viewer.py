@@ -29,13 +29,12 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, percentile  # noqa: E402
+from bench_common import append_section, load, percentile, snapshot_path  # noqa: E402
 
 from stillweb.envs.degenerate import ACTION_FLAGS  # noqa: E402
 from stillweb.envs.recording import canonical_json  # noqa: E402
@@ -136,18 +135,6 @@ def json_parse_seconds(paths: list[Path]) -> float:
     return time.perf_counter() - started
 
 
-def snapshot_path(args: argparse.Namespace) -> Path:
-    """``--snapshot``, or a small synthetic snapshot built (once) under ``--dir``."""
-    if args.snapshot:
-        return Path(args.snapshot)
-    path = Path(args.dir) / f"synthetic-{args.articles}-s0"
-    if not (path / "manifest.json").exists():
-        from stillweb.corpora.build_from_source import build_synthetic
-
-        build_synthetic(args.articles, 0, path, workers=1, progress=False)
-    return path
-
-
 def run_directory(args: argparse.Namespace, episodes: int, files: int, fingerprint: str) -> tuple[Path, list[Path], bool]:
     """The recordings of ``episodes`` episodes and whether they were written now (they are written once per
     parameters; a marker file says they are complete)."""
@@ -187,7 +174,7 @@ def main() -> None:
     small_dir, _, _ = run_directory(args, args.baseline_episodes, max(1, args.files // 10), fingerprint)
     write_seconds = time.perf_counter() - started
     megabytes = sum(path.stat().st_size for path in big_paths) / 2**20
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load_before = load()
 
     parse_times, cold_times = [], []
     for _ in range(args.cold_runs):  # interleaved, best of each: load from other work hits both alike
@@ -235,7 +222,7 @@ def main() -> None:
 
     ratio = ms(wall["big"], 50) / ms(wall["small"], 50)
     lines = [
-        f"- load: `{uptime}`",
+        f"- load: {load_before}",
         f"- recordings: {args.episodes:,} episodes in {args.files} files, {megabytes:,.0f} MiB"
         f" ({f'written in {write_seconds:.1f} s' if written else 'written by an earlier run'}, `{big_dir}`); baseline run {args.baseline_episodes:,} episodes; snapshot `{snapshot}`",
         f"- requests: {len(mixes['big'])} URLs x {args.rounds} rounds per run, interleaved (TestClient, in-process ASGI)",
