@@ -121,6 +121,12 @@ class RunQuery:
             raise BadQuery(f"page {text!r} is not a page number; pages are numbered from 1") from None
         return cls(sort, order, filters, ranges, page)
 
+    @property
+    def tie_break(self) -> str:
+        """How rows equal in the sort key are ordered, as the table's caption says it (``file and
+        episode``; the file or the episode alone when the sort key is the other one)."""
+        return {"file": "episode", "episode": "file"}.get(self.sort, "file and episode")
+
     def params(self, **changes: Any) -> dict[str, Any]:
         """The URL parameters of this query (for links; ``changes`` replace some), defaults left out."""
         params: dict[str, Any] = {"sort": self.sort, "order": self.order, **self.filters,

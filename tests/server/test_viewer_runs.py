@@ -128,6 +128,18 @@ def test_sorting_is_by_the_column_then_file_then_episode(runs, sort, order):
     assert "class=\"sorted " + order in first
 
 
+@pytest.mark.parametrize("params, caption", [
+    ({}, "sorted by file (asc), then episode."),
+    ({"sort": "file", "order": "desc"}, "sorted by file (desc), then episode."),
+    ({"sort": "episode"}, "sorted by episode (asc), then file."),
+    ({"sort": "reward", "order": "desc"}, "sorted by reward (desc), then file and episode."),
+    ({"sort": "task"}, "sorted by task (asc), then file and episode."),
+])
+def test_the_caption_names_the_tie_break_without_repeating_the_sort_key(runs, params, caption):
+    client = runs[0]
+    assert caption in client.get("/view/episodes", params=params).text
+
+
 @pytest.mark.parametrize("params, keep", [
     ({"ending": "truncated"}, lambda e: e.ending == "truncated"),
     ({"ending": "unfinished"}, lambda e: e.ending == "unfinished"),
