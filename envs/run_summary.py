@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "recorded_number", "ENDINGS"]
+__all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "recorded_number", "not_json", "damage_note", "ENDINGS"]
 
 ENDINGS = ("terminated", "truncated", "unfinished")
 
@@ -284,8 +284,7 @@ class _Reader:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, or a number past int()'s digit limit
-            cut = "" if complete else " (the file ends in the middle of it: a run still writing, or one that was killed)"
-            return self._stop(f"line {number} of {self.name!r} is not JSON{cut}: {error}")
+            return self._stop(not_json(number, self.name, error, complete))
         if not isinstance(record, dict):
             return self._stop(f"line {number} of {self.name!r} is not a JSON object")
         kind = record.get("type")
@@ -327,6 +326,28 @@ class _Reader:
     def _stop(self, problem: str) -> bool:
         self.problem = problem
         return False
+
+
+def not_json(number: int, name: str, error: Exception, complete: bool) -> str:
+    """Why reading stopped at line ``number`` of ``name``, text that JSON cannot parse (``error``);
+    ``complete``: False for a file's last line with no newline after it, the cut line a killed run leaves.
+
+    >>> not_json(3, "a.jsonl", ValueError("Expecting value"), complete=False)
+    "line 3 of 'a.jsonl' is not JSON (the file ends in the middle of it: a run still writing, or one that was killed): Expecting value"
+    """
+    cut = "" if complete else " (the file ends in the middle of it: a run still writing, or one that was killed)"
+    return f"line {number} of {name!r} is not JSON{cut}: {error}"
+
+
+def damage_note(problem: str, episodes: int) -> str:
+    """The note a page showing a damaged file's ``episodes`` (those read before reading stopped) gives:
+    where reading stopped and why (``problem``), and how many episodes are shown.
+
+    >>> damage_note("line 3 of 'a.jsonl' is not JSON: Expecting value", 1)
+    "Reading stopped at the damage: line 3 of 'a.jsonl' is not JSON: Expecting value. The 1 episode read before it is shown."
+    """
+    shown = "The 1 episode read before it is shown" if episodes == 1 else f"The {episodes} episodes read before it are shown"
+    return f"Reading stopped at the damage: {problem.rstrip('.')}. {shown}."
 
 
 def recorded_number(value: Any) -> float | None:

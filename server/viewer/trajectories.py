@@ -22,7 +22,7 @@ from typing import Any
 
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.recording import rerun
-from stillweb.envs.run_summary import RecordingFollower, RecordingSummary, recorded_number
+from stillweb.envs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, recorded_number
 
 __all__ = ["flags_of", "raised_flags", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
@@ -133,6 +133,11 @@ class Recording:
                 "its document links and evidence marks point into the viewer's snapshot")
 
     @property
+    def damage_note(self) -> str | None:
+        """What a page showing this recording says about its damage (:func:`~stillweb.envs.run_summary.damage_note`), ``None`` if undamaged."""
+        return damage_note(self.problem, len(self.episodes)) if self.problem else None
+
+    @property
     def tool_format(self) -> str:
         """The recorded env's call format (the env default, ``tongyi``, when not given)."""
         kwargs = self.header.get("kwargs")
@@ -141,7 +146,6 @@ class Recording:
 
 _STEP_FIELDS = ("action", "observation", "reward", "terminated", "truncated", "info")
 _RESET_FIELDS = ("seed", "options", "observation", "info")
-_CUT = " (the file ends in the middle of it: a run still writing, or one that was killed)"
 
 
 def read_recording(path: Path, name: str) -> Recording:
@@ -183,7 +187,6 @@ def _records(data: bytes, name: str) -> tuple[list[tuple[int, dict[str, Any]]], 
     records = []
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
-        cut = _CUT if number == len(lines) else ""
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -193,7 +196,7 @@ def _records(data: bytes, name: str) -> tuple[list[tuple[int, dict[str, Any]]], 
         try:
             record = json.loads(line)
         except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, or a number past int()'s digit limit
-            return records, f"line {number} of {name!r} is not JSON{cut} ({error}): the file is damaged or not a recording"
+            return records, not_json(number, name, error, complete=number != len(lines))
         if not isinstance(record, dict):
             return records, f"line {number} of {name!r} is not a JSON object"
         records.append((number, record))

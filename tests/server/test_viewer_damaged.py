@@ -7,6 +7,7 @@ with the reason (never a 500), the good file still shows, recorded text stays te
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -23,16 +24,22 @@ CUT_SHORT = ("killed.jsonl", "digits.jsonl")  # damaged after a good episode
 
 
 @pytest.fixture(scope="module")
-def damaged(small_snapshot, tmp_path_factory):
-    """(client, the directory name, the good episode's task id)."""
+def damaged_runs(small_snapshot, tmp_path_factory):
+    """(the snapshot, the directory of damaged recordings, the good episode's task id)."""
     folder = tmp_path_factory.mktemp("damaged")
     snapshot = viewer_snapshot(small_snapshot, folder)
     task = read_tasks(snapshot, "viewer", "train")[0].to_row()
     good = record_reference_episode(snapshot, "viewer", task, folder / "reference.jsonl")
-    directory = damaged_directory(good, folder / "runs")
+    return snapshot, damaged_directory(good, folder / "runs"), task["task_id"]
+
+
+@pytest.fixture(scope="module")
+def damaged(damaged_runs):
+    """(client, the directory name, the good episode's task id)."""
+    snapshot, directory, task_id = damaged_runs
     client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=(directory,))), raise_server_exceptions=False)
     assert Snapshot.open(snapshot).fingerprint != OTHER_FINGERPRINT
-    return client, directory.name, task["task_id"]
+    return client, directory.name, task_id
 
 
 def problem_of(page: str) -> str:
@@ -121,3 +128,22 @@ def test_a_readable_file_shows_on_every_page_whatever_its_values(damaged, name):
         assert page.status_code == 200, (params, page.text[:500])
     assert get(client, "/view/compare", a=file, b=f"{folder}/good.jsonl").status_code == 200
     assert get(client, "/view/episodes", file=file).status_code == 200
+
+
+def test_the_damage_note_says_once_where_reading_stopped_why_and_how_many_episodes_are_shown(damaged, damaged_runs):
+    client, folder, _ = damaged
+    lines = (damaged_runs[1] / "killed.jsonl").read_bytes().split(b"\n")
+    with pytest.raises(ValueError) as cut:
+        json.loads(lines[-1])
+    assert not lines[-1].endswith(b"}") and len(lines) > 2  # the last line is the cut one, two episodes before it
+    page = get(client, f"/view/episodes/{folder}/killed.jsonl", episode=1)
+    notes = re.findall(r'<p class="problem file-problem" role="note">(.*?)</p>', page.text, flags=re.S)
+    assert [html.unescape(note) for note in notes] == [
+        f"Reading stopped at the damage: line {len(lines)} of '{folder}/killed.jsonl' is not JSON (the file ends in the "
+        f"middle of it: a run still writing, or one that was killed): {cut.value}. The 2 episodes read before it are shown."]
+    compare = get(client, "/view/compare", a=f"{folder}/killed.jsonl", b=f"{folder}/good.jsonl").text
+    assert html.unescape(re.findall(r'<p class="problem file-problem" role="note">(.*?)</p>', compare, flags=re.S)[0]) == (
+        f"A (<code>{folder}/killed.jsonl</code>): " + html.unescape(notes[0]))
+    for text in (page.text, compare, get(client, "/view/episodes/" + folder + "/killed.jsonl", view="all").text):
+        assert "damaged or not a recording" not in text
+    assert 'class="problem file-problem"' not in get(client, f"/view/episodes/{folder}/good.jsonl").text
