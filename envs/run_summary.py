@@ -22,12 +22,13 @@ import copy
 import json
 import math
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "recorded_number", "not_json", "damage_note", "ENDINGS"]
+__all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "recorded_number", "not_json", "damage_note", "not_regular_file", "ENDINGS"]
 
 ENDINGS = ("terminated", "truncated", "unfinished")
 
@@ -136,7 +137,11 @@ class RecordingFollower:
         self._restart()
 
     def summary(self) -> RecordingSummary:
-        """The summary of the file now (the same object as last time if the file did not change)."""
+        """The summary of the file now (the same object as last time if the file did not change);
+        a path that is not a regular file (a named pipe would block the read) is not opened."""
+        special = not_regular_file(self.path, self.name)
+        if special:
+            return self._failed(special)
         try:
             with self.path.open("rb") as file:
                 stat = os.fstat(file.fileno())
@@ -326,6 +331,27 @@ class _Reader:
     def _stop(self, problem: str) -> bool:
         self.problem = problem
         return False
+
+
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                  (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def not_regular_file(path: str | Path, name: str) -> str | None:
+    """Why the recording ``name`` at ``path`` is not read when it exists but is not a regular file (a named
+    pipe or a device: reading one can block forever), else ``None`` (a missing file is the reader's to report).
+
+    >>> not_regular_file("/dev/null", "null.jsonl")
+    "'null.jsonl' is not a regular file (a character device): recordings are read from regular files only"
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((kind for test, kind in _SPECIAL_FILES if test(mode)), "a special file")
+    return f"{name!r} is not a regular file ({kind}): recordings are read from regular files only"
 
 
 def not_json(number: int, name: str, error: Exception, complete: bool) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.recording import rerun
-from stillweb.envs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, recorded_number
+from stillweb.envs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number
 
 __all__ = ["flags_of", "raised_flags", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
@@ -155,6 +155,9 @@ def read_recording(path: Path, name: str) -> Recording:
     record) stops the reading there: the recording keeps the episodes before it and says why in
     ``problem``; only a file with no episode before its damage raises.
     """
+    special = not_regular_file(path, name)
+    if special:
+        raise TrajectoryError(special)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -251,7 +254,8 @@ class TrajectoryFiles:
         return next((path for path in self.paths if path.is_dir()), None)
 
     def listing(self) -> list[tuple[str, Path]]:
-        """(name, path) of every trajectory file, in the order given, directory contents sorted."""
+        """(name, path) of every trajectory file, in the order given, directory contents sorted (a given
+        path that is not a regular file, a named pipe say, is listed: reading it gives the reason, without opening it)."""
         found: list[tuple[str, Path]] = []
         for path in self.paths:
             if path.is_dir():
