@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -85,9 +86,20 @@ def _html_errors_for_pages(app: FastAPI) -> None:
             return await api_handlers[kind](request, error)
         if isinstance(error, RequestValidationError):
             problems = "; ".join(f"{'.'.join(str(part) for part in item.get('loc', ())[1:])}: {item.get('msg', '')}" for item in error.errors())
-            return error_page(422, "Bad request", f"The page cannot be shown with these parameters ({problems}).")
+            return error_page(422, "Bad request", f"The page cannot be shown with these parameters ({problems}).",
+                              back=_without_bad_parameters(request, error))
         status = getattr(error, "status_code", 500)
         return error_page(status, "Not found" if status == 404 else "Error", f"No page {request.url.path!r} here: start from {PREFIX}/.")
 
     for kind in api_handlers:
         app.add_exception_handler(kind, page_or_api_error)
+
+
+def _without_bad_parameters(request: Request, error: RequestValidationError) -> tuple[str, str] | None:
+    """(url, label) of the requested page with the query parameters that failed validation left out
+    (the valid ones kept), ``None`` when no query parameter was at fault."""
+    bad = list(dict.fromkeys(str(item["loc"][1]) for item in error.errors() if len(item.get("loc", ())) > 1 and item["loc"][0] == "query"))
+    if not bad:
+        return None
+    kept = [(name, value) for name, value in request.query_params.multi_items() if name not in bad]
+    return f"{quote(request.url.path)}{'?' + urlencode(kept) if kept else ''}", f"Back to this page without {', '.join(bad)}"

@@ -93,7 +93,8 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
     def search(q: str = Query(default="", max_length=MAX_QUERY_CHARS), k: int = DEFAULT_K) -> HTMLResponse:
         if not 1 <= k <= MAX_K:
             return error_page(422, "Bad request", f"k must be between 1 and {MAX_K} (the engine's most results; "
-                              f"an agent's search call may ask for up to {TOOL_MAX_K}), not {k}.")
+                              f"an agent's search call may ask for up to {TOOL_MAX_K}), not {k}.",
+                              back=(f"/view/search{_carried(q, DEFAULT_K)}", f"Search again with the default k ({DEFAULT_K})"))
         limits = {"max_k": MAX_K, "tool_max_k": TOOL_MAX_K}
         if not q.strip():
             return render("search.html", query=q, k=k, result=None, hits=[], carried="", **limits)

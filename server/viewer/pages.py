@@ -130,6 +130,7 @@ def render(template: str, status_code: int = 200, **context: Any) -> HTMLRespons
     return HTMLResponse(page.encode("utf-8", errors="backslashreplace"), status_code=status_code)
 
 
-def error_page(status_code: int, title: str, message: str) -> HTMLResponse:
-    """A page that says what went wrong and what to do (never a stack trace)."""
-    return render("error.html", status_code, title=title, message=message)
+def error_page(status_code: int, title: str, message: str, back: tuple[str, str] | None = None) -> HTMLResponse:
+    """A page that says what went wrong and what to do (never a stack trace); ``back``: (url, label) of
+    a better way back than the start page (linked first; the start page is always linked too)."""
+    return render("error.html", status_code, title=title, message=message, back=back)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from itertools import zip_longest
 from typing import Any, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
@@ -20,6 +21,8 @@ from stillweb.server.viewer.tasks import TaskSetView
 from stillweb.server.viewer.trajectories import ContextReruns, EpisodeRecord, Recording, TrajectoryError, TrajectoryFiles, flags_of, raised_flags
 
 __all__ = ["router", "step_view", "strip_cells"]
+
+RUNS_TABLE = ("/view/episodes", "Back to the recorded episodes")  # the way back from a file or episode that cannot be shown
 
 def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: dict | str | None,
               evidence: TaskEvidence | None = None) -> dict[str, Any]:
@@ -75,9 +78,13 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetVi
                      view: Literal["step", "all"] = Query(default="step")) -> HTMLResponse:
         try:
             recording = files.open(name)
+        except TrajectoryError as error:
+            return error_page(error.status, "Cannot show this trajectory", str(error), back=RUNS_TABLE)
+        try:
             chosen = _episode_or_error(recording, episode)
         except TrajectoryError as error:
-            return error_page(error.status, "Cannot show this trajectory", str(error))
+            first = (f"/view/episodes/{quote(name)}", "Back to this file's first episode") if recording.episodes else RUNS_TABLE
+            return error_page(error.status, "Cannot show this trajectory", str(error), back=first)
         lines = (chosen.reset, *chosen.steps)
         evidence = TaskEvidence.of(task_set, chosen.task_id) if task_set is not None else None
         outline = [step_view(recording, line, None, evidence) for line in lines]
@@ -100,7 +107,7 @@ def router(catalog: SnapshotCatalog, files: TrajectoryFiles, task_set: TaskSetVi
                 recording = files.open(name)
                 sides.append((recording, _episode_or_error(recording, index)))
         except TrajectoryError as error:
-            return error_page(error.status, "Cannot compare these trajectories", str(error))
+            return error_page(error.status, "Cannot compare these trajectories", str(error), back=RUNS_TABLE)
         columns = [[step_view(recording, line, None) for line in (episode.reset, *episode.steps)] for recording, episode in sides]
         rows = list(zip_longest(*columns))
         return render("compare.html", sides=sides, rows=rows, same_task=sides[0][1].task_id == sides[1][1].task_id,

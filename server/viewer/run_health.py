@@ -13,6 +13,7 @@ file name gets a page listing the names there are.
 from __future__ import annotations
 
 import threading
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
@@ -64,9 +65,11 @@ def router(files: TrajectoryFiles) -> APIRouter:
         names = [name for name, _ in listing]
         if file is not None and file not in names:
             known = ", ".join(names) or "none (start the viewer with --episodes PATH)"
-            return error_page(404, "No such trajectory file", f"no trajectory file named {file!r}; the files are: {known}")
+            return error_page(404, "No such trajectory file", f"no trajectory file named {file!r}; the files are: {known}",
+                              back=("/view/health", "Back to the health plots of every file"))
         if by not in X_AXES:
-            return error_page(422, "No such x axis", f"by={by!r}: the plots' x axis is one of {', '.join(X_AXES)}")
+            return error_page(422, "No such x axis", f"by={by!r}: the plots' x axis is one of {', '.join(X_AXES)}",
+                              back=(f"/view/health{'?' + urlencode({'file': file}) if file else ''}", "Back to the health plots by episode"))
         current = [summary for summary in files.summaries() if file is None or summary.name == file]
         parameters = (file, window, baseline, by)
         drawn = cache.get(current, parameters)

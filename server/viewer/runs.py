@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
+from urllib.parse import urlencode
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +44,11 @@ SHOWN_CHOICES = 30  # valid choices an error page lists before "and N more"
 
 
 class BadQuery(ValueError):
-    """A query parameter the table cannot be shown with; the message names it and the valid choices."""
+    """A query parameter the table cannot be shown with (``name``); the message names it and the valid choices."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 @dataclass(frozen=True)
@@ -86,21 +91,21 @@ class RunQuery:
         def given(name: str) -> str:
             value = str(params.get(name) or "").strip()
             if len(value) > MAX_VALUE_CHARS:
-                raise BadQuery(f"{name} has {len(value):,} characters; at most {MAX_VALUE_CHARS} are read")
+                raise BadQuery(f"{name} has {len(value):,} characters; at most {MAX_VALUE_CHARS} are read", name)
             return value
 
         sort, order = given("sort") or "file", given("order") or "asc"
         if sort not in SORT_KEYS:
-            raise BadQuery(f"sort {sort!r} is not a column of the table; sort by one of: {', '.join(SORT_KEYS)}")
+            raise BadQuery(f"sort {sort!r} is not a column of the table; sort by one of: {', '.join(SORT_KEYS)}", "sort")
         if order not in ORDERS:
-            raise BadQuery(f"order {order!r} is not an order; use one of: {', '.join(ORDERS)}")
+            raise BadQuery(f"order {order!r} is not an order; use one of: {', '.join(ORDERS)}", "order")
         filters = {}
         for name in CHOICE_FILTERS:
             value = given(name)
             if value:
                 choices = table.choices[name]
                 if value not in choices:
-                    raise BadQuery(f"{name} {value!r} is not a value of these recordings; the choices are: {_listed(choices)}")
+                    raise BadQuery(f"{name} {value!r} is not a value of these recordings; the choices are: {_listed(choices)}", name)
                 filters[name] = value
         ranges: dict[str, float] = {}
         for name in RANGE_FILTERS:
@@ -112,13 +117,13 @@ class RunQuery:
                     number = math.nan
                 if not math.isfinite(number):
                     kind = "a whole number" if name.startswith("turns") else "a finite number"
-                    raise BadQuery(f"{name} {value!r} is not a number; give {kind} (for example {name}=1) or leave it empty")
+                    raise BadQuery(f"{name} {value!r} is not a number; give {kind} (for example {name}=1) or leave it empty", name)
                 ranges[name] = number
         text = given("page") or "1"
         try:
             page = int(text)
         except ValueError:
-            raise BadQuery(f"page {text!r} is not a page number; pages are numbered from 1") from None
+            raise BadQuery(f"page {text!r} is not a page number; pages are numbered from 1", "page") from None
         return cls(sort, order, filters, ranges, page)
 
     @property
@@ -245,7 +250,7 @@ class RunTable:
         total = int(chosen.size)
         pages = max(1, -(-total // PAGE_ROWS))
         if not 1 <= query.page <= pages:
-            raise BadQuery(f"page {query.page} is out of range: these {total:,} episodes fill pages 1 to {pages}")
+            raise BadQuery(f"page {query.page} is out of range: these {total:,} episodes fill pages 1 to {pages}", "page")
         shown = chosen[(query.page - 1) * PAGE_ROWS:query.page * PAGE_ROWS]
         rows = tuple((self.episodes[row], self.notes.get(self.episodes[row].file)) for row in shown.tolist())
         return Selection(rows, total, query.page, pages, self.aggregates(mask))
@@ -348,11 +353,30 @@ def router(files: TrajectoryFiles, fingerprint: str | None) -> APIRouter:
             query = RunQuery.parse(request.query_params, table)
             selection = table.select(query)
         except BadQuery as error:
-            return error_page(422, "Cannot show these episodes", f"{error}.")
+            return error_page(422, "Cannot show these episodes", f"{error}.", back=_way_back(request.query_params, table, error))
         return render("episodes.html", table=table, wanted=query, selection=selection, configured=bool(files.paths),
                       sort_keys=SORT_KEYS, orders=ORDERS, max_options=MAX_OPTIONS)
 
     return pages
+
+
+def _way_back(params: Mapping[str, str], table: RunTable, error: BadQuery) -> tuple[str, str]:
+    """(url, label) of the table with the bad parameters of ``params`` left out and the valid ones kept:
+    the parameter ``error`` names is dropped, and so is each one found bad after it, until the rest show."""
+    kept = {name: value for name, value in params.items() if name in ("sort", "order", *CHOICE_FILTERS, *RANGE_FILTERS, "page")}
+    dropped = [error.name]
+    while True:
+        kept.pop(dropped[-1], None)
+        try:
+            table.select(RunQuery.parse(kept, table))
+        except BadQuery as again:
+            if again.name not in kept:  # cannot happen (each bad value is a kept parameter); the plain table then
+                return "/view/episodes", "Back to every episode"
+            dropped.append(again.name)
+            continue
+        shown = {name: value for name, value in kept.items() if value}
+        return (f"/view/episodes?{urlencode(shown)}" if shown else "/view/episodes",
+                f"Back to the episodes without {', '.join(dict.fromkeys(dropped))}")
 
 
 def _run_file(summary: RecordingSummary, fingerprint: str | None) -> RunFile:
