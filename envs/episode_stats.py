@@ -24,10 +24,19 @@ from typing import Any
 from stillweb.envs.degenerate import ACTION_FLAGS
 from stillweb.sandboxes import ToolCall
 
-__all__ = ["EpisodeStats", "STAT_FIELDS", "MAX_COUNT", "countable"]
+__all__ = ["EpisodeStats", "STAT_FIELDS", "MAX_COUNT", "countable", "is_count"]
 
 STAT_FIELDS = ("turns", "action_chars", "longest_action", "tool_calls", "repeated_calls", "format_errors", "degenerate_steps")
 MAX_COUNT = 2 ** 53  # a larger count is no run's (and its per-turn rates would overflow a float)
+
+
+def is_count(value: Any) -> bool:
+    """Whether a recorded value (file input) is a whole count from 0 to :data:`MAX_COUNT` (a bool is not one).
+
+    >>> is_count(3), is_count(True), is_count(-1), is_count(10 ** 400), is_count(2.0)
+    (True, False, False, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
 def countable(stats: Mapping[str, Any] | None) -> bool:
@@ -42,7 +51,7 @@ def countable(stats: Mapping[str, Any] | None) -> bool:
         return False
     flags = stats.get("flags", {})
     counts = [stats.get(name, 0) for name in STAT_FIELDS] + (list(flags.values()) if isinstance(flags, dict) else [None])
-    return all(isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_COUNT for count in counts)
+    return all(is_count(count) for count in counts)
 
 
 @dataclass

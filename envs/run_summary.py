@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stillweb.envs.episode_stats import is_count
+
 __all__ = ["EpisodeSummary", "RecordingSummary", "RecordingFollower", "summarize_recording", "recorded_number", "not_json", "damage_note", "not_regular_file", "ENDINGS"]
 
 ENDINGS = ("terminated", "truncated", "unfinished")
@@ -254,7 +256,7 @@ class _Episode:
         for flag in _listed(info.get("tool_flags")):
             if flag is not None:
                 self.flags[str(flag)] += 1
-        if self.policy_version is None and isinstance(record.get("policy_version"), int):
+        if self.policy_version is None and is_count(record.get("policy_version")):
             self.policy_version = record["policy_version"]
         self.last_info = info
         if record.get("terminated") or record.get("truncated"):

@@ -77,11 +77,12 @@ def router(files: TrajectoryFiles) -> APIRouter:
             try:
                 plots = run_plots(current, HealthConfig(window=window, baseline=baseline),
                                   name=file or ("merged" if len(current) > 1 else None), by=by)
-            except ValueError as error:  # by policy version, and no episode records one
-                return error_page(422, "Cannot plot by policy version", str(error))
+                drawn = plots, [Markup(figure_svg(figure, plots)) for figure in plots.figures]
+            except ValueError as error:  # a config the plots refuse, or by policy version where no episode records one
+                title = "Cannot plot by policy version" if by == "policy_version" else "Cannot plot these files"
+                return error_page(422, title, str(error))
             except Exception as error:  # noqa: BLE001 - recordings are file input: any failure is a page saying so
                 return error_page(422, "Cannot plot these files", f"{type(error).__name__}: {str(error)[:500]}")
-            drawn = plots, [Markup(figure_svg(figure, plots)) for figure in plots.figures]
             cache.put(current, parameters, *drawn)
         plots, svgs = drawn
         return render("health.html", names=names, file=file, plots=plots, configured=bool(files.paths),

@@ -197,7 +197,7 @@ def test_episode_stats_health_cannot_count_are_left_out(recorded, tmp_path, chan
     and `stillweb health`), not a crash."""
     from stillweb.envs.health import HealthConfig
     from stillweb.envs.health_series import run_plots
-    from stillweb.envs.recording import recorded_episode_stats
+    from support.health_runs import recorded_episode_stats
 
     first, _, _ = recorded
     path = _mutated(first, tmp_path / "stats.jsonl", lambda records: records[-1]["info"]["episode_stats"].update(change))
@@ -207,3 +207,14 @@ def test_episode_stats_health_cannot_count_are_left_out(recorded, tmp_path, chan
     assert plots.episodes == 1 and plots.without_stats == 1
     assert recorded_episode_stats(path) == ([], 1)
     assert run_plots([summarize_recording(first)], HealthConfig(window=1, baseline=1)).without_stats == 0
+
+
+@pytest.mark.parametrize("version", [True, -1, 10 ** 400, 2.0, "3"])
+def test_a_policy_version_that_is_no_count_is_not_recorded(tmp_path, version):
+    header = {"type": "header", "env_id": "x", "kwargs": {}}
+    lines = [header, {"type": "reset", "info": {}}, {"type": "step", "action": "a", "reward": 0, "terminated": True,
+                                                     "info": {}, "policy_version": version}]
+    path = tmp_path / "versions.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    (episode,) = summarize_recording(path).episodes
+    assert episode.policy_version is None and episode.ending == "terminated"
