@@ -113,9 +113,10 @@ class RunQuery:
             if value:
                 try:
                     number = int(value) if name.startswith("turns") else float(value)
-                except ValueError:
-                    number = math.nan
-                if not math.isfinite(number):
+                    finite = math.isfinite(number)
+                except (ValueError, OverflowError):  # not a number, or a whole number too large for a float
+                    finite = False
+                if not finite:
                     kind = "a whole number" if name.startswith("turns") else "a finite number"
                     raise BadQuery(f"{name} {value!r} is not a number; give {kind} (for example {name}=1) or leave it empty", name)
                 ranges[name] = number
@@ -165,7 +166,15 @@ _VALUE_COLUMNS = {
     "truncation": lambda episode: episode.truncation_reason,
     "policy": lambda episode: None if episode.policy_version is None else str(episode.policy_version),
 }
-_VALUE_ORDER = {"ending": ENDINGS.index, "outcome": float, "policy": int}  # the others sort as text
+
+
+def _number_order(text: str) -> tuple[bool, float]:
+    """Numbers in order, ``nan`` last: a total order, so a recorded ``nan`` cannot make the order depend on set order."""
+    number = float(text)
+    return math.isnan(number), 0.0 if math.isnan(number) else number
+
+
+_VALUE_ORDER = {"ending": ENDINGS.index, "outcome": _number_order, "policy": int}  # the others sort as text
 
 
 class FileColumns:

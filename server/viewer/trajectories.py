@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -255,14 +255,21 @@ class TrajectoryFiles:
 
     def listing(self) -> list[tuple[str, Path]]:
         """(name, path) of every trajectory file, in the order given, directory contents sorted (a given
-        path that is not a regular file, a named pipe say, is listed: reading it gives the reason, without opening it)."""
+        path that is not a regular file, a named pipe say, is listed: reading it gives the reason, without opening it).
+        A name that an earlier file already has (two ``--episodes`` folders called ``run``) gets `` (2)``, `` (3)``
+        after it, so no file is hidden behind another."""
         found: list[tuple[str, Path]] = []
         for path in self.paths:
             if path.is_dir():
                 found.extend((f"{path.name}/{file.name}", file) for file in sorted(path.glob("*.jsonl")) if file.is_file())
             else:
                 found.append((path.name, path))
-        return found
+        seen: Counter[str] = Counter()
+        named = []
+        for name, path in found:
+            seen[name] += 1
+            named.append((name if seen[name] == 1 else f"{name} ({seen[name]})", path))
+        return named
 
     def summaries(self) -> list[RecordingSummary]:
         """The current :class:`~stillweb.envs.run_summary.RecordingSummary` of every listed file, in listing

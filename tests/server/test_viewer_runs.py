@@ -21,7 +21,7 @@ from stillweb.envs.run_summary import ENDINGS, summarize_recording
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.runs import PAGE_ROWS
 from support.runs_data import SYNTHETIC_EPISODES, bench_viewer, runs_directories
-from support.viewer_data import viewer_snapshot
+from support.viewer_data import record_reference_episode, viewer_snapshot
 
 
 @pytest.fixture(scope="module")
@@ -222,6 +222,7 @@ def test_paging_slices_the_sorted_rows_and_links_the_pages(runs):
     ({"page": "two"}, "page 'two'", ["numbered from 1"]),
     ({"reward_min": "lots"}, "reward_min 'lots'", ["number"]),
     ({"turns_max": "nan"}, "turns_max 'nan'", ["whole number"]),
+    ({"turns_min": "1" + "0" * 400}, "turns_min '1000", ["whole number"]),  # an int too large for a float
 ])
 def test_bad_parameters_get_a_page_naming_the_value_and_the_choices(runs, params, named, choices):
     client = runs[0]
@@ -322,3 +323,29 @@ def test_a_filter_with_many_choices_is_a_text_box(runs, monkeypatch):
     page = client.get("/view/episodes").text
     assert '<input type="text" name="task" value=""' in page and '<select name="task">' not in page
     assert '<select name="ending">' in page  # three endings: still a drop-down
+
+
+def test_number_choices_sort_the_same_whatever_the_set_order():
+    from stillweb.server.viewer.runs import _number_order
+
+    texts = ["nan", "1", "0.5", "-2", "inf"]
+    orders = {tuple(sorted(texts[shift:] + texts[:shift], key=_number_order)) for shift in range(len(texts))}
+    assert orders == {("-2", "0.5", "1", "inf", "nan")}
+
+
+def test_files_of_the_same_name_are_all_listed(small_snapshot, tmp_path):
+    from stillweb.server.viewer.trajectories import TrajectoryFiles
+
+    snapshot = viewer_snapshot(small_snapshot, tmp_path)
+    task = read_tasks(snapshot, "viewer", "train")[0].to_row()
+    folders = [tmp_path / side / "run" for side in ("a", "b")]
+    for folder in folders:
+        folder.mkdir(parents=True)
+        record_reference_episode(snapshot, "viewer", task, folder / "episodes.jsonl")
+    files = TrajectoryFiles([*folders, folders[0] / "episodes.jsonl"])
+    assert [name for name, _ in files.listing()] == ["run/episodes.jsonl", "run/episodes.jsonl (2)", "episodes.jsonl"]
+    assert [summary.path for summary in files.summaries()] == [folder / "episodes.jsonl" for folder in folders] + [folders[0] / "episodes.jsonl"]
+    client = TestClient(make_viewer_app(ViewerConfig(snapshot, tasks="viewer", episodes=tuple(folders))))
+    page = client.get("/view/episodes").text
+    assert len(table_rows(page)) == 2
+    assert client.get("/view/episodes/run/episodes.jsonl (2)", params={"episode": 0}).status_code == 200
