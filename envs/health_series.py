@@ -263,9 +263,10 @@ class _HealthTrace:
             active = {warning.code for warning in warnings}
         self.final = run.report()
         self.counted = len(counted)
-        self.baseline_end = None
-        if len(counted) >= config.baseline:
-            self.baseline_end = axis.x_of(*counted[config.baseline - 1])
+        # Where the baseline ends on the x axis: its last episode's number, or on the version axis the highest
+        # version among its episodes (merged Ray files need not be in version order; some steps record none).
+        placed = [axis.x_of(*item) for item in counted[:config.baseline]] if len(counted) >= config.baseline else []
+        self.baseline_end = max((x for x in placed if x is not None), default=None)
         self.axis = axis
 
     def warnings(self, figure: str) -> tuple[WarningPoint, ...]:

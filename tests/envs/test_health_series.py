@@ -11,7 +11,7 @@ import pytest
 from stillweb.envs.degenerate import ACTION_FLAGS
 from stillweb.envs.health import HealthConfig, RunHealth
 from stillweb.envs.health_series import run_plots
-from stillweb.envs.recording import recorded_episode_stats
+from support.health_runs import recorded_episode_stats
 from stillweb.envs.run_summary import summarize_recording
 from support.health_runs import collapsed, collapsing_run, healthy, write_run
 
@@ -231,3 +231,13 @@ def test_a_recording_whose_steps_carry_policy_versions_replays_and_plots_by_them
     plots = run_plots([summarize_recording(versioned)], CONFIG, by="policy_version")
     assert plots.x_range == (4, 6) and [x for x, _ in figure(plots, "success").series[0].points] == [4, 5, 6]
     assert run_plots([summarize_recording(versioned)], CONFIG).versions == ((1, 4), (2, 5), (3, 6))
+
+
+def test_the_version_axis_baseline_ends_at_its_highest_version(tmp_path):
+    # merged Ray files: versions out of order, and the baseline's last episode records none
+    episodes = [healthy(0, policy_version=5), healthy(1, policy_version=5), healthy(2, policy_version=1), healthy(3),
+                healthy(4, policy_version=6), healthy(5, policy_version=6)]
+    plots = run_plots([summarize_recording(write_run(tmp_path / "merged.jsonl", episodes))], CONFIG, by="policy_version")
+    assert plots.baseline_end == 5
+    assert "the baseline needs" not in figure(plots, "action_length").note
+    assert [line.code for line in figure(plots, "action_length").thresholds] == [None, "length_up"]
