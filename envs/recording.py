@@ -28,13 +28,12 @@ from typing import IO, Any
 import gymnasium as gym
 
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.episode_stats import countable
 from stillweb.envs.recorded_snapshot import locate_snapshot, snapshot_header
 from stillweb.envs.spaces import to_charset
 
 __all__ = [
     "RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "canonical_json", "UNRECORDED_INFO_KEYS",
-    "header_record", "reset_record", "step_record", "recorded_episode_stats",
+    "header_record", "reset_record", "step_record",
 ]
 
 UNRECORDED_INFO_KEYS = ("messages",)
@@ -220,26 +219,6 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
             yield RerunRecord(number, record, replayed, dict(info))
     finally:
         env.close()
-
-
-def recorded_episode_stats(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """The ``info["episode_stats"]`` of every finished episode in a recording, in order, and how many
-    finished episodes lack them (recorded by an env without them, e.g. Lookup-v0 or an older version) or have
-    stats that are not counts (:func:`~stillweb.envs.episode_stats.countable`: a recording is file input).
-
-    Raises ``ValueError`` naming the line if the file is not a recording.
-    """
-    _, lines = _open_recording(Path(path))
-    found, missing = [], 0
-    for _, record in lines:
-        if record.get("type") == "step" and (record.get("terminated") or record.get("truncated")):
-            info = record.get("info")
-            stats = info.get("episode_stats") if isinstance(info, dict) else None
-            if countable(stats):
-                found.append(stats)
-            else:
-                missing += 1
-    return found, missing
 
 
 def _open_recording(path: Path) -> tuple[dict[str, Any], Iterator[tuple[int, dict[str, Any]]]]:

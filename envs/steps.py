@@ -65,7 +65,6 @@ def ending_info(parts: ScoredEpisode, ending: str, reason: str | None, mask_trun
     }
 
 
-
 def latest_message(render_mode: str | None, episode: Any) -> str | None:
     """The content of the latest message of ``episode`` (its ``messages``) in ``render_mode="ansi"``;
     ``None`` in any other mode or before the first ``reset`` (``episode`` is ``None``)."""

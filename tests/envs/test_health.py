@@ -16,7 +16,7 @@ from stillweb.cli.main import main
 from stillweb.envs import RecordEpisodes, ReferenceAgent
 from stillweb.envs.agents import write_call
 from stillweb.envs.health import HealthConfig, HealthMonitor, RunHealth, VectorHealthMonitor
-from stillweb.envs.recording import recorded_episode_stats
+from support.health_runs import recorded_episode_stats
 
 CONFIG = {"window": 4, "baseline": 4}
 COLLAPSED = '{"action": "searchsearchAAPL stockAAAAA"'

@@ -9,7 +9,6 @@ import subprocess
 import httpx
 import pytest
 
-from support.live_services import stdio_command
 from support.freeze_servers import FREEZE as CLI, start_freeze as _freeze, stop as _stop
 from support.network import free_port
 

@@ -147,7 +147,7 @@ def names_what_was_wrong(message: str, values: list[str], sent: list[tuple[str, 
         if repr(value) in message:
             return True
         for form in (value, repr(value)[1:-1]):
-            if form.strip() and form[:30] in message:
+            if len(form.strip()) >= 3 and form[:30] in message:  # a shorter form would be found in any message
                 return True
     keys = {key for key, _ in sent if key.strip()} | declared
     return any(re.search(rf"(^|[^\w]){re.escape(key)}([^\w]|$)", message) for key in keys)

@@ -87,3 +87,21 @@ def collapsing_run(path: Path, healthy_episodes: int = 8, collapsed_episodes: in
     episodes = [healthy(index, **changes) for index in range(healthy_episodes)]
     episodes += [collapsed(healthy_episodes + index, **changes) for index in range(collapsed_episodes)]
     return write_run(path, episodes)
+
+
+def recorded_episode_stats(path: Path) -> tuple[list[dict], int]:
+    """The tests' own reading of a recording, independent of ``stillweb.envs.run_summary``: the
+    ``info["episode_stats"]`` of every step line that ends an episode, in order, and how many such lines
+    have none or stats that are not counts (``stillweb.envs.episode_stats.countable``)."""
+    from stillweb.envs.episode_stats import countable
+
+    found, missing = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line) if line.strip() else {}
+        if record.get("type") == "step" and (record.get("terminated") or record.get("truncated")):
+            stats = (record.get("info") or {}).get("episode_stats")
+            if countable(stats):
+                found.append(stats)
+            else:
+                missing += 1
+    return found, missing
