@@ -70,11 +70,6 @@ class EpisodeSummary:
         """The agent answered and the answer was right (``outcome`` 1, as the solvability check counts it)."""
         return self.ending == "terminated" and (self.outcome or 0.0) >= 1.0
 
-    @property
-    def flag_counts(self) -> dict[str, int]:
-        """``flags`` as a dict."""
-        return dict(self.flags)
-
 
 @dataclass(frozen=True)
 class RecordingSummary:

@@ -68,7 +68,7 @@ class Divergence:
 def compared_fields(record: dict[str, Any]) -> dict[str, str]:
     """The canonical JSON of each compared field of one recorded reset or step (absent: ``null``)."""
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
-    values = {field: record.get(field) for field in COMPARED_FIELDS[:5]}
+    values = {field: record.get(field) for field in ("action", "observation", "reward", "terminated", "truncated")}
     values["flags"] = flags_of(info)
     values["reward_parts"] = info.get("reward_parts")
     return {field: _canonical(values[field]) for field in COMPARED_FIELDS}

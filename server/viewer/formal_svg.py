@@ -217,7 +217,7 @@ def _label(relation: str, x: float, y: float) -> str:
 
 
 def _node_box(term: str, x: float, y: float) -> Box:
-    half_width = TARGET_RADIUS if term == TARGET else VARIABLE_HALF_WIDTH if is_variable(term) else NODE_WIDTH / 2
+    half_width = _half_width(term)
     half_height = TARGET_RADIUS if term == TARGET else NODE_HEIGHT / 2
     return x - half_width, y - half_height, x + half_width, y + half_height
 

@@ -27,7 +27,7 @@ from fastapi.responses import HTMLResponse
 
 from stillweb.envs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
 from stillweb.server.viewer.pages import error_page, render
-from stillweb.server.viewer.trajectories import TrajectoryFiles
+from stillweb.server.viewer.trajectories import TrajectoryFiles, other_snapshot_note
 
 __all__ = ["router", "RunIndex", "RunTable", "FileColumns", "RunFile", "RunQuery", "Selection", "BadQuery",
            "SORT_KEYS", "CHOICE_FILTERS", "RANGE_FILTERS", "PAGE_ROWS", "NONE"]
@@ -389,10 +389,7 @@ def _way_back(params: Mapping[str, str], table: RunTable, error: BadQuery) -> tu
 
 
 def _run_file(summary: RecordingSummary, fingerprint: str | None) -> RunFile:
-    recorded = summary.snapshot_fingerprint
-    other = None
-    if fingerprint and recorded and recorded != fingerprint:
-        other = f"recorded on another snapshot (fingerprint {recorded[:12]}, the viewer shows {fingerprint[:12]})"
+    other = other_snapshot_note(summary.snapshot_fingerprint, fingerprint)
     problem = summary.problem
     if problem is None and not summary.episodes:
         problem = "no episodes" if summary.header else "empty"

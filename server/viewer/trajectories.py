@@ -24,11 +24,12 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.recording import rerun
 from stillweb.envs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number
 
-__all__ = ["flags_of", "raised_flags", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
+__all__ = ["flags_of", "raised_flags", "other_snapshot_note", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_RERUN_RECORDS = 5000
 RERUN_CACHE = 4
+RECORDING_CACHE = 4  # parsed files kept: a step click does not parse its file again
 
 
 # Info keys shown as flags whatever their name says (plus every key naming a flag or a reason).
@@ -76,6 +77,15 @@ def raised_flags(info: dict[str, Any], previous: dict[str, Any] | None = None) -
 
 def _is_count(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def other_snapshot_note(recorded: Any, fingerprint: str | None) -> str | None:
+    """What to say of a recording whose header's ``snapshot_fingerprint`` (``recorded``) is not the viewer's
+    ``fingerprint``; ``None`` when they agree or either is unknown."""
+    if not fingerprint or not isinstance(recorded, str) or recorded == fingerprint:
+        return None
+    return (f"recorded on another snapshot (fingerprint {recorded[:12]}, the viewer shows {fingerprint[:12]}): "
+            "its document links and evidence marks point into the viewer's snapshot")
 
 
 class TrajectoryError(ValueError):
@@ -126,11 +136,7 @@ class Recording:
 
     def other_snapshot(self, fingerprint: str | None) -> str | None:
         """What to say when the header's ``snapshot_fingerprint`` is not ``fingerprint`` (the viewer's), else ``None``."""
-        recorded = self.header.get("snapshot_fingerprint")
-        if not fingerprint or not isinstance(recorded, str) or recorded == fingerprint:
-            return None
-        return (f"recorded on another snapshot (fingerprint {recorded[:12]}, the viewer shows {fingerprint[:12]}): "
-                "its document links and evidence marks point into the viewer's snapshot")
+        return other_snapshot_note(self.header.get("snapshot_fingerprint"), fingerprint)
 
     @property
     def damage_note(self) -> str | None:
@@ -247,6 +253,7 @@ class TrajectoryFiles:
         self.paths = paths
         self._lock = threading.Lock()
         self._followers: dict[str, RecordingFollower] = {}
+        self._recordings: OrderedDict[tuple, Recording] = OrderedDict()
 
     @property
     def save_dir(self) -> Path | None:
@@ -288,9 +295,27 @@ class TrajectoryFiles:
         """The parsed recording ``name``; :class:`TrajectoryError` if unknown or unreadable."""
         for listed, path in self.listing():
             if listed == name:
-                return read_recording(path, name)
+                return self._parsed(path, name)
         known = ", ".join(listed for listed, _ in self.listing()) or "none (start the viewer with --episodes PATH)"
         raise TrajectoryError(f"no trajectory file named {name!r}; the files are: {known}", 404)
+
+    def _parsed(self, path: Path, name: str) -> Recording:
+        """``read_recording(path, name)``, kept for the last :data:`RECORDING_CACHE` file versions (path, mtime, size)."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return read_recording(path, name)  # it says why the file cannot be read
+        key = (str(path), name, stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            if key in self._recordings:
+                self._recordings.move_to_end(key)
+                return self._recordings[key]
+        recording = read_recording(path, name)
+        with self._lock:
+            self._recordings[key] = recording
+            while len(self._recordings) > RECORDING_CACHE:
+                self._recordings.popitem(last=False)
+        return recording
 
 
 @dataclass(frozen=True)

@@ -371,3 +371,24 @@ def test_an_episode_recorded_on_another_snapshot_says_so_on_its_pages(viewed, tm
         page = html.unescape(client.get(url, params=params).text)
         assert "recorded on another snapshot (fingerprint abababababab" in page, (url, params)
     assert "another snapshot" not in client.get(f"/view/episodes/{same}", params={"view": "all"}).text
+
+
+def test_a_recording_is_parsed_once_per_version(viewed):
+    from stillweb.server.viewer.trajectories import TrajectoryFiles
+
+    _, _, _, episodes = viewed
+    files = TrajectoryFiles([episodes])
+    name = f"{episodes.name}/reference.jsonl"
+    first = files.open(name)
+    assert files.open(name) is first  # a step click does not parse the file again
+    copy = episodes.parent / "copy-of-reference"
+    copy.mkdir(exist_ok=True)
+    grown = copy / "reference.jsonl"
+    grown.write_text((episodes / "reference.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    growing = TrajectoryFiles([copy])
+    before = growing.open(f"{copy.name}/reference.jsonl")
+    lines = grown.read_text(encoding="utf-8").splitlines(keepends=True)
+    with grown.open("a", encoding="utf-8") as out:
+        out.write("".join(lines[1:]))
+    after = growing.open(f"{copy.name}/reference.jsonl")
+    assert after is not before and len(after.episodes) == 2 * len(before.episodes)
