@@ -65,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def verify_app_tasks(snapshot: str, name: str) -> tuple[int, list[str]]:
     """(tasks run, ids of the tasks the reference agent failed) over every split of the set."""
-    from stillweb.envs.agents import ReferenceAgent, run_episode
-    from stillweb.envs.apps import AppsEnv
+    from stillweb.envs.agents.scripted import ReferenceAgent, run_episode
+    from stillweb.envs.apps.env import AppsEnv
 
     total, failed = 0, []
     from stillweb.corpora.apps.tasks import app_task_dir

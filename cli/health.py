@@ -2,7 +2,7 @@
 
 Reads the ``info["episode_stats"]`` of every finished episode in files written
 by ``stillweb.envs.RecordEpisodes``, in order, and prints what
-``stillweb.envs.health.HealthMonitor`` would have reported at the end of the
+``stillweb.envs.runs.health.HealthMonitor`` would have reported at the end of the
 run: the baseline (first episodes) and recent-window figures and any warning
 (format errors up, tool use down, length up, degenerate actions, repeated
 calls). Several files are reported one by one, then merged in the order given.
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_health(args: argparse.Namespace) -> int:
     """Report on ``args.files``; 0, or 1 with ``--fail-on-warning`` when a warning is raised."""
-    from stillweb.envs.health import HealthConfig, RunHealth, describe_report
+    from stillweb.envs.runs.health import HealthConfig, RunHealth, describe_report
 
     plot_format = _plot_format(args.plot)
     if args.plot_by and not args.plot:
@@ -96,7 +96,7 @@ def run_health(args: argparse.Namespace) -> int:
 def _read(name: str):
     """The summary of recording ``name``; a file that is not a recording at all is an error naming it,
     a damaged one (a killed run's cut last line) is reported up to the damage, with a note on stderr."""
-    from stillweb.envs.run_summary import summarize_recording
+    from stillweb.envs.runs.run_summary import summarize_recording
 
     summary = summarize_recording(name, name)
     if not summary.header:
@@ -108,7 +108,7 @@ def _read(name: str):
 
 def _finished_stats(summary) -> tuple[list[dict], int]:
     """The ``episode_stats`` of the summary's finished episodes, in order, and how many finished ones lack them."""
-    from stillweb.envs.health_series import finished_episodes
+    from stillweb.envs.runs.health_series import finished_episodes
 
     finished = finished_episodes([summary])
     stats = [episode.stats for episode in finished if episode.stats is not None]
@@ -140,7 +140,7 @@ def _plot_format(plot: str | None) -> str | None:
 
 def _write_plot(summaries: list, config, out: Path, plot_format: str, by: str) -> None:
     """Draw the recordings' episodes (merged in the order given) into ``out`` as SVG or PNG."""
-    from stillweb.envs.health_series import run_plots
+    from stillweb.envs.runs.health_series import run_plots
     from stillweb.server.health_svg import run_svg, svg_to_png
 
     plots = run_plots(summaries, config, by=by)

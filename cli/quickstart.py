@@ -28,7 +28,7 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir
 from stillweb.envs import ReferenceAgent, run_episode
 from stillweb.corpora.tasks.generate import GenerationParams
-from stillweb.envs.solvability import generate_verified_tasks
+from stillweb.envs.wikiqa.solvability import generate_verified_tasks
 
 ARTICLES_VARIABLE = "STILLWEB_QUICKSTART_ARTICLES"
 DEFAULT_ARTICLES = 20_000

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Replay ``args.file``; print the verdict; 0 if identical, 1 otherwise."""
-    from stillweb.envs.recording import replay
+    from stillweb.envs.runs.recording import replay
 
     overrides = {"snapshot": args.snapshot} if args.snapshot else {}
     result = replay(args.file, **overrides)

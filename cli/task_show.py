@@ -63,7 +63,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def describe_task(task: TaskRecord) -> list[str]:
     """The lines ``tasks show`` prints for one task."""
-    from stillweb.envs.turn_budget import reference_steps
+    from stillweb.envs.core.turn_budget import reference_steps
 
     steps = reference_steps(task)
     how = "recorded when verified" if task.oracle_steps is not None else "estimated: 3 per evidence fact + 4"

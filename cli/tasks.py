@@ -119,7 +119,7 @@ def run_generate(args: argparse.Namespace) -> int:
         raise ValueError(f"--verify must be -1 (all), 0 (none) or a positive sample size, got {args.verify}")
     verifier, limit = None, None
     if args.verify:
-        from stillweb.envs.solvability import ReferenceVerifier
+        from stillweb.envs.wikiqa.solvability import ReferenceVerifier
 
         verifier, limit = ReferenceVerifier(args.snapshot), (None if args.verify < 0 else args.verify)
     params = GenerationParams(

@@ -2,7 +2,7 @@
 
 - ``stillweb/WikiQA-v0`` (:class:`WikiQAEnv`): multi-turn deep research with tools.
 - ``stillweb/Lookup-v0`` (:class:`LookupEnv`): single-turn sanity task.
-- ``stillweb/Apps-v0`` (:class:`~stillweb.envs.apps.AppsEnv`): stateful app APIs, checked by the final state.
+- ``stillweb/Apps-v0`` (:class:`~stillweb.envs.apps.env.AppsEnv`): stateful app APIs, checked by the final state.
 - ``stillweb/Mixture-v0`` (:class:`~stillweb.envs.mixture.MixtureEnv`): a seeded, weighted mixture of the others.
 - ``stillweb/Remote-v0`` (:class:`~stillweb.envs.remote.RemoteEnv`): either of them served over HTTP.
 
@@ -13,16 +13,16 @@ True
 
 from gymnasium.envs.registration import register, registry
 
-from stillweb.envs.agents import RandomTextAgent, ReferenceAgent, run_episode
-from stillweb.envs.context import ContextConfig, ContextManager
-from stillweb.envs.degenerate import ActionChecks
-from stillweb.envs.health import HealthConfig, HealthMonitor, VectorHealthMonitor
+from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent, run_episode
+from stillweb.envs.core.context import ContextConfig, ContextManager
+from stillweb.envs.core.degenerate import ActionChecks
+from stillweb.envs.runs.health import HealthConfig, HealthMonitor, VectorHealthMonitor
 from stillweb.envs.lookup import LookupEnv
 from stillweb.envs.mixture import MixtureEnv
-from stillweb.envs.recording import RecordEpisodes, replay
-from stillweb.envs.rewards import RewardConfig
-from stillweb.envs.task_loader import Task, load_tasks
-from stillweb.envs.wikiqa import WikiQAEnv
+from stillweb.envs.runs.recording import RecordEpisodes, replay
+from stillweb.envs.scoring.rewards import RewardConfig
+from stillweb.envs.core.task_loader import Task, load_tasks
+from stillweb.envs.wikiqa.env import WikiQAEnv
 
 __all__ = [
     "ActionChecks",
@@ -45,10 +45,10 @@ __all__ = [
 ]
 
 for _env_id, _entry_point in (
-    ("stillweb/WikiQA-v0", "stillweb.envs.wikiqa:WikiQAEnv"),
+    ("stillweb/WikiQA-v0", "stillweb.envs.wikiqa.env:WikiQAEnv"),
     ("stillweb/Lookup-v0", "stillweb.envs.lookup:LookupEnv"),
     ("stillweb/Remote-v0", "stillweb.envs.remote:RemoteEnv"),
-    ("stillweb/Apps-v0", "stillweb.envs.apps:AppsEnv"),
+    ("stillweb/Apps-v0", "stillweb.envs.apps.env:AppsEnv"),
     ("stillweb/Mixture-v0", "stillweb.envs.mixture:MixtureEnv"),
 ):
     if _env_id not in registry:

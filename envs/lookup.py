@@ -26,11 +26,11 @@ import gymnasium as gym
 
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.normalize import answers_match, best_f1
-from stillweb.envs.snapshot_cache import shared_snapshot
-from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
-from stillweb.envs.steps import check_step
-from stillweb.envs.task_loader import Task, TaskPicker, TaskSet
+from stillweb.envs.scoring.normalize import answers_match, best_f1
+from stillweb.envs.core.snapshot_cache import shared_snapshot
+from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.core.steps import check_step
+from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet
 
 __all__ = ["LookupEnv", "lookup_tasks_from_facts"]
 

@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium as gym
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
+from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
 __all__ = ["MIXTURE_ENV_ID", "MixtureEnv", "mixable_env_ids"]
 
@@ -77,7 +77,7 @@ class MixtureEnv(gym.Env[str, str]):
 
     @property
     def tasks(self):
-        """The task set of the member playing now (what :func:`~stillweb.envs.agents.run_episode` reads)."""
+        """The task set of the member playing now (what :func:`~stillweb.envs.agents.scripted.run_episode` reads)."""
         if self.active is None:
             raise RuntimeError("no episode yet: call reset() first")
         return self.members[self.active].unwrapped.tasks

@@ -41,7 +41,7 @@ import gymnasium as gym
 
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
+from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
 __all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "RemoteTasks", "REMOTE_ENV_ID"]
 

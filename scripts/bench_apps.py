@@ -26,15 +26,15 @@ from bench_common import append_section, load, percentile, snapshot_path, timed_
 
 from stillweb.corpora.apps.generate import shared_base  # noqa: E402
 from stillweb.corpora.apps.tasks import make_app_tasks  # noqa: E402
-from stillweb.envs.agents import write_call  # noqa: E402
-from stillweb.envs.apps import AppsEnv  # noqa: E402
+from stillweb.envs.agents.scripted import write_call  # noqa: E402
+from stillweb.envs.apps.env import AppsEnv  # noqa: E402
 from stillweb.sandboxes import ToolCall  # noqa: E402
 from stillweb.sandboxes.apps import AppSession, app_registry, bound  # noqa: E402
 
 _MEMORY = """
 import json, resource, sys
 from stillweb.corpora.apps.tasks import make_app_tasks
-from stillweb.envs.apps import AppsEnv
+from stillweb.envs.apps.env import AppsEnv
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() / 2**20
 tasks = make_app_tasks(sys.argv[1], 8, users=int(sys.argv[3]))

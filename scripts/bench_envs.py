@@ -30,7 +30,7 @@ from bench_common import append_section, percentile  # noqa: E402
 import stillweb.envs  # noqa: E402,F401 - registers the environments
 from stillweb.corpora.keyed import KeyedRng  # noqa: E402
 from stillweb.envs import WikiQAEnv  # noqa: E402
-from stillweb.envs.agents import write_call  # noqa: E402
+from stillweb.envs.agents.scripted import write_call  # noqa: E402
 from stillweb.sandboxes import ToolCall, ToolResult  # noqa: E402
 
 BASELINE_TASKS = [{"task_id": "bench", "question": "Which town is the bench mark?", "answer": "Nowhere"}]

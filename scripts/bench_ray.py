@@ -38,7 +38,7 @@ import stillweb.envs  # noqa: E402,F401 - registers the environments
 from stillweb.corpora.build_from_source import build_synthetic, build_wikipedia  # noqa: E402
 from stillweb.corpora.keyed import KeyedRng  # noqa: E402
 from stillweb.corpora.snapshot import Snapshot  # noqa: E402
-from stillweb.envs.agents import write_call  # noqa: E402
+from stillweb.envs.agents.scripted import write_call  # noqa: E402
 
 ENV_ID = "stillweb/WikiQA-v0"
 TASKS = [{"task_id": "bench", "question": "Which town is the bench mark?", "answer": "Nowhere"}]

@@ -30,7 +30,7 @@ from stillweb.corpora.tasks.formalization import formalization_stats  # noqa: E4
 from stillweb.corpora.tasks.generate import GenerationParams, GenerationResult, generate_task_list  # noqa: E402
 from stillweb.corpora.tasks.graph import FactGraph  # noqa: E402
 from stillweb.corpora.tasks.task_world import open_world  # noqa: E402
-from stillweb.envs.solvability import solve_with_reference  # noqa: E402
+from stillweb.envs.wikiqa.solvability import solve_with_reference  # noqa: E402
 
 BASELINE = (
     "Baseline: round 1 of issue 5 (commits e6c65b2, 3e98d95; 3,000-article world, hops 2..6): 125-150 verified "

@@ -13,7 +13,7 @@ editable from it), for example the tree before the issue-12 reorganisation::
 Each side builds a synthetic snapshot (300 articles, seed 0) with its own ``stillweb``,
 generates and exports a task set (its files hashed byte for byte), records reference-agent and random-text episodes on
 WikiQA-v0, and dumps its OpenAPI document. This side then replays the base's recording
-(``stillweb.envs.recording.replay``) and compares files byte for byte. Exits non-zero at
+(``stillweb.envs.runs.recording.replay``) and compares files byte for byte. Exits non-zero at
 the first difference, naming it.
 """
 
@@ -33,8 +33,8 @@ import json, subprocess, sys
 from pathlib import Path
 import gymnasium as gym
 import stillweb.envs  # registers the environments
-from stillweb.envs.agents import RandomTextAgent, ReferenceAgent, run_episode
-from stillweb.envs.recording import RecordEpisodes
+from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent, run_episode
+from stillweb.envs.runs.recording import RecordEpisodes
 
 work = Path(sys.argv[1])
 cli = [str(Path(sys.executable).parent / "stillweb")]  # the console script of this venv
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                              "same records plus added fields" if added else "byte-identical"))
         if changed or (added and not added_only):
             problems.append(name)
-    from stillweb.envs.recording import replay
+    from stillweb.envs.runs.recording import replay
 
     result = replay(base / "episodes.jsonl", snapshot=str(new / "snap"))
     print(f"replay of the base recording on this code: " + ("ok" if result.ok else

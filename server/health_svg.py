@@ -1,6 +1,6 @@
 """The run-health plots drawn as SVG, server-side, without a chart library.
 
-One function draws each :class:`~stillweb.envs.health_series.Figure` (:func:`figure_svg`):
+One function draws each :class:`~stillweb.envs.runs.health_series.Figure` (:func:`figure_svg`):
 its lines, the health thresholds as dashed red lines (references such as the baseline
 dotted grey), the baseline episodes shaded, and a red marker at every episode where
 ``stillweb health`` would newly warn, its code and message in an SVG ``<title>`` (the
@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from stillweb.envs.health_series import SHARE, Figure, RunPlots, Series, Threshold, WarningPoint
+from stillweb.envs.runs.health_series import SHARE, Figure, RunPlots, Series, Threshold, WarningPoint
 
 __all__ = ["figure_svg", "run_svg", "svg_to_png", "WIDTH", "HEIGHT"]
 

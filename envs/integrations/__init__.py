@@ -1,6 +1,6 @@
 """Trainer adapters: stillweb environments in the shapes that RL trainers ask for.
 
-Each module here is a thin layer over :class:`~stillweb.envs.wikiqa.WikiQAEnv`
+Each module here is a thin layer over :class:`~stillweb.envs.wikiqa.env.WikiQAEnv`
 (through :class:`~stillweb.envs.integrations.episode.ToolEpisode`) and imports
 its trainer's package, which comes with the matching optional extra:
 

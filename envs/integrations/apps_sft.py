@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.apps.tasks import SPLITS, app_task_dir
-from stillweb.envs.apps import AppsEnv
-from stillweb.envs.apps_prompt import ANSWER_SCHEMA
+from stillweb.envs.apps.env import AppsEnv
+from stillweb.envs.apps.prompt import ANSWER_SCHEMA
 from stillweb.envs.integrations.sft import check_shape, reference_conversation, write_sft
 
 __all__ = ["APP_INSTRUCTIONS", "app_conversation", "export_app_sft"]

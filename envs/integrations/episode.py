@@ -2,7 +2,7 @@
 
 Trainers that parse the model's tool calls themselves (TRL, verl, verifiers, MCP
 clients) hand an adapter ``(name, arguments)``, not text. :class:`ToolEpisode`
-turns each call into one step of a :class:`~stillweb.envs.wikiqa.WikiQAEnv` in
+turns each call into one step of a :class:`~stillweb.envs.wikiqa.env.WikiQAEnv` in
 the ``openai`` format (the call written as ``{"name": ..., "arguments": ...}``),
 so limits, validation, error observations and rewards are the environment's
 own: the text a tool call returns is the ``content`` of the tool message that
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stillweb.envs.agents import write_call
-from stillweb.envs.task_loader import TaskSource
-from stillweb.envs.wikiqa import WikiQAEnv
+from stillweb.envs.agents.scripted import write_call
+from stillweb.envs.core.task_loader import TaskSource
+from stillweb.envs.wikiqa.env import WikiQAEnv
 
 __all__ = ["DEFAULT_TOOLS", "INSTRUCTIONS", "TEXT_ENV_IDS", "ToolEpisode", "ToolStep", "text_env", "tool_content"]
 
@@ -38,7 +38,7 @@ def text_env(snapshot: str | Path, tasks: TaskSource | None = None, split: str =
     ``Apps-v0`` takes an app task set (default ``"core"``) and no ``tools`` whitelist.
     """
     if env_id == "stillweb/Apps-v0":
-        from stillweb.envs.apps import AppsEnv
+        from stillweb.envs.apps.env import AppsEnv
 
         env_kwargs.pop("tools", None)
         return AppsEnv(snapshot, "core" if tasks is None else tasks, split, **env_kwargs)
@@ -106,7 +106,7 @@ class ToolEpisode:
     def schemas(self) -> list[dict]:
         """OpenAI function definitions of every call the episode accepts (the app world's
         endpoints and its ``answer``, or the registry's tools, ``answer`` among them)."""
-        from stillweb.envs.apps_prompt import ANSWER_SCHEMA
+        from stillweb.envs.apps.prompt import ANSWER_SCHEMA
 
         return self.env.registry.schemas() + ([ANSWER_SCHEMA] if self.apps else [])
 

@@ -4,7 +4,7 @@ OpenEnv (``openenv-core`` 0.3) environments implement ``reset``/``step``/``state
 over pydantic ``Action``/``Observation``/``State`` models; ``create_app`` serves
 them (HTTP and a WebSocket session per client), and an ``EnvClient`` subclass
 steps them. :class:`StillwebEnvironment` is a
-:class:`~stillweb.envs.wikiqa.WikiQAEnv` behind that contract: the action is the
+:class:`~stillweb.envs.wikiqa.env.WikiQAEnv` behind that contract: the action is the
 policy's text (parsed in the env's ``tool_format``), the observation carries the
 env's text, reward, ``terminated``/``truncated`` and ``info`` (without the
 message history), so a client sees what the in-process env returns.
@@ -34,7 +34,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
-from stillweb.envs.task_loader import TaskSource
+from stillweb.envs.core.task_loader import TaskSource
 from stillweb.envs.integrations.episode import text_env
 
 __all__ = ["StillwebAction", "StillwebObservation", "StillwebState", "StillwebEnvironment", "StillwebEnvClient", "create_app"]

@@ -2,7 +2,7 @@
 
 Kimi-Researcher and Tongyi DeepResearch start RL from supervised fine-tuning on
 agent trajectories. :func:`export_sft` runs the
-:class:`~stillweb.envs.agents.ReferenceAgent` on every task of a set, in the
+:class:`~stillweb.envs.agents.scripted.ReferenceAgent` on every task of a set, in the
 environment itself, and keeps the episodes it solved (outcome 1), as rows of
 
 - ``messages``: the conversation. Shape ``openai``: system and user messages,
@@ -36,9 +36,9 @@ import pyarrow.parquet as pq
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs.agents import ReferenceAgent
+from stillweb.envs.agents.scripted import ReferenceAgent
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, tool_content
-from stillweb.envs.wikiqa import WikiQAEnv
+from stillweb.envs.wikiqa.env import WikiQAEnv
 from stillweb.sandboxes.formats import get_format
 
 __all__ = ["SFT_SHAPES", "export_sft", "oracle_conversation", "reference_conversation", "write_sft", "check_shape"]

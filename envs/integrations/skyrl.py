@@ -4,7 +4,7 @@ SkyRL-gym (0.4) environments are text in, messages out: ``init(prompt)``
 returns the first prompt and metadata, ``step(action)`` returns a
 ``BaseTextEnvStepOutput`` (``observations`` as chat messages, ``reward``,
 ``done``, ``metadata``). :class:`StillwebTextEnv` is a
-:class:`~stillweb.envs.wikiqa.WikiQAEnv` behind that interface: the action text
+:class:`~stillweb.envs.wikiqa.env.WikiQAEnv` behind that interface: the action text
 is parsed in the env's ``tool_format``, the observation is the env's own text
 (as a ``user`` message), and the reward is the env's.
 

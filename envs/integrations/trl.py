@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
-from stillweb.envs.task_loader import TaskSource
+from stillweb.envs.core.task_loader import TaskSource
 
 __all__ = ["StillwebToolEnv", "environment_factory", "task_dataset", "python_type"]
 
@@ -60,7 +60,7 @@ def environment_factory(snapshot: str | Path, tasks: TaskSource | None = None, s
     """A class (a zero-argument callable) for ``GRPOTrainer(environment_factory=...)``.
 
     Its public methods are the tools named in ``tools``; ``env_kwargs`` go to the
-    :class:`~stillweb.envs.wikiqa.WikiQAEnv` behind each instance.
+    :class:`~stillweb.envs.wikiqa.env.WikiQAEnv` behind each instance.
     """
     settings = dict(snapshot=snapshot, tasks=tasks, split=split, tools=tuple(tools), **env_kwargs)
     probe = ToolEpisode(**settings)  # fails here, naming the problem, rather than inside the trainer
@@ -74,7 +74,7 @@ def environment_factory(snapshot: str | Path, tasks: TaskSource | None = None, s
 def task_dataset(snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train", system: str = INSTRUCTIONS):
     """A ``datasets.Dataset`` of the task set: ``prompt`` (system and user messages), ``task_id``, ``answer``.
 
-    ``tasks`` is resolved as :class:`~stillweb.envs.wikiqa.WikiQAEnv` does (``None``: the snapshot's first set).
+    ``tasks`` is resolved as :class:`~stillweb.envs.wikiqa.env.WikiQAEnv` does (``None``: the snapshot's first set).
     """
     from datasets import Dataset
 

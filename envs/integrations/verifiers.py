@@ -21,7 +21,7 @@ from pathlib import Path
 from verifiers.v1.tasksets.openenv import OpenEnvConfig, OpenEnvTaskset
 
 from stillweb.envs.integrations.episode import text_env
-from stillweb.envs.task_loader import TaskSource
+from stillweb.envs.core.task_loader import TaskSource
 
 __all__ = ["openenv_config", "openenv_taskset"]
 

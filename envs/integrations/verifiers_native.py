@@ -4,7 +4,7 @@
   (the question as the prompt, ``WikiQA-v0``'s system prompt describing the tools in the
   configured call format, the task id as the durable ``id``).
 - :class:`StillwebEnv` plays a task the way verifiers' TextArena env plays a game: its
-  ``run(task, agents)`` steps a :class:`~stillweb.envs.wikiqa.WikiQAEnv` in-process as the run's
+  ``run(task, agents)`` steps a :class:`~stillweb.envs.wikiqa.env.WikiQAEnv` in-process as the run's
   user (each assistant reply is the action, the observation comes back as the next user
   turn) and records the environment's own reward as ``stillweb_reward`` (its parts in
   ``trace.info``): observations and rewards are ``WikiQA-v0``'s for the same replies.
@@ -23,9 +23,9 @@ from typing import Any
 
 import verifiers.v1 as vf
 
-from stillweb.envs.wikiqa import WikiQAEnv
+from stillweb.envs.wikiqa.env import WikiQAEnv
 from stillweb.sandboxes import ToolCall, ToolRegistry
-from stillweb.envs.snapshot_cache import shared_snapshot
+from stillweb.envs.core.snapshot_cache import shared_snapshot
 
 __all__ = ["StillwebData", "StillwebEnv", "StillwebEnvConfig", "StillwebTask", "StillwebTaskset",
            "StillwebTasksetConfig", "StillwebToolset", "StillwebToolsetConfig"]

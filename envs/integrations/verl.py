@@ -33,7 +33,7 @@ from stillweb.corpora.tasks.export import verl_row
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
-from stillweb.envs.normalize import answers_match
+from stillweb.envs.scoring.normalize import answers_match
 from stillweb.sandboxes.formats import get_format
 
 __all__ = ["StillwebTool", "EPISODE_FIELD", "compute_score", "export_verl", "tool_config"]
@@ -46,7 +46,7 @@ class StillwebTool(BaseTool):
     """One stillweb tool (the schema's name) stepping the trajectory's episode.
 
     ``config`` (from the YAML) holds ``snapshot``, ``tasks``, ``split``, ``tools`` and
-    ``env`` (other :class:`~stillweb.envs.wikiqa.WikiQAEnv` arguments).
+    ``env`` (other :class:`~stillweb.envs.wikiqa.env.WikiQAEnv` arguments).
     """
 
     def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema) -> None:

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.envs.agents import RandomTextAgent, ReferenceAgent
-from stillweb.envs.chat_policy import ChatPolicy, Sampling
-from stillweb.envs.task_loader import Task
+from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent
+from stillweb.envs.agents.chat_policy import ChatPolicy, Sampling
+from stillweb.envs.core.task_loader import Task
 
 __all__ = ["AGENTS", "PolicySpec", "Player", "make_player", "sample_seed"]
 

@@ -33,9 +33,9 @@ from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir, write_task_set
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.profiles.runner import episodes_path, read_episodes, replay_actions
-from stillweb.envs.recording import canonical_json
-from stillweb.envs.rewards import RewardConfig
-from stillweb.envs.wikiqa import WikiQAEnv
+from stillweb.envs.runs.recording import canonical_json
+from stillweb.envs.scoring.rewards import RewardConfig
+from stillweb.envs.wikiqa.env import WikiQAEnv
 
 __all__ = ["PROFILE_SCHEMA", "profile_path", "pass_at_k", "write_profile", "read_profile", "filter_by_pass_rate",
            "reverify", "parse_band"]

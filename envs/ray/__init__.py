@@ -10,7 +10,7 @@ Nothing outside this subpackage (and the lazily imported Ray build/generation he
 imports ``ray``; ``import stillweb.envs`` does not.
 """
 
-from stillweb.envs.chat_policy import ChatPolicy
+from stillweb.envs.agents.chat_policy import ChatPolicy
 from stillweb.envs.ray.buffer import Trajectory, TrajectoryBuffer
 from stillweb.envs.ray.pool import EnvPool, EnvPoolActor
 from stillweb.envs.ray.policies import HttpPolicy, ScriptedPolicy

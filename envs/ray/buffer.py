@@ -1,7 +1,7 @@
 """Finished trajectories and the buffer actor a trainer drains (the rLLM design).
 
 A :class:`Trajectory` is one episode in the recorded format that
-:func:`~stillweb.envs.recording.replay` re-runs (``lines``: the header, the reset
+:func:`~stillweb.envs.runs.recording.replay` re-runs (``lines``: the header, the reset
 and every step as canonical JSON) plus what a trainer filters on: the final
 reward and ending, the reason a limit or the policy cut it short, and the
 policy version that produced each step (``policy_version`` is the first,

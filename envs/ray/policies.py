@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from stillweb.envs.recording import canonical_json
+from stillweb.envs.runs.recording import canonical_json
 
 __all__ = ["HttpPolicy", "Policy", "ScriptedPolicy"]
 

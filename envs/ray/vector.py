@@ -108,7 +108,7 @@ class RayVectorEnv(VectorEnv):
 
 def _spaces(env_id: str) -> tuple[gym.Space, gym.Space]:
     """The observation and action spaces of ``env_id`` (stillweb environments: unicode text)."""
-    from stillweb.envs.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
+    from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
     if not env_id.startswith("stillweb/"):
         raise ValueError(f"RayVectorEnv serves stillweb environments, got {env_id!r}")

@@ -3,7 +3,7 @@ two stores, and dropping records no run used (``stillweb freeze info|verify|merg
 
 Usage comes from two kinds of JSON-lines files, read alike by :func:`read_usage`: the usage
 log of ``stillweb freeze serve --usage-log`` (``{"key", "source"}`` per call) and episode
-recordings (:class:`~stillweb.envs.recording.RecordEpisodes`), whose step ``info`` lists
+recordings (:class:`~stillweb.envs.runs.recording.RecordEpisodes`), whose step ``info`` lists
 ``frozen_calls`` (``[{"tool", "key", "source"}]``).
 
 >>> store_info(FrozenStore.open("frozen/"), read_usage(["run.jsonl"]))["usage"]   # doctest: +SKIP

@@ -3,7 +3,7 @@
 Calling it ends the episode (``terminal=True``). ``{"abstain": true, "text": "<what
 the sources lack>"}`` abstains: the agent says the snapshot does not hold the
 answer (the right move on an unanswerable task, and only there: see
-``stillweb.envs.rewards``); ``text`` is then the reason, never scored as an answer. Citations are doc ids or
+``stillweb.envs.scoring.rewards``); ``text`` is then the reason, never scored as an answer. Citations are doc ids or
 titles; each is resolved against the snapshot and reported with its doc id and
 title, or marked ``found: false`` when nothing matches (an unknown citation is
 not an error: the reward decides what it costs).

@@ -4,7 +4,7 @@ compared fields differ, and which fields.
 The compared fields of a record are its ``action``, ``observation``, ``reward``,
 ``terminated`` and ``truncated``, and of its ``info`` the flags (what
 :func:`~stillweb.server.viewer.trajectories.flags_of` shows) and the reward parts;
-two values are equal when their :func:`~stillweb.envs.recording.canonical_json` is.
+two values are equal when their :func:`~stillweb.envs.runs.recording.canonical_json` is.
 Bookkeeping in ``info`` (context tokens, the snapshot fingerprint, turn counters)
 is not compared. When one episode is a prefix of the other, its first missing
 record is the difference.
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from stillweb.envs.recording import canonical_json
+from stillweb.envs.runs.recording import canonical_json
 from stillweb.server.viewer.trajectories import EpisodeRecord, flags_of
 
 __all__ = ["COMPARED_FIELDS", "Divergence", "compared_fields", "first_difference"]

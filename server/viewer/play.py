@@ -1,6 +1,6 @@
 """Playing a task by hand: the pages drive an episode through the ``/sessions`` routes
 (the API remote trainers use, called in-process over ASGI) and keep what each call
-returned, so the episode can be saved in the :mod:`stillweb.envs.recording` format:
+returned, so the episode can be saved in the :mod:`stillweb.envs.runs.recording` format:
 ``stillweb replay`` re-runs the saved file and finds every step identical.
 
 Actions are typed as the policy's raw text, or built from a tool's schema fields
@@ -22,9 +22,9 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.agents import write_answer, write_call
-from stillweb.envs.recorded_snapshot import snapshot_header
-from stillweb.envs.recording import canonical_json, reset_record, step_record
+from stillweb.envs.agents.scripted import write_answer, write_call
+from stillweb.envs.runs.recorded_snapshot import snapshot_header
+from stillweb.envs.runs.recording import canonical_json, reset_record, step_record
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.evidence import TaskEvidence
 from stillweb.server.viewer.pages import error_page, render

@@ -4,7 +4,7 @@
 of them): the report ``stillweb health`` prints (baseline and recent figures, warnings)
 and the figures ``stillweb health --plot`` draws, the very same SVG
 (:mod:`stillweb.server.health_svg`), inline. ``?window=`` and ``?baseline=`` set the
-:class:`~stillweb.envs.health.HealthConfig` sizes; ``?by=policy_version`` puts the recorded
+:class:`~stillweb.envs.runs.health.HealthConfig` sizes; ``?by=policy_version`` puts the recorded
 policy version on the x axis. A damaged file is plotted with the
 episodes read before the damage, and the page says what is wrong with it; an unknown
 file name gets a page listing the names there are.
@@ -19,9 +19,9 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from stillweb.envs.health import HealthConfig, describe_report
-from stillweb.envs.health_series import X_AXES, RunPlots, run_plots
-from stillweb.envs.run_summary import RecordingSummary
+from stillweb.envs.runs.health import HealthConfig, describe_report
+from stillweb.envs.runs.health_series import X_AXES, RunPlots, run_plots
+from stillweb.envs.runs.run_summary import RecordingSummary
 from stillweb.server.health_svg import figure_svg
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles

@@ -25,7 +25,7 @@ import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from stillweb.envs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
+from stillweb.envs.runs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles, other_snapshot_note
 
@@ -209,7 +209,7 @@ class RunTable:
     """Every episode of the trajectory files, as columns (built once per set of file versions).
 
     ``files``: the :class:`RunFile` of every listed file, in listing order; ``episodes``:
-    every :class:`~stillweb.envs.run_summary.EpisodeSummary`, files in listing order;
+    every :class:`~stillweb.envs.runs.run_summary.EpisodeSummary`, files in listing order;
     ``choices``: the valid values of each filter (sorted; ``none`` where a value can be missing).
     ``columns``: the :class:`FileColumns` of ``summaries`` where already made.
     """

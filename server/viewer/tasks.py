@@ -15,8 +15,8 @@ from fastapi.responses import HTMLResponse
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs.agents import ReferenceAgent
-from stillweb.envs.solvability import reference_budget
+from stillweb.envs.agents.scripted import ReferenceAgent
+from stillweb.envs.wikiqa.solvability import reference_budget
 from stillweb.sandboxes.formats import get_format
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.formal_svg import formalization_svg
@@ -92,7 +92,7 @@ class OracleRuns:
 
 def oracle_steps(task_set: TaskSetView, task: dict, tool_format: str = "tongyi") -> dict[str, Any]:
     """Play ``task`` with :class:`~stillweb.envs.ReferenceAgent` in a WikiQA env (with the
-    solvability proof's budget, :func:`~stillweb.envs.solvability.reference_budget`): each
+    solvability proof's budget, :func:`~stillweb.envs.wikiqa.solvability.reference_budget`): each
     step's action, its parsed calls and the observation, then the reward and its parts."""
     budget = reference_budget(task)
     env = gym.make("stillweb/WikiQA-v0", snapshot=str(task_set.snapshot.path), tasks=task_set.name,

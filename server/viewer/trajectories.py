@@ -1,4 +1,4 @@
-"""Recorded trajectory files (the :mod:`stillweb.envs.recording` format) as the viewer
+"""Recorded trajectory files (the :mod:`stillweb.envs.runs.recording` format) as the viewer
 reads them: which files there are, their episodes, and the context the model saw.
 
 A file that is missing, empty, not JSON or not a recording raises
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.envs.recording import rerun
-from stillweb.envs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number
+from stillweb.envs.runs.recording import rerun
+from stillweb.envs.runs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number
 
 __all__ = ["flags_of", "raised_flags", "other_snapshot_note", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
@@ -140,7 +140,7 @@ class Recording:
 
     @property
     def damage_note(self) -> str | None:
-        """What a page showing this recording says about its damage (:func:`~stillweb.envs.run_summary.damage_note`), ``None`` if undamaged."""
+        """What a page showing this recording says about its damage (:func:`~stillweb.envs.runs.run_summary.damage_note`), ``None`` if undamaged."""
         return damage_note(self.problem, len(self.episodes)) if self.problem else None
 
     @property
@@ -279,8 +279,8 @@ class TrajectoryFiles:
         return named
 
     def summaries(self) -> list[RecordingSummary]:
-        """The current :class:`~stillweb.envs.run_summary.RecordingSummary` of every listed file, in listing
-        order: one :class:`~stillweb.envs.run_summary.RecordingFollower` per name reads each file once and
+        """The current :class:`~stillweb.envs.runs.run_summary.RecordingSummary` of every listed file, in listing
+        order: one :class:`~stillweb.envs.runs.run_summary.RecordingFollower` per name reads each file once and
         then only its appended bytes (the same summary object while a file is unchanged), shared by every
         page that sums episodes up (the runs table, the health plots)."""
         with self._lock:

@@ -14,9 +14,9 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 
 from stillweb.cli.main import main
-from stillweb.envs.health import HealthConfig
-from stillweb.envs.health_series import run_plots
-from stillweb.envs.run_summary import summarize_recording
+from stillweb.envs.runs.health import HealthConfig
+from stillweb.envs.runs.health_series import run_plots
+from stillweb.envs.runs.run_summary import summarize_recording
 from stillweb.server.health_svg import HEIGHT, WIDTH, figure_svg, run_svg
 from support.health_runs import collapsed, collapsing_run, healthy, write_run
 
@@ -123,7 +123,7 @@ def test_plot_svg_is_byte_identical_in_two_processes(tmp_path):
 
 
 def test_the_plot_path_imports_no_fastapi():
-    code = ("import sys; import stillweb.cli.health, stillweb.server.health_svg, stillweb.envs.health_series; "
+    code = ("import sys; import stillweb.cli.health, stillweb.server.health_svg, stillweb.envs.runs.health_series; "
             "assert 'fastapi' not in sys.modules, 'fastapi imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -11,7 +11,7 @@ import pytest
 from stillweb.cli import tasks as tasks_cli
 from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs.solvability import ReferenceVerifier, solve_with_reference
+from stillweb.envs.wikiqa.solvability import ReferenceVerifier, solve_with_reference
 
 
 def _run(argv: list[str]) -> int:

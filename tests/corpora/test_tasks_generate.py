@@ -137,7 +137,7 @@ def test_hard_end_matches_webshaper_complexity(small_snapshot):
     """Level 3, 4-6 hops: WebShaper-sized formalizations (>= 12 triples, >= 6 constants,
     >= 4 variables on average), layer-wise, unique, and solvable by the reference agent."""
     from stillweb.corpora.tasks.formalization import formalization_stats
-    from stillweb.envs.solvability import solve_with_reference
+    from stillweb.envs.wikiqa.solvability import solve_with_reference
 
     params = GenerationParams(count=30, seed=4, compose=ComposeParams(min_hops=4, max_hops=6, level=3))
     result = generate_task_list(small_snapshot, params)

@@ -14,7 +14,7 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list, generate_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs.solvability import solve_with_reference
+from stillweb.envs.wikiqa.solvability import solve_with_reference
 
 
 @pytest.fixture(scope="module")

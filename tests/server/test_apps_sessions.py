@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from stillweb.envs import ReferenceAgent
-from stillweb.envs.apps import AppsEnv
+from stillweb.envs.apps.env import AppsEnv
 from stillweb.server.app import make_app
 from stillweb.server.plumbing import ServerSettings
 

@@ -15,7 +15,7 @@ import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from stillweb.envs.apps import AppsEnv  # noqa: E402
+from stillweb.envs.apps.env import AppsEnv  # noqa: E402
 from stillweb.sandboxes.apps import ENDPOINTS  # noqa: E402
 
 CLI = [sys.executable, "-c", "from stillweb.cli.main import main; raise SystemExit(main())", "mcp"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from stillweb.envs.agents import write_answer
-from stillweb.envs.apps import AppsEnv
+from stillweb.envs.agents.scripted import write_answer
+from stillweb.envs.apps.env import AppsEnv
 
 
 def all_app_tasks(snapshot, name: str = "core") -> list:

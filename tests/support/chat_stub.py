@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterator, Sequence
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.envs.agents import ReferenceAgent
-from stillweb.envs.task_loader import Task
+from stillweb.envs.agents.scripted import ReferenceAgent
+from stillweb.envs.core.task_loader import Task
 
 MODEL_ID = "stub/scripted-policy"
 

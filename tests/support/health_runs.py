@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stillweb.envs.degenerate import ACTION_FLAGS
+from stillweb.envs.core.degenerate import ACTION_FLAGS
 
 
 @dataclass(frozen=True)
@@ -90,10 +90,10 @@ def collapsing_run(path: Path, healthy_episodes: int = 8, collapsed_episodes: in
 
 
 def recorded_episode_stats(path: Path) -> tuple[list[dict], int]:
-    """The tests' own reading of a recording, independent of ``stillweb.envs.run_summary``: the
+    """The tests' own reading of a recording, independent of ``stillweb.envs.runs.run_summary``: the
     ``info["episode_stats"]`` of every step line that ends an episode, in order, and how many such lines
-    have none or stats that are not counts (``stillweb.envs.episode_stats.countable``)."""
-    from stillweb.envs.episode_stats import countable
+    have none or stats that are not counts (``stillweb.envs.core.episode_stats.countable``)."""
+    from stillweb.envs.core.episode_stats import countable
 
     found, missing = [], 0
     for line in path.read_text(encoding="utf-8").splitlines():

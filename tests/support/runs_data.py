@@ -30,7 +30,7 @@ def record_searcher_episode(snapshot: Path, task: dict, path: Path, max_turns: i
 
     import stillweb.envs  # noqa: F401
     from stillweb.envs import RecordEpisodes, run_episode
-    from stillweb.envs.agents import write_call
+    from stillweb.envs.agents.scripted import write_call
 
     actions = iter([write_call("tongyi", "search", {"query": "river"}), "<tool_call>{\"name\": \"search\"", "plain words"] * max_turns)
     env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot), tasks="viewer", split=task["split"],

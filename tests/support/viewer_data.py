@@ -57,7 +57,7 @@ def record_reference_episode(snapshot: Path, tasks: str, task: dict, path: Path,
     """Record the reference agent solving ``task`` to ``path`` (the RecordEpisodes format)."""
     import stillweb.envs  # noqa: F401
     from stillweb.envs import RecordEpisodes, ReferenceAgent, run_episode
-    from stillweb.envs.solvability import reference_budget
+    from stillweb.envs.wikiqa.solvability import reference_budget
 
     budget = reference_budget(task)
     env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot), tasks=tasks, split=task["split"],
@@ -74,7 +74,7 @@ def record_actions(snapshot: Path, tasks: str, task: dict, path: Path, actions: 
     when the episode ends), e.g. the reference agent's actions with one changed."""
     import stillweb.envs  # noqa: F401
     from stillweb.envs import RecordEpisodes
-    from stillweb.envs.solvability import reference_budget
+    from stillweb.envs.wikiqa.solvability import reference_budget
 
     budget = reference_budget(task)
     env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=str(snapshot), tasks=tasks, split=task["split"],

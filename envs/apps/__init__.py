@@ -1,0 +1,1 @@
+"""``stillweb/Apps-v0``: the app world's environment, its prompt, its checks and its scripted agents."""

@@ -1,0 +1,1 @@
+"""Scoring an episode: answer normalization and the reward parts combined by a declared config."""

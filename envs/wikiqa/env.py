@@ -1,0 +1,404 @@
+"""``stillweb/WikiQA-v0``: a multi-turn deep-research episode over a corpus snapshot.
+
+``reset`` picks a task (from the seed, or ``options={"task_id": ...}``) and
+returns the prompt: the system text with the tool descriptions in the
+configured call format, then the question. Each ``step(text)`` parses the
+policy's text into tool calls, runs them through the snapshot's tools and
+returns their rendered results. The episode *terminates* when the agent
+answers (or makes ``max_format_errors`` format errors) and is *truncated* when
+a limit stops it (turns, tool calls, context tokens, an action longer than
+``actions.max_action_chars``); ``info["mask_from_loss"]`` then recommends
+dropping it from the loss rather than punishing it.
+
+Every step's ``info["action_flags"]`` names the degenerate-action flags the
+action raised (:mod:`stillweb.envs.core.degenerate`); the last step's
+``info["episode_stats"]`` sums the episode up (:mod:`stillweb.envs.core.episode_stats`).
+
+The reward is 0 until the end, then the configured combination of the parts in
+``info["reward_parts"]`` (see :mod:`stillweb.envs.scoring.rewards`).
+
+>>> import gymnasium as gym, stillweb.envs  # doctest: +SKIP
+>>> env = gym.make("stillweb/WikiQA-v0", snapshot="snap/", tasks="default")  # doctest: +SKIP
+>>> prompt, info = env.reset(seed=0)  # doctest: +SKIP
+>>> obs, reward, terminated, truncated, info = env.step('<tool_call>{"name": "search", ...}</tool_call>')  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.version import PACKAGE_VERSION
+from stillweb.envs.core.context import (ContextConfig, ContextManager, DroppedItem, TokenCounter, ToolEvent, Turn,
+                                   approx_token_count)
+from stillweb.envs.core.degenerate import ACTION_TOO_LONG, ActionChecks
+from stillweb.envs.core.episode_stats import EpisodeStats
+from stillweb.envs.scoring.normalize import normalize_answer
+from stillweb.envs.scoring.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
+from stillweb.envs.core.snapshot_cache import shared_snapshot
+from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.core.steps import check_step, clip_observation, ending_info, latest_message, over_long_observation
+from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet, TaskSource, load_tasks
+from stillweb.envs.core.turn_budget import turn_budget, warn_if_short
+from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
+from stillweb.sandboxes.formats import get_format
+from stillweb.sandboxes.frozen import FrozenTool
+from stillweb.sandboxes.tools.answer import resolve_citations
+
+__all__ = ["WikiQAEnv", "EpisodeLimits"]
+
+
+
+@dataclass(frozen=True)
+class EpisodeLimits:
+    """Limits that end an episode: turns, tool calls and context tokens truncate it;
+    ``max_format_errors`` format errors (``None``: unlimited) terminate it with outcome 0."""
+
+    max_turns: int = 16
+    max_tool_calls: int = 64
+    max_calls_per_turn: int = 4
+    max_context_tokens: int = 32768
+    max_format_errors: int | None = 3
+
+    def __post_init__(self) -> None:
+        for name in ("max_turns", "max_tool_calls", "max_calls_per_turn", "max_context_tokens"):
+            check_positive_int(name, getattr(self, name))
+        if self.max_format_errors is not None:
+            check_positive_int("max_format_errors (or None)", self.max_format_errors)
+
+
+@dataclass
+class _Episode:
+    """Mutable state of the episode in progress."""
+
+    task: Task
+    head: list[dict[str, str]]
+    messages: list[dict[str, str]]
+    turns: list[Turn] = field(default_factory=list)
+    tool_calls: int = 0
+    context_tokens: int = 0
+    observations: list[str] = field(default_factory=list)
+    seen_docs: set[int] = field(default_factory=set)
+    opened_docs: set[int] = field(default_factory=set)
+    counts: HallucinationCounts = field(default_factory=HallucinationCounts)
+    dropped: tuple[DroppedItem, ...] = ()
+    frozen_sources: dict[str, int] = field(default_factory=dict)
+    stats: EpisodeStats = field(default_factory=EpisodeStats)
+    done: bool = False
+
+
+@dataclass
+class _TurnOutcome:
+    """What one action did: its answer (and resolved citations) or its results, one per call."""
+
+    answer: str | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    calls: list[ToolCall | None] = field(default_factory=list)
+    thought: str = ""
+    abstained: bool = False
+    format_error: bool = False
+
+
+class WikiQAEnv(gym.Env[str, str]):
+    """Multi-turn question answering with search/open/find tools over a snapshot.
+
+    Args:
+        snapshot: path of the snapshot directory (opened once per process).
+        tasks: a task-set name inside the snapshot, a jsonl/parquet path, or a
+            list of task dicts; ``None`` picks the snapshot's only (or first) task set.
+        split: the split of a named task set.
+        tool_format: ``"tongyi"`` (default), ``"openai"`` or ``"search_r1"``.
+        tools: whitelist of tool names (default: every tool).
+        max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens,
+        max_format_errors: see :class:`EpisodeLimits`. ``max_turns=None`` (default) is
+            1.5x the task set's p99 reference steps and ``max_tool_calls=None`` that times
+            ``max_calls_per_turn`` (:mod:`stillweb.envs.core.turn_budget`; ``info["limits"]``).
+        reward: a :class:`RewardConfig` or a dict of its fields.
+        context: ``None`` (off), ``True`` (default config), a :class:`ContextConfig`
+            or a dict of its fields: manage the history under a token budget.
+        token_counter: ``Callable[[str], int]`` for context tokens (default: bytes/4).
+        mask_truncated: recommend masking truncated episodes from the loss.
+        actions: an :class:`~stillweb.envs.core.degenerate.ActionChecks` or a dict of its
+            fields: the degenerate-action thresholds and the action length cap.
+        frozen_tools: frozen live tools to mount (a list of
+            :class:`~stillweb.sandboxes.frozen.FrozenToolSpec` dicts): beside the snapshot's
+            tools, or instead of the one of the same name. Their store fingerprints join
+            ``info["tool_fingerprints"]``; every step's ``info["frozen_calls"]`` lists
+            ``{"tool", "key", "source"}`` per frozen call and ``info["frozen"]`` counts the
+            episode's ``live`` and ``not_recorded`` calls and each tool's ``on_miss``.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        snapshot: str | Path,
+        tasks: TaskSource | None = None,
+        split: str = "train",
+        tool_format: str = "tongyi",
+        tools: list[str] | None = None,
+        max_turns: int | None = None,
+        max_tool_calls: int | None = None,
+        max_calls_per_turn: int = 4,
+        max_context_tokens: int = 32768,
+        max_format_errors: int | None = 3,
+        reward: RewardConfig | Mapping[str, Any] | None = None,
+        context: ContextConfig | Mapping[str, Any] | bool | None = None,
+        token_counter: TokenCounter | None = None,
+        mask_truncated: bool = True,
+        actions: ActionChecks | Mapping[str, Any] | None = None,
+        frozen_tools: list[Mapping[str, Any]] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.snapshot = shared_snapshot(snapshot)
+        self.tasks: TaskSet = load_tasks(_default_task_set(self.snapshot.path) if tasks is None else tasks, self.snapshot.path, split)
+        budget = turn_budget(self.tasks)
+        if max_turns is not None:
+            warn_if_short(max_turns, budget)
+        self.limits = EpisodeLimits(budget.max_turns if max_turns is None else max_turns,
+                                    budget.tool_calls(max_calls_per_turn) if max_tool_calls is None else max_tool_calls,
+                                    max_calls_per_turn, max_context_tokens, max_format_errors)
+        self._limits_info = {"max_turns": self.limits.max_turns, "max_tool_calls": self.limits.max_tool_calls,
+                             "p99_reference_steps": budget.p99_reference_steps,
+                             "source": "task set" if max_turns is None else "explicit"}
+        self.reward_config = RewardConfig.from_value(reward)
+        self.context_manager = _context_manager(context, token_counter or approx_token_count, tool_format)
+        self.count_tokens = token_counter or approx_token_count
+        self.mask_truncated = mask_truncated
+        self.action_checks = ActionChecks.from_value(actions)
+        self.format = get_format(tool_format, max_calls_per_turn=max_calls_per_turn)
+        self.frozen = [FrozenTool.from_spec(spec) for spec in frozen_tools or ()]
+        self.registry = ToolRegistry(self.snapshot, tools=tools, extra=self.frozen)
+        self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
+        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
+        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self._picker = TaskPicker(self.tasks, "wikiqa")
+        self._episode: _Episode | None = None
+
+    # -- Gymnasium API ------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode: the task comes from ``options["task_id"]`` or, deterministically, the seed.
+
+        Without a seed, the n-th reset since the last seeded one picks a keyed task
+        (:class:`~stillweb.envs.core.task_loader.TaskPicker`), so a run of resets is reproducible too.
+        Raises ``ValueError`` for an unknown task id.
+        """
+        super().reset(seed=seed)
+        task = self._picker.pick(seed, options)
+        head = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}]
+        self._episode = _Episode(task=task, head=head, messages=list(head))
+        self._episode.context_tokens = sum(self.count_tokens(message["content"]) for message in head)
+        observation = to_charset(f"{self.system_prompt}\n\n{task.question}")
+        return observation, self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run the policy's text: tool calls give their results, an answer ends the episode.
+
+        Raises ``RuntimeError`` if called before ``reset`` or after the episode
+        ended, ``TypeError`` if ``action`` is not a string.
+        """
+        episode = self._episode
+        check_step(episode is None or episode.done, action)
+        action = to_charset(action)
+        over_long = self.action_checks.over_long(action)
+        turn = _TurnOutcome() if over_long else self._act(action, episode)
+        flags = self.action_checks.flags(action, format_error=turn.format_error)
+        episode.stats.add_step(len(action), [call for call in turn.calls if call is not None], turn.format_error, flags)
+        results = turn.results
+        events = tuple(self._record_result(call, result, episode) for call, result in zip(turn.calls, results))
+        observation = self.format.render_results(results) if results else ""
+        if over_long:
+            observation = over_long_observation(action, self.action_checks.max_action_chars)
+        observation = clip_observation(to_charset(observation))
+        episode.observations.append(observation)
+        episode.turns.append(Turn(action=action, events=events, observation=observation))
+        self._extend_context(action, observation, episode)
+        ending, reason = ("truncated", ACTION_TOO_LONG) if over_long else self._ending(turn.answer, episode)
+        info = self._info()
+        info.update(thought=turn.thought, tool_flags=[result.flag for result in results], action_flags=list(flags),
+                    shown_docs=self._shown_docs(events))
+        if self.frozen:
+            info["frozen_calls"] = _frozen_calls(results, episode)
+            info["frozen"] = self._frozen_summary(episode)
+        reward = 0.0
+        if ending:
+            episode.done = True
+            parts = self._score(turn, episode)
+            reward = parts.total
+            info.update(
+                answer=turn.answer,
+                cited_source_ids=[self._source_id(item.get("doc_id")) if isinstance(item, dict) else None
+                                  for item in turn.citations],
+                **ending_info(parts, ending, reason, self.mask_truncated),
+                episode_stats=episode.stats.as_dict(),
+            )
+        return observation, reward, ending == "terminated", ending == "truncated", info
+
+    def render(self) -> str | None:
+        """The latest message of the history (``render_mode="ansi"``)."""
+        return latest_message(self.render_mode, self._episode)
+
+    def close(self) -> None:
+        """Forget the episode (the shared snapshot stays open for other envs); idempotent."""
+        self._episode = None
+
+    # -- one step ------------------------------------------------------------------------
+
+    def _act(self, action: str, episode: _Episode) -> _TurnOutcome:
+        """Parse ``action`` and run its calls (or take its answer)."""
+        parsed = self.format.parse(action)
+        if parsed.error is not None:
+            episode.counts.format_error += 1
+            return _TurnOutcome(results=[parsed.error_result()], calls=[None], thought=parsed.thought, format_error=True)
+        if parsed.answer is not None:
+            citations = resolve_citations(self.snapshot, parsed.citations)
+            return _TurnOutcome(answer=parsed.answer, citations=citations, thought=parsed.thought, abstained=parsed.abstained)
+        results = [self._run_call(call, episode) for call in parsed.calls]
+        return _TurnOutcome(results=results, calls=list(parsed.calls), thought=parsed.thought)
+
+    def _run_call(self, call: ToolCall, episode: _Episode) -> ToolResult:
+        if episode.tool_calls >= self.limits.max_tool_calls:
+            text = f"Not run: the episode's budget of {self.limits.max_tool_calls} tool calls is spent. Give your final answer."
+            return ToolResult(name=call.name, text=text, flag="bad_arguments", call_id=call.call_id)
+        episode.tool_calls += 1
+        result = self.registry.call(call)
+        if result.flag == "unknown_tool":
+            episode.counts.unknown_tool += 1
+        elif result.flag == "bad_arguments":
+            episode.counts.bad_arguments += 1
+        return result
+
+    def _record_result(self, call: ToolCall | None, result: ToolResult, episode: _Episode) -> ToolEvent:
+        """Note which docs a result showed or opened; the event for the context manager."""
+        listed = result.shown_docs
+        episode.seen_docs.update(listed)
+        opened = result.opened_doc if result.ok else None
+        if opened is not None:
+            episode.opened_docs.add(opened)
+        arguments = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
+        return ToolEvent(name=result.name, arguments=arguments, result=result, listed_docs=listed, opened_doc=opened)
+
+    def _source_id(self, doc_id: Any) -> str | None:
+        """The corpus's own id of ``doc_id`` (``None`` when it names no document)."""
+        return self.snapshot.source_id_of(doc_id) if type(doc_id) is int and 0 <= doc_id < len(self.snapshot) else None
+
+    def _shown_docs(self, events: tuple[ToolEvent, ...]) -> list[dict]:
+        """``[{"doc_id", "source_id"}]`` of the documents this step's results showed, in order,
+        so recorded trajectories keep the corpus's ids next to the dense doc ids."""
+        doc_ids = dict.fromkeys(doc_id for event in events for doc_id in event.listed_docs)
+        return [{"doc_id": doc_id, "source_id": self._source_id(doc_id)} for doc_id in doc_ids]
+
+    def _extend_context(self, action: str, observation: str, episode: _Episode) -> None:
+        if self.context_manager is None:
+            new = [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
+            episode.messages.extend(new)
+            episode.context_tokens += sum(self.count_tokens(message["content"]) for message in new)
+            return
+        managed = self.context_manager.build(episode.head, episode.turns, self.format.render_results)
+        episode.messages = list(managed.messages)
+        episode.context_tokens = managed.tokens
+        episode.dropped = managed.dropped
+
+    def _ending(self, answer: str | None, episode: _Episode) -> tuple[str | None, str | None]:
+        """("terminated" | "truncated" | None, reason)."""
+        limits = self.limits
+        if answer is not None:
+            return "terminated", "answered"
+        if limits.max_format_errors is not None and episode.counts.format_error >= limits.max_format_errors:
+            return "terminated", "format_errors"
+        if len(episode.turns) >= limits.max_turns:
+            return "truncated", "max_turns"
+        if episode.tool_calls >= limits.max_tool_calls:
+            return "truncated", "max_tool_calls"
+        if episode.context_tokens > limits.max_context_tokens:
+            return "truncated", "context_tokens"
+        return None, None
+
+    def _score(self, turn: _TurnOutcome, episode: _Episode) -> RewardParts:
+        answer = turn.answer
+        cited = tuple(item.get("doc_id") if isinstance(item, dict) else None for item in turn.citations)
+        trace = EpisodeTrace(
+            answer=answer,
+            abstained=turn.abstained,
+            steps=len(episode.turns),
+            cited=cited,
+            seen_docs=frozenset(episode.seen_docs),
+            opened_docs=frozenset(episode.opened_docs),
+            observation_text=normalize_answer("\n".join(episode.observations)) if answer is not None else "",
+            counts=episode.counts,
+        )
+        return score_episode(episode.task, trace, self.reward_config)
+
+    def _info(self) -> dict[str, Any]:
+        episode = self._episode
+        assert episode is not None
+        info: dict[str, Any] = {
+            "task_id": episode.task.task_id,
+            "snapshot_fingerprint": self.snapshot.fingerprint,
+            "package_version": PACKAGE_VERSION,
+            "limits": dict(self._limits_info),
+            "turn": len(episode.turns),
+            "tool_calls": episode.tool_calls,
+            "context_tokens": episode.context_tokens,
+            "hallucination_counts": dict(vars(episode.counts)),
+            "messages": list(episode.messages),
+        }
+        if self.context_manager is not None:
+            info["context_dropped"] = [item.to_dict() for item in episode.dropped]
+        if self.frozen:
+            info["tool_fingerprints"] = self.registry.fingerprints()
+            info["frozen"] = self._frozen_summary(episode)
+        return info
+
+    def _frozen_summary(self, episode: _Episode) -> dict[str, Any]:
+        """How this episode's frozen tools answered: ``live`` and ``not_recorded`` call counts, each tool's ``on_miss``."""
+        return {"live_calls": episode.frozen_sources.get("live", 0),
+                "not_recorded": episode.frozen_sources.get("not_recorded", 0),
+                "on_miss": {tool.name: tool.spec.on_miss for tool in self.frozen}}
+
+
+def _frozen_calls(results: list[ToolResult], episode: _Episode) -> list[dict[str, str]]:
+    """``{"tool", "key", "source"}`` of each frozen call among ``results``; counts their sources in ``episode``."""
+    calls = []
+    for result in results:
+        frozen = result.data.get("frozen") if isinstance(result.data, dict) else None
+        if isinstance(frozen, dict):
+            calls.append({"tool": result.name, "key": frozen["key"], "source": frozen["source"]})
+            episode.frozen_sources[frozen["source"]] = episode.frozen_sources.get(frozen["source"], 0) + 1
+    return calls
+
+
+def _default_task_set(snapshot_path: Path) -> str:
+    names = sorted(path.name for path in (snapshot_path / "tasks").glob("*") if path.is_dir())
+    if not names:
+        raise ValueError(f"snapshot {snapshot_path} has no task sets under tasks/: pass tasks=... (a name, a file or a list)")
+    return names[0]
+
+
+def _context_manager(
+    context: ContextConfig | Mapping[str, Any] | bool | None, counter: TokenCounter, tool_format: str
+) -> ContextManager | None:
+    """The context manager the ``context`` argument asks for (search_r1 cannot open, so keeps its searches)."""
+    if context is None or context is False:
+        return None
+    if context is True:
+        config = ContextConfig()
+    elif isinstance(context, ContextConfig):
+        config = context
+    elif isinstance(context, Mapping):
+        config = ContextConfig(**dict(context))
+    else:
+        raise TypeError(f"context must be None, a bool, a ContextConfig or a dict, got {type(context).__name__}")
+    if tool_format == "search_r1":
+        config = replace(config, drop_unfollowed_searches=False)
+    return ContextManager(config, counter)

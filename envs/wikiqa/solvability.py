@@ -1,0 +1,81 @@
+"""The solvability proof: the reference agent, using only the tools, answers each task.
+
+The task generator (``stillweb.corpora.tasks``) proves uniqueness over the
+facts; this module proves the other half in the environment itself: a
+:class:`~stillweb.envs.agents.scripted.ReferenceAgent` follows the task's evidence with
+search/open/find in ``stillweb/WikiQA-v0`` and must end with a correct answer.
+:class:`ReferenceVerifier` is the ``verifier`` the generator accepts: it returns
+the agent's step count (recorded as ``oracle_steps``) or None (the task is
+discarded as ``unsolvable``).
+
+>>> # summary = generate_verified_tasks("snap/", "default", GenerationParams(count=200, verify_limit=VERIFY_SAMPLE))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stillweb.corpora.tasks.generate import GenerationParams, GenerationSummary, generate_tasks
+from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.envs.agents.scripted import ReferenceAgent, run_episode
+from stillweb.envs.core.turn_budget import CALLS_PER_EVIDENCE
+from stillweb.envs.wikiqa.env import WikiQAEnv
+
+__all__ = ["REFERENCE_TOOLS", "SolveResult", "ReferenceVerifier", "reference_budget", "solve_with_reference",
+           "generate_verified_tasks"]
+
+REFERENCE_TOOLS = ("search", "open", "find")  # all the reference agent calls (cheaper envs than every tool)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """One reference-agent episode on a task."""
+
+    task_id: str
+    solved: bool
+    steps: int
+    outcome: float
+    ending: str | None
+
+
+def reference_budget(task: TaskRecord | Mapping[str, Any]) -> int:
+    """The turns (and tool calls) the reference agent gets on ``task``: sized to its evidence."""
+    return CALLS_PER_EVIDENCE * len(TaskRecord.from_dict(task).evidence) + 4
+
+
+def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
+    """Run the reference agent on ``task`` in WikiQA-v0 with limits sized to its evidence."""
+    task = TaskRecord.from_dict(task)
+    budget = reference_budget(task)
+    env = WikiQAEnv(snapshot_path, tasks=[task], tool_format=tool_format, tools=list(REFERENCE_TOOLS),
+                    max_turns=budget, max_tool_calls=budget)
+    try:
+        summary = run_episode(env, ReferenceAgent(task, tool_format=tool_format), seed=0)
+    finally:
+        env.close()
+    solved = bool(summary["terminated"]) and float(summary["outcome"]) >= 1.0
+    ending = summary["termination_reason"] or summary["truncation_reason"]
+    return SolveResult(str(summary["task_id"]), solved, int(summary["turns"]), float(summary["outcome"]), ending)
+
+
+class ReferenceVerifier:
+    """A generator ``verifier``: the reference agent's steps on a task, or None if it fails."""
+
+    def __init__(self, snapshot_path: str | Path, tool_format: str = "tongyi") -> None:
+        self.snapshot_path = str(snapshot_path)
+        self.tool_format = tool_format
+
+    def __call__(self, task: TaskRecord) -> int | None:
+        result = solve_with_reference(self.snapshot_path, task, self.tool_format)
+        return result.steps if result.solved else None
+
+
+def generate_verified_tasks(
+    snapshot_path: str | Path, name: str, params: GenerationParams, **options: Any,
+) -> GenerationSummary:
+    """:func:`stillweb.corpora.tasks.generate.generate_tasks` with the first ``params.verify_limit`` kept
+    tasks (None: all) solved by the reference agent; failures are discarded and counted as ``unsolvable``."""
+    return generate_tasks(snapshot_path, name, params, verifier=ReferenceVerifier(snapshot_path), **options)
