@@ -31,10 +31,12 @@ from stillweb.envs.core.snapshot_cache import shared_snapshot
 from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
 from stillweb.envs.core.steps import check_step
 from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet
+from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS
 
-__all__ = ["LookupEnv", "lookup_tasks_from_facts"]
+__all__ = ["LookupEnv", "lookup_tasks_from_facts", "tagged_answer"]
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_OPEN_TAG = re.compile("<answer>", re.IGNORECASE)  # literal tags: searched once each, never backtracking
+_CLOSE_TAG = re.compile("</answer>", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
 MAX_PASSAGE_CHARS = 600
 
@@ -80,10 +82,14 @@ class LookupEnv(gym.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Score the answer; the episode always terminates. ``RuntimeError`` outside an episode."""
         check_step(self._task is None, action)
-        tagged = _ANSWER_TAG.search(action[:ACTION_MAX_CHARS * 16])
-        answer = to_charset(tagged.group(1) if tagged else action).strip()
-        correct = answers_match(answer, self._task.golds)
+        answer = to_charset(tagged_answer(action[:ACTION_MAX_CHARS * 16])).strip()
         info = self._info()
+        if len(answer) > MAX_ANSWER_CHARS:  # refused unscored: normalizing it would cost time for nothing
+            correct = False
+            info["answer_error"] = (f"the answer is {len(answer)} characters long; at most {MAX_ANSWER_CHARS}: "
+                                    "give a short answer (a name, a number, a date)")
+        else:
+            correct = answers_match(answer, self._task.golds)
         info.update(answer=answer[:1000], outcome=float(correct), f1=best_f1(answer[:1000], self._task.golds))
         self._task = None
         return "", float(correct), True, False, info
@@ -95,6 +101,19 @@ class LookupEnv(gym.Env[str, str]):
             "snapshot_fingerprint": self.snapshot.fingerprint if self.snapshot is not None else None,
             "package_version": PACKAGE_VERSION,
         }
+
+
+def tagged_answer(action: str) -> str:
+    """The text of the first ``<answer>...</answer>`` (tags in any case), else the whole action.
+
+    Linear time: one search for the opening tag, one for the closing tag after it.
+
+    >>> tagged_answer("I think <ANSWER> Ann Lee </answer> and <answer>x</answer>"), tagged_answer("Ann <answer>")
+    (' Ann Lee ', 'Ann <answer>')
+    """
+    opening = _OPEN_TAG.search(action)
+    closing = _CLOSE_TAG.search(action, opening.end()) if opening else None
+    return action[opening.end() : closing.start()] if closing else action
 
 
 def lookup_tasks_from_facts(snapshot: Snapshot, max_tasks: int = 1000) -> list[dict[str, Any]]:

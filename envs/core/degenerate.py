@@ -73,10 +73,14 @@ class ActionChecks:
 
     @functools.cached_property
     def _patterns(self) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
-        """(letter run, character run, back-to-back letter sequence), compiled once per config."""
+        """(letter run, character run, back-to-back letter sequence), compiled once per config.
+
+        Every quantifier is bounded (a run of exactly ``letter_run`` / ``char_run``, a unit of at most 40
+        letters), so a search tries a bounded number of characters at each position: linear time.
+        An unbounded ``{k,}`` re-scanned each long run from every position in it."""
         return (
-            re.compile(rf"([^\W\d_])\1{{{self.letter_run - 1},}}"),
-            re.compile(rf"(\S)\1{{{self.char_run - 1},}}"),
+            re.compile(rf"([^\W\d_])\1{{{self.letter_run - 1}}}"),
+            re.compile(rf"(\S)\1{{{self.char_run - 1}}}"),
             re.compile(rf"([^\W\d_]{{{self.unit_chars},40}})\1"),
         )
 

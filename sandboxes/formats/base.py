@@ -21,7 +21,7 @@ from typing import Any
 
 from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult, preview
-from stillweb.sandboxes.tools.answer import MAX_CITATIONS
+from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS, MAX_CITATIONS
 
 __all__ = [
     "ParsedAction",
@@ -132,7 +132,10 @@ def _reject_constant(name: str) -> Any:
 
 
 MAX_JSON_DEPTH = 100
-_JSON_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+# A JSON string, or an unclosed one running to the end: the match never fails once it has seen its opening
+# quote, so the scan never restarts (linear time on any text; ``"(?:\\.|[^"\\])*"`` restarted at every quote
+# of an unclosed run of quotes and backslashes: quadratic).
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 
 
 def _json_depth(text: str) -> int:
@@ -216,7 +219,7 @@ class ToolCallFormat(ABC):
                 raise FormatProblem(f"the action must be text, got {type(text).__name__}")
             if len(text) > MAX_ACTION_CHARS:
                 raise FormatProblem(f"the action is too long ({len(text)} characters; at most {MAX_ACTION_CHARS})")
-            return self._parse(text)
+            return _short_answer(self._parse(text))
         except FormatProblem as problem:
             return ParsedAction(error=f"Format error: {problem}. {self.how_to_call()}")
         except Exception as error:  # the agent boundary: never crash on policy text
@@ -274,6 +277,16 @@ class ToolCallFormat(ABC):
         if not isinstance(abstain, bool):
             raise FormatProblem(f'"abstain" must be true or false, got {preview(abstain, 40)}; {ABSTAIN_CALL}')
         return ParsedAction(answer=text.strip(), citations=checked_citations(citations), thought=thought, abstained=abstain)
+
+
+def _short_answer(parsed: ParsedAction) -> ParsedAction:
+    """``parsed`` unchanged; :class:`FormatProblem` when its answer (or abstention reason) is longer than
+    :data:`MAX_ANSWER_CHARS`: a long answer is refused before anything normalizes or scores it."""
+    if parsed.answer is not None and len(parsed.answer) > MAX_ANSWER_CHARS:
+        what = "abstention reason" if parsed.abstained else "answer"
+        raise FormatProblem(f"the {what} is {len(parsed.answer)} characters long; at most {MAX_ANSWER_CHARS}: "
+                            "give a short answer (a name, a number, a date)")
+    return parsed
 
 
 def abstention(blocks: list[Block], action: str, thought: str) -> ParsedAction | None:
