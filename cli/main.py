@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import select
 import sys
 
 from stillweb.corpora.version import PACKAGE_VERSION
@@ -57,21 +59,79 @@ def _fill_help(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    parser = make_parser()
-    args = parser.parse_args(argv)
+    """Run the command line; returns the exit status.
+
+    Every command ends the way conventional tools do: a reader that closes the pipe early
+    (``stillweb tasks show SNAP NAME | head -1``) ends it quietly with status 141 (128 +
+    SIGPIPE, what a shell reports for ``yes | head -1``); Ctrl-C ends it with one line on
+    stderr and status 130 (128 + SIGINT), never a traceback. Worker pools leave SIGINT to
+    the command, which stops them (:func:`stillweb.corpora.processes.ignore_interrupts`).
+    """
+    command = "stillweb"
+    try:
+        try:
+            parser = make_parser()
+            args = parser.parse_args(argv)
+        except SystemExit:  # --help, --version or a usage error: argparse printed it
+            sys.stdout.flush()
+            raise
+        command = f"stillweb {args.command}" if args.command else "stillweb"
+        status = _run_handler(parser, args, command)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handling, not at interpreter exit
+        return status
+    except KeyboardInterrupt:
+        _flush_or_silence()
+        print(f"{command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise  # another pipe (a socket, a child's stdin): a real error, not the reader leaving
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+EXIT_INTERRUPTED = 128 + 2  # SIGINT, as a shell reports a command Ctrl-C stopped
+EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE, as a shell reports `yes | head -1`'s yes
+
+
+def _run_handler(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
     try:
         return int(args.handler(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted: nothing was left half-written", file=sys.stderr)
-        return 130
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"stillweb {args.command}: error: {message}", file=sys.stderr)
+        print(f"{command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (poll reports an error on it)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no poll on this platform, or stdout is not a file
+        return True
+
+
+def _flush_or_silence() -> None:
+    """Flush what a stopped command printed; if the reader has gone, silence stdout instead."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of a closed pipe raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout already closed or not a file
+        pass
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
-from stillweb.corpora.processes import process_context
+from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.records import SearchResult
 
 __all__ = ["Searcher", "SearchPool"]
@@ -79,6 +79,7 @@ _SEARCHER: list[Searcher] = []  # the worker process's opened snapshot
 
 
 def _open_searcher(open_searcher: Callable[[str], Searcher], path: str) -> None:
+    ignore_interrupts()
     _SEARCHER.append(open_searcher(path))
 
 

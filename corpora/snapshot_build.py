@@ -30,7 +30,7 @@ from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_stats import InfoboxCounts
 from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
-from stillweb.corpora.processes import process_context
+from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, PreParsedPage, RawPage, SkippedRow
 from stillweb.corpora.accounting import RowAccount
@@ -240,7 +240,7 @@ def build_snapshot(
         infobox = InfoboxCounts()
         chunks = _chunks(pages, graph, account, _PARSE_CHUNK)
         if workers > 1:  # started as stillweb.corpora.processes says; chunks of pages go to them pickled
-            pool = process_context().Pool(workers)
+            pool = process_context().Pool(workers, initializer=ignore_interrupts)
             parsed_chunks = pool.imap(_parse_chunk, chunks)
         else:
             parsed_chunks = map(_parse_chunk, chunks)

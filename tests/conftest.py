@@ -9,7 +9,10 @@ real data.
 Tests of an optional extra (``stillweb[ray]``...) carry the ``extra`` marker and
 ``pytest.importorskip`` the library: they skip where the extra is not installed,
 except when ``STILLWEB_REQUIRE_EXTRAS=1`` (set by ``.ci/run``), where such a
-skip is a failure.
+skip, or any module skipped at collection, is a failure. Tests of the bubblewrap
+sandbox carry the ``sandbox`` marker: a failure instead of a skip under
+``STILLWEB_REQUIRE_SANDBOX=1``. These switches live in the plugin
+:mod:`support.require`; ``pytester`` runs pytest on tiny modules to test them.
 
 Ray tests share one local runtime (``ray_runtime``: 2 CPUs, 127.0.0.1, no dashboard),
 kept from one Ray test module to the next when nothing else runs in between.
@@ -26,7 +29,9 @@ import pytest
 
 from stillweb.corpora.snapshot import Snapshot
 from support.tiny_world import build_tiny_world, chain_task, simple_tasks
-from support.paths import RAY_TEST_ENVIRONMENT, REQUIRE_EXTRAS, REQUIRE_SHARED_DATA, SHARED_DATA, WIKI_SAMPLE  # noqa: F401 - WIKI_SAMPLE re-exported
+from support.paths import RAY_TEST_ENVIRONMENT, SHARED_DATA, WIKI_SAMPLE  # noqa: F401 - WIKI_SAMPLE re-exported
+
+pytest_plugins = ["pytester", "support.require"]
 
 
 @pytest.fixture(scope="session")
@@ -35,20 +40,6 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real test data not found at {SHARED_DATA}")
     return SHARED_DATA
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """Turn skips of tests that need ``../shared/data`` or an extra into failures when required."""
-    outcome = yield
-    report = outcome.get_result()
-    needs_data = "shared_data" in item.fixturenames or item.get_closest_marker("shared_data") is not None
-    if REQUIRE_SHARED_DATA and needs_data and report.skipped:
-        report.outcome = "failed"
-        report.longrepr = f"STILLWEB_REQUIRE_SHARED_DATA=1 but this test was skipped: {report.longrepr}"
-    if REQUIRE_EXTRAS and item.get_closest_marker("extra") is not None and report.skipped:
-        report.outcome = "failed"
-        report.longrepr = f"STILLWEB_REQUIRE_EXTRAS=1 but this test of an extra was skipped: {report.longrepr}"
 
 
 _RAY_STAYS_UP: set[str] = set()  # node ids of the tests after which the local Ray runtime is kept

@@ -18,7 +18,7 @@ from typing import Any
 
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.processes import process_context
+from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.tasks.assemble import build_record
 from stillweb.corpora.tasks.compose import ComposeParams, compose_query
 from stillweb.corpora.tasks.graph import FactGraph
@@ -105,6 +105,7 @@ def attempt_batches_in_processes(source: TaskWorld | str, params: GenerationPara
 
 
 def _start_worker(source: TaskWorld | str, params: GenerationParams) -> None:
+    ignore_interrupts()
     _WORKER.append(AttemptWorker(source, params))
 
 

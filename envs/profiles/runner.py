@@ -15,7 +15,7 @@ Stored actions make episodes re-scorable: :func:`replay_actions` re-plays them
 
 from __future__ import annotations
 
-import concurrent.futures
+import functools
 import json
 import multiprocessing
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.processes import ignore_interrupts
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import task_set_dir
 from stillweb.envs.agents.chat_policy import PolicyFailure
@@ -148,11 +149,10 @@ def _play_all(run: ProfileRun, jobs: list[EpisodeJob], workers: int, on_ray: boo
         for job in jobs:
             yield play_episode(_env(run, job.split), run, job)
     else:
-        context = multiprocessing.get_context("fork")
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = [pool.submit(play_batch, run, batch) for batch in batches]
-            for future in concurrent.futures.as_completed(futures):
-                yield from future.result()
+        # leaving the block (also at Ctrl-C or an error) terminates the workers; they ignore SIGINT themselves
+        with multiprocessing.get_context("fork").Pool(workers, initializer=ignore_interrupts) as pool:
+            for records in pool.imap_unordered(functools.partial(play_batch, run), batches):
+                yield from records
 
 
 def _play_on_ray(run: ProfileRun, batches: list[list[EpisodeJob]]) -> Iterator[dict[str, Any]]:

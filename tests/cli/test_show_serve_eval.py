@@ -8,15 +8,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from stillweb.cli.eval import EXAMPLES as EVAL_EXAMPLES
 from stillweb.corpora.tasks.store import read_tasks
-from support.network import free_port
+from support.network import free_port, wait_until_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,12 +49,7 @@ def test_serve_prints_what_it_serves_where_and_when_it_stops(tasks_snapshot, tmp
         process = subprocess.Popen([sys.executable, "-m", "stillweb.cli.main", "serve", str(tasks_snapshot), "--port", str(port)],
                                    stdout=out, stderr=subprocess.STDOUT)
         try:
-            for _ in range(600):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            wait_until_answers(f"http://127.0.0.1:{port}/health")
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(timeout=60)

@@ -6,9 +6,9 @@ import pytest
 
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry
-from stillweb.sandboxes.python.sandbox import PythonSandboxConfig, isolation_available
+from stillweb.sandboxes.python.sandbox import PythonSandboxConfig
 
-pytestmark = pytest.mark.skipif(not isolation_available()[0], reason=f"no sandbox here: {isolation_available()[1]}")
+pytestmark = pytest.mark.sandbox  # skips where bubblewrap cannot run (support.require)
 
 
 @pytest.fixture(scope="module")

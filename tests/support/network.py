@@ -9,6 +9,20 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 
+def wait_until_answers(url: str, tries: int = 600) -> bool:
+    """Poll ``url`` every 0.1 s (at most ``tries`` times) until it answers; whether it did."""
+    import time
+    import urllib.request
+
+    for _ in range(tries):
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as sock:

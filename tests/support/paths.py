@@ -1,4 +1,4 @@
-"""Where the repository and the real test data are, and the switches CI sets."""
+"""Where the repository and the real test data are, and the switches CI sets (used by :mod:`support.require`)."""
 
 from __future__ import annotations
 
@@ -10,4 +10,5 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 REQUIRE_SHARED_DATA = os.environ.get("STILLWEB_REQUIRE_SHARED_DATA") == "1"
 REQUIRE_EXTRAS = os.environ.get("STILLWEB_REQUIRE_EXTRAS") == "1"
+REQUIRE_SANDBOX = os.environ.get("STILLWEB_REQUIRE_SANDBOX") == "1"
 RAY_TEST_ENVIRONMENT = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
