@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.accounting import DEDUPE_POLICIES, describe_rows
@@ -118,7 +119,7 @@ def _report(result) -> int:
 
 def _run_synthetic(args) -> int:
     if args.articles < 1:
-        raise ValueError(f"--articles must be at least 1, got {args.articles}")
+        raise UsageError(f"--articles must be at least 1, got {args.articles}")
     return _report(build_synthetic(args.articles, args.seed, args.out, workers=args.workers, progress=not args.quiet,
                                    passages=args.passages, on_ray=args.ray, dump_style=args.dump_style))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from stillweb.corpora.errors import UsageError
+
 EXAMPLES = """examples:
   stillweb eval retrieval snapshots/scifact --beir beir/scifact --baseline bm25s
   stillweb eval retrieval snapshots/wiki18 --queries nq-test.tsv --qrels nq-test.qrels --run runs/nq.trec
@@ -48,9 +50,9 @@ def _run_retrieval(args) -> int:
     elif args.queries and args.qrels:
         queries_path, qrels_path = args.queries, args.qrels
     else:
-        raise ValueError("give --queries and --qrels, or --beir FOLDER")
+        raise UsageError("give --queries and --qrels, or --beir FOLDER")
     if not 1 <= args.k <= 100:
-        raise ValueError(f"--k must be in 1..100, got {args.k}")
+        raise UsageError(f"--k must be in 1..100, got {args.k}")
     snapshot = Snapshot.open(args.snapshot)
     queries, qrels = ev.load_queries(queries_path), ev.load_qrels(qrels_path)
     runs = {"stillweb": ev.run_snapshot(snapshot, queries, args.k)}

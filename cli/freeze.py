@@ -8,6 +8,8 @@ import os
 import shlex
 import sys
 
+from stillweb.corpora.errors import UsageError
+
 EXAMPLES = """examples:
   stillweb freeze record --upstream https://api.example.com --out frozen/search --port 8010
         proxy a live HTTP JSON tool on 127.0.0.1:8010; point your client there; Ctrl-C ends it
@@ -100,11 +102,11 @@ def _upstream(args: argparse.Namespace, kind: str | None):
 
     given = [name for name in ("upstream", "mcp_url", "mcp_command") if getattr(args, name)]
     if len(given) > 1:
-        raise ValueError("give one upstream: --upstream, --mcp-url or --mcp-command")
+        raise UsageError("give one upstream: --upstream, --mcp-url or --mcp-command")
     if not given:
         return None
     if kind is not None and (kind == "http") != (given[0] == "upstream"):
-        raise ValueError(f"this is a frozen {kind} store: its upstream is " + ("--upstream URL" if kind == "http" else
+        raise UsageError(f"this is a frozen {kind} store: its upstream is " + ("--upstream URL" if kind == "http" else
                                                                             "--mcp-url or --mcp-command"))
     if args.upstream:
         headers = dict(_header(item) for item in args.upstream_header)
@@ -117,7 +119,7 @@ def _upstream(args: argparse.Namespace, kind: str | None):
 def _header(text: str) -> tuple[str, str]:
     name, colon, value = text.partition(":")
     if not colon or not name.strip():
-        raise ValueError(f"--upstream-header must look like 'Name: value', got {text!r}")
+        raise UsageError(f"--upstream-header must look like 'Name: value', got {text!r}")
     return name.strip(), value.strip()
 
 
@@ -126,7 +128,7 @@ def _record(args: argparse.Namespace) -> int:
 
     upstream = _upstream(args, None)
     if upstream is None:
-        raise ValueError("record needs the live tool: --upstream URL, --mcp-url URL or --mcp-command COMMAND")
+        raise UsageError("record needs the live tool: --upstream URL, --mcp-url URL or --mcp-command COMMAND")
     kind = "http" if isinstance(upstream, HttpUpstream) else "mcp"
     label = upstream.base_url.split("?")[0] if kind == "http" else upstream.label
     store = FrozenStore.create(args.out, kind, label, args.keep_header)
@@ -139,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
     store = FrozenStore.open(args.store)
     upstream = _upstream(args, store.kind)
     if args.on_miss == "live" and upstream is None:
-        raise ValueError("--on-miss live needs the live tool: --upstream URL, --mcp-url URL or --mcp-command COMMAND")
+        raise UsageError("--on-miss live needs the live tool: --upstream URL, --mcp-url URL or --mcp-command COMMAND")
     return _run_server(args, store, upstream, args.on_miss)
 
 
@@ -150,7 +152,7 @@ def _run_server(args: argparse.Namespace, store, upstream, on_miss: str) -> int:
     try:
         if args.stdio:
             if store.kind != "mcp":
-                raise ValueError("--stdio serves MCP stores only; an HTTP store is served over HTTP")
+                raise UsageError("--stdio serves MCP stores only; an HTTP store is served over HTTP")
             import anyio
 
             from stillweb.sandboxes.frozen import Replayer

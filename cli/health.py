@@ -32,6 +32,7 @@ import json
 import sys
 from pathlib import Path
 
+from stillweb.corpora.errors import UsageError
 from stillweb.cli.help_text import plain
 
 __all__ = ["register", "run_health"]
@@ -66,7 +67,7 @@ def run_health(args: argparse.Namespace) -> int:
 
     plot_format = _plot_format(args.plot)
     if args.plot_by and not args.plot:
-        raise ValueError("--plot-by chooses the x axis of --plot FILE: give --plot too")
+        raise UsageError("--plot-by chooses the x axis of --plot FILE: give --plot too")
     config = _config(args, HealthConfig)
     summaries = [_read(name) for name in args.files]
     merged, reports, missing = RunHealth(config), {}, {}
@@ -100,7 +101,7 @@ def _read(name: str):
 
     summary = summarize_recording(name, name)
     if not summary.header:
-        raise ValueError(summary.problem or f"{name!r} is empty: no recording header")
+        raise UsageError(summary.problem or f"{name!r} is empty: no recording header")
     if summary.problem:
         print(f"note: {summary.problem}; counting the {len(summary.episodes)} episodes before it", file=sys.stderr)
     return summary
@@ -120,7 +121,7 @@ def _config(args: argparse.Namespace, config_type):
     if args.config:
         fields = json.loads(Path(args.config).read_text(encoding="utf-8"))
         if not isinstance(fields, dict):
-            raise ValueError(f"--config {args.config}: expected a JSON object of HealthConfig fields")
+            raise UsageError(f"--config {args.config}: expected a JSON object of HealthConfig fields")
     for name in ("window", "baseline"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
@@ -133,7 +134,7 @@ def _plot_format(plot: str | None) -> str | None:
         return None
     suffix = Path(plot).suffix.lower()
     if suffix not in PLOT_FORMATS:
-        raise ValueError(f"--plot {plot!r}: the format comes from the file's suffix, which must be "
+        raise UsageError(f"--plot {plot!r}: the format comes from the file's suffix, which must be "
                          f"{' or '.join(PLOT_FORMATS)} (got {suffix or 'none'!r})")
     return suffix
 
@@ -149,7 +150,7 @@ def _write_plot(summaries: list, config, out: Path, plot_format: str, by: str) -
         try:
             out.write_bytes(svg_to_png(svg))
         except ImportError as error:
-            raise ValueError(str(error)) from None
+            raise UsageError(str(error)) from None
     else:
         out.write_text(svg, encoding="utf-8")
     markers = sum(len(figure.warnings) for figure in plots.figures)

@@ -12,6 +12,7 @@ import os
 import select
 import sys
 
+from stillweb.corpora.errors import StillwebError
 from stillweb.corpora.version import PACKAGE_VERSION
 
 # Modules of this package that add subcommands, in the order --help lists them.
@@ -100,7 +101,7 @@ def _run_handler(parser: argparse.ArgumentParser, args: argparse.Namespace, comm
         return 2
     try:
         return int(args.handler(args) or 0)
-    except (ValueError, FileNotFoundError, KeyError) as error:
+    except (StillwebError, ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"{command}: error: {message}", file=sys.stderr)
         return 2

@@ -6,6 +6,8 @@ import argparse
 import json
 import os
 
+from stillweb.corpora.errors import UsageError
+
 EXAMPLES = """examples:
   stillweb serve snapshots/syn                              loopback, port 8000
   stillweb serve snapshots/syn snapshots/wiki --port 9000   two snapshots (the first is the default)
@@ -95,6 +97,6 @@ def _frozen_spec(path: str) -> dict:
         spec = json.loads(Path(path).read_text(encoding="utf-8"))
         FrozenToolSpec.from_value(spec)
     except (OSError, json.JSONDecodeError, TypeError, ValueError) as error:
-        raise ValueError(f"--frozen-tool {path}: {error}") from None
+        raise UsageError(f"--frozen-tool {path}: {error}") from None
     store = Path(spec["store"])
     return {**spec, "store": str(store if store.is_absolute() else (Path(path).parent / store).resolve())}

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from stillweb.corpora.errors import UsageError
+
 __all__ = ["register", "run_profile", "run_filter", "run_reverify"]
 
 PROFILE_EXAMPLES = """examples:
@@ -92,7 +94,7 @@ def run_profile(args: argparse.Namespace) -> int:
     from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile
 
     if args.k < 1 or args.workers < 1:
-        raise ValueError(f"-k and --workers must be at least 1, got -k {args.k} --workers {args.workers}")
+        raise UsageError(f"-k and --workers must be at least 1, got -k {args.k} --workers {args.workers}")
     if args.agent:
         policy = PolicySpec(args.agent, args.policy_name or args.agent)
     else:
@@ -101,7 +103,7 @@ def run_profile(args: argparse.Namespace) -> int:
                 args.policy, args.model, args.policy_name, Sampling(args.temperature, args.top_p, args.max_tokens),
                 timeout_s=args.timeout, retries=args.retries)
         except PolicyFailure as failure:
-            raise ValueError(f"cannot ask {args.policy} for its model id ({failure.reason}); pass --model") from None
+            raise UsageError(f"cannot ask {args.policy} for its model id ({failure.reason}); pass --model") from None
     env_kwargs = {"tool_format": args.tool_format, "max_turns": args.max_turns}
     run = ProfileRun(args.snapshot, args.name, policy, args.k, tuple(args.split or ("train", "dev", "test")), env_kwargs)
     if args.ray:
@@ -132,7 +134,7 @@ def run_reverify(args: argparse.Namespace) -> int:
     try:
         reward = json.loads(args.reward) if args.reward else None
     except json.JSONDecodeError as error:
-        raise ValueError(f"--reward is not JSON ({error}): pass e.g. '{{\"outcome\": 1.0}}'") from None
+        raise UsageError(f"--reward is not JSON ({error}): pass e.g. '{{\"outcome\": 1.0}}'") from None
     k = args.k or read_profile(args.snapshot, args.name, args.profile)[0]["k"]
     path, played, changed = reverify(args.snapshot, args.name, args.profile, k, reward)
     print(f"re-scored {played} episodes ({changed} changed reward); wrote {path}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir
@@ -51,7 +52,7 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     matches = [task for task in tasks if task.task_id == args.task_id]
     if not matches:
-        raise ValueError(f"no task {args.task_id!r} in set {args.name!r} ({len(tasks)} tasks); "
+        raise UsageError(f"no task {args.task_id!r} in set {args.name!r} ({len(tasks)} tasks); "
                          f"list them with: stillweb tasks show {args.snapshot} {args.name}")
     task = matches[0]
     if args.json:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stillweb.corpora.errors import UsageError
 from stillweb.cli.task_show import add_show_parser
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
 
@@ -116,7 +117,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 
     if args.verify < -1:
-        raise ValueError(f"--verify must be -1 (all), 0 (none) or a positive sample size, got {args.verify}")
+        raise UsageError(f"--verify must be -1 (all), 0 (none) or a positive sample size, got {args.verify}")
     verifier, limit = None, None
     if args.verify:
         from stillweb.envs.wikiqa.solvability import ReferenceVerifier

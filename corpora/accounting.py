@@ -21,13 +21,15 @@ from __future__ import annotations
 import hashlib
 from array import array
 
+from stillweb.corpora.errors import DataError, UsageError
+
 __all__ = ["RowAccount", "RowSkipError", "DEDUPE_POLICIES", "describe_rows"]
 
 DEDUPE_POLICIES = ("none", "id", "title", "text")
 _EXAMPLES_PER_REASON = 5
 
 
-class RowSkipError(ValueError):
+class RowSkipError(DataError):
     """``strict`` build stopped at a row it would have skipped, or two rows share a source id."""
 
 
@@ -47,7 +49,7 @@ class RowAccount:
 
     def __init__(self, dedupe: str = "none", strict: bool = False) -> None:
         if dedupe not in DEDUPE_POLICIES:
-            raise ValueError(f"dedupe must be one of {', '.join(DEDUPE_POLICIES)}, got {dedupe!r}")
+            raise UsageError(f"dedupe must be one of {', '.join(DEDUPE_POLICIES)}, got {dedupe!r}")
         self.dedupe = dedupe
         self.strict = strict
         self.read = 0

@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.snapshot_build import WIKIPEDIA_URL_TEMPLATE, BuildResult, build_snapshot
@@ -78,7 +79,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
 
     check_positive_int("articles", articles)
     if dump_style not in DUMP_STYLES:
-        raise ValueError(f"dump_style must be one of {DUMP_STYLES}, got {dump_style!r}")
+        raise UsageError(f"dump_style must be one of {DUMP_STYLES}, got {dump_style!r}")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     work = out.with_name(f".{out.name}.source-{os.getpid()}")

@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Sequence
 from typing import TypeVar
 
+from stillweb.corpora.errors import UsageError
+
 T = TypeVar("T")
 
 __all__ = ["KeyedRng", "stable_hash"]
@@ -76,7 +78,7 @@ class KeyedRng:
     def integer(self, low: int, high: int) -> int:
         """An integer in [low, high], both ends included (unbiased)."""
         if high < low:
-            raise ValueError(f"empty range [{low}, {high}]")
+            raise UsageError(f"empty range [{low}, {high}]")
         span = high - low + 1
         limit = (1 << 64) - ((1 << 64) % span)
         while True:
@@ -91,14 +93,14 @@ class KeyedRng:
     def choice(self, items: Sequence[T]) -> T:
         """One element of a non-empty sequence."""
         if not items:
-            raise ValueError("choice from an empty sequence")
+            raise UsageError("choice from an empty sequence")
         return items[self.integer(0, len(items) - 1)]
 
     def weighted_choice(self, items: Sequence[T], weights: Sequence[float]) -> T:
         """One element, with probability proportional to its weight."""
         total = float(sum(weights))
         if not items or total <= 0:
-            raise ValueError("weighted choice needs items and a positive total weight")
+            raise UsageError("weighted choice needs items and a positive total weight")
         target = self.random() * total
         running = 0.0
         for item, weight in zip(items, weights):
@@ -118,5 +120,5 @@ class KeyedRng:
     def sample(self, items: Sequence[T], count: int) -> list[T]:
         """``count`` distinct elements in a keyed random order."""
         if count > len(items):
-            raise ValueError(f"cannot sample {count} from {len(items)} items")
+            raise UsageError(f"cannot sample {count} from {len(items)} items")
         return self.shuffled(items)[:count]

@@ -15,6 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import DataError
+
 __all__ = [
     "FORMAT",
     "READABLE_FORMATS",
@@ -35,7 +37,7 @@ TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parq
 _HASH_BATCH_ROWS = 65_536
 
 
-class SnapshotError(ValueError):
+class SnapshotError(DataError):
     """A snapshot directory is missing, incomplete or damaged; the message names the file."""
 
 

@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.sources.files import open_lines
 
@@ -47,15 +48,15 @@ def load_queries(path: str | Path) -> dict[str, str]:
         if line.lstrip().startswith("{"):
             record = json.loads(line)
             if "_id" not in record or "text" not in record:
-                raise ValueError(f"{path}: line {number}: a BEIR query needs '_id' and 'text', found {', '.join(record)}")
+                raise UsageError(f"{path}: line {number}: a BEIR query needs '_id' and 'text', found {', '.join(record)}")
             queries[str(record["_id"])] = record["text"]
         else:
             qid, tab, text = line.partition("\t")
             if not tab:
-                raise ValueError(f"{path}: line {number}: expected 'qid<TAB>text' or a JSON object")
+                raise UsageError(f"{path}: line {number}: expected 'qid<TAB>text' or a JSON object")
             queries[qid.strip()] = text
     if not queries:
-        raise ValueError(f"{path}: no queries")
+        raise UsageError(f"{path}: no queries")
     return queries
 
 
@@ -72,13 +73,13 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         elif len(fields) == 4:
             qid, _iteration, docid, relevance = fields
         else:
-            raise ValueError(f"{path}: line {number}: expected 'qid docid rel' (BEIR) or 'qid 0 docid rel' (TREC)")
+            raise UsageError(f"{path}: line {number}: expected 'qid docid rel' (BEIR) or 'qid 0 docid rel' (TREC)")
         try:
             qrels.setdefault(qid, {})[docid] = int(relevance)
         except ValueError:
-            raise ValueError(f"{path}: line {number}: relevance {relevance!r} is not an integer") from None
+            raise UsageError(f"{path}: line {number}: relevance {relevance!r} is not an integer") from None
     if not qrels:
-        raise ValueError(f"{path}: no qrels")
+        raise UsageError(f"{path}: no qrels")
     return qrels
 
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.columns import StringColumn
 from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, SearchIndex, query_terms
@@ -86,12 +87,12 @@ def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) 
 
 def _check_query(query: object, name: str) -> None:
     if not isinstance(query, str) or not query.strip():
-        raise ValueError(f"{name} must be a non-empty string, got {str(query)[:80]!r}")
+        raise UsageError(f"{name} must be a non-empty string, got {str(query)[:80]!r}")
 
 
 def _check_k(k: object) -> None:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ValueError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
+        raise UsageError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
 
 
 class Snapshot:

@@ -25,6 +25,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, IndexBuilder
 from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_stats import InfoboxCounts
@@ -127,7 +128,7 @@ def check_url_template(template: str | None) -> None:
     try:
         template.format(id="x", title="x")
     except (KeyError, IndexError, ValueError) as error:
-        raise ValueError(f"bad --url-template {template!r}: only {{id}} and {{title}} may appear ({error})") from None
+        raise UsageError(f"bad --url-template {template!r}: only {{id}} and {{title}} may appear ({error})") from None
 
 
 def document_url(template: str | None, title: str, source_id: str) -> str:
@@ -271,7 +272,7 @@ def build_snapshot(
             pool = None
         docs.close()
         if not titles:
-            raise ValueError("the source yielded no article pages: nothing to build")
+            raise UsageError("the source yielded no article pages: nothing to build")
         segments = index.finish()
         counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items())),
                   "infobox_fields": infobox.summary()}

@@ -24,6 +24,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.scoring.normalize import answers_match, best_f1
@@ -54,12 +55,12 @@ class LookupEnv(gym.Env[str, str]):
 
     def __init__(self, snapshot: str | Path | None = None, tasks: Sequence[Mapping[str, Any]] | None = None, max_tasks: int = 1000) -> None:
         if snapshot is None and tasks is None:
-            raise ValueError("LookupEnv needs tasks=[...] (dicts with question, answer, passage) or a snapshot path")
+            raise UsageError("LookupEnv needs tasks=[...] (dicts with question, answer, passage) or a snapshot path")
         self.snapshot = shared_snapshot(snapshot) if snapshot is not None else None
         records = list(tasks) if tasks is not None else lookup_tasks_from_facts(self.snapshot, max_tasks)
         for record in records:
             if not record.get("passage"):
-                raise ValueError(f"Lookup task record lacks a 'passage': {dict(record)!r:.200}")
+                raise UsageError(f"Lookup task record lacks a 'passage': {dict(record)!r:.200}")
         self.tasks = TaskSet((Task.from_dict(record) for record in records), source="lookup tasks")
         self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
         self.action_space = unicode_text_space(ACTION_MAX_CHARS)
@@ -139,7 +140,7 @@ def lookup_tasks_from_facts(snapshot: Snapshot, max_tasks: int = 1000) -> list[d
         question = f"What is the {relation.replace('_', ' ')} of {subject_title}?"
         tasks.append({"question": question, "answer": value, "passage": sentence, "title": snapshot.title_of(evidence)})
     if not tasks:
-        raise ValueError(f"no fact of snapshot {snapshot.path} is stated in a sentence of its evidence document")
+        raise UsageError(f"no fact of snapshot {snapshot.path} is stated in a sentence of its evidence document")
     return _unique_by_question(tasks)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
@@ -58,14 +59,14 @@ class MixtureEnv(gym.Env[str, str]):
     def __init__(self, envs: Mapping[str, float], member_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
                  **shared_kwargs: Any) -> None:
         if not isinstance(envs, Mapping) or not envs:
-            raise ValueError(f"envs must be a non-empty {{env_id: weight}} dict, got {envs!r:.200}; "
+            raise UsageError(f"envs must be a non-empty {{env_id: weight}} dict, got {envs!r:.200}; "
                              f"registered: {mixable_env_ids()}")
         member_kwargs = dict(member_kwargs or {})
         for env_id, weight in envs.items():
             _check_member(env_id, weight)
         stray = sorted(set(member_kwargs) - set(envs))
         if stray:
-            raise ValueError(f"member_kwargs names environments not in the mixture: {stray}; mixture: {sorted(envs)}")
+            raise UsageError(f"member_kwargs names environments not in the mixture: {stray}; mixture: {sorted(envs)}")
         self.env_ids = sorted(envs)
         self.weights = [float(envs[env_id]) for env_id in self.env_ids]
         self.members = {env_id: _make_member(env_id, shared_kwargs, member_kwargs.get(env_id, {}))
@@ -99,7 +100,7 @@ class MixtureEnv(gym.Env[str, str]):
         options = dict(options or {})
         forced = options.pop("env_id", None)
         if forced is not None and forced not in self.members:
-            raise ValueError(f"env_id {forced!r} is not in this mixture; mixture: {self.env_ids}")
+            raise UsageError(f"env_id {forced!r} is not in this mixture; mixture: {self.env_ids}")
         rng = KeyedRng(self._seed_base, "mixture", "episode", self._episode_number)
         self.active = forced or rng.weighted_choice(self.env_ids, self.weights)
         observation, info = self.members[self.active].reset(seed=seed, options=options or None)
@@ -124,9 +125,9 @@ class MixtureEnv(gym.Env[str, str]):
 
 def _check_member(env_id: Any, weight: Any) -> None:
     if env_id not in mixable_env_ids():
-        raise ValueError(f"unknown environment {env_id!r} in the mixture; registered: {mixable_env_ids()}")
+        raise UsageError(f"unknown environment {env_id!r} in the mixture; registered: {mixable_env_ids()}")
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
-        raise ValueError(f"the weight of {env_id} must be a positive finite number, got {weight!r}")
+        raise UsageError(f"the weight of {env_id} must be a positive finite number, got {weight!r}")
 
 
 def _make_member(env_id: str, shared: Mapping[str, Any], own: Mapping[str, Any]) -> gym.Env:

@@ -39,6 +39,7 @@ from urllib.parse import quote, urlsplit
 
 import gymnasium as gym
 
+from stillweb.corpora.errors import UpstreamError, UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
@@ -54,7 +55,7 @@ RETRYABLE_STATUS = frozenset({502, 503, 504})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class RemoteEnvError(RuntimeError):
+class RemoteEnvError(UpstreamError):
     """The server refused a request (bad kwargs, limits) or stayed unreachable after every retry."""
 
 
@@ -72,7 +73,7 @@ class HttpConnection:
     def __init__(self, url: str, timeout: float, headers: dict[str, str] | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"url must be http(s)://host[:port][/prefix], got {url!r}")
+            raise UsageError(f"url must be http(s)://host[:port][/prefix], got {url!r}")
         self._tls = ssl.create_default_context() if parts.scheme == "https" else None
         self._address = (parts.hostname, parts.port or (443 if self._tls else 80))
         self._prefix = parts.path.rstrip("/")
@@ -304,7 +305,7 @@ class RemoteTasks:
             raise RemoteEnvError("the environment is closed")
         status, answer = env._send("GET", f"/sessions/{env.session_id}/tasks/{quote(str(task_id), safe='')}")
         if status == 404 and answer.get("error") in ("unknown_task_id", "no_tasks"):
-            raise ValueError(answer.get("detail"))
+            raise UsageError(answer.get("detail"))
         _raise_for_error(status, answer)
         return TaskRecord.from_dict(answer)
 

@@ -28,6 +28,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.sandboxes.frozen import (
     NOT_RECORDED, Answer, FrozenStore, HttpUpstream, McpUpstream, Replayer, UpstreamError, canonical_request, mcp_request,
@@ -61,7 +62,7 @@ def make_freeze_app(store: FrozenStore, upstream: HttpUpstream | McpUpstream | N
                     settings: ServerSettings | None = None, usage_log: str | Path | None = None) -> FastAPI:
     """The proxy app of ``store``; ``upstream`` is where ``on_miss="live"`` forwards a miss."""
     if on_miss == "live" and upstream is None:
-        raise ValueError("on_miss 'live' needs an upstream to forward misses to")
+        raise UsageError("on_miss 'live' needs an upstream to forward misses to")
     replayer = Replayer(store, on_miss)
     usage = UsageLog(usage_log)
     app = create_base_app(settings or ServerSettings(), title="stillweb frozen tool", description=DESCRIPTION)
@@ -130,7 +131,7 @@ def build_frozen_mcp_server(replayer: Replayer, upstream: McpUpstream | None, us
         request = mcp_request("tools/list")
         result = await anyio.to_thread.run_sync(answer, request, lambda: upstream.list_tools())
         if result.missed:
-            raise ValueError(f"tools/list was never recorded in this frozen store (key {result.key})")
+            raise UsageError(f"tools/list was never recorded in this frozen store (key {result.key})")
         return types.ListToolsResult.model_validate(result.response)
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:

@@ -32,6 +32,7 @@ import anyio
 from mcp import types
 from mcp.server import Server
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.integrations.episode import ToolEpisode
 from stillweb.envs.core.snapshot_cache import shared_snapshot
@@ -64,7 +65,7 @@ def build_server(snapshot: str | Path, tools: list[str] | None = None, tasks: st
     required: an endpoint acts on the state of the session's episode)."""
     apps = env_kwargs.get("env_id") == "stillweb/Apps-v0"
     if apps and tasks is None:
-        raise ValueError("the app world's endpoints act on an episode's state: pass tasks=<an app task set>")
+        raise UsageError("the app world's endpoints act on an episode's state: pass tasks=<an app task set>")
     probe = ToolEpisode(snapshot, tasks, split, tools=tools, **env_kwargs) if tasks is not None else None  # fail now
     registry = probe.registry if apps else ToolRegistry(shared_snapshot(snapshot), tools=tools)
     listed = ([{"name": item["function"]["name"], "description": item["function"]["description"],

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.index import MAX_K
 from stillweb.server.plumbing import ErrorBody
 
@@ -134,7 +135,7 @@ class RetrieveRequest(BaseModel):
     @model_validator(mode="after")
     def _one_query_source(self) -> RetrieveRequest:
         if (self.queries is None) == (self.query is None):
-            raise ValueError("give exactly one of 'queries' (a list of strings) or 'query' (a string)")
+            raise UsageError("give exactly one of 'queries' (a list of strings) or 'query' (a string)")
         return self
 
     def query_list(self) -> list[str]:
@@ -238,7 +239,7 @@ class ActionText(BaseModel):
     @model_validator(mode="after")
     def _one_form(self) -> ActionText:
         if self.action is not None and self.action_codepoints is not None:
-            raise ValueError("give 'action' or 'action_codepoints', not both")
+            raise UsageError("give 'action' or 'action_codepoints', not both")
         return self
 
     def text(self) -> str | None:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from stillweb.corpora.errors import StillwebError, UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.version import PACKAGE_VERSION
 
@@ -71,12 +72,12 @@ class ServerSettings:
         for name in ("max_body_bytes", "worker_threads", "max_sessions"):
             check_positive_int(name, getattr(self, name))
         if not self.idle_timeout_s > 0:
-            raise ValueError(f"idle_timeout_s must be positive, got {self.idle_timeout_s!r}")
+            raise UsageError(f"idle_timeout_s must be positive, got {self.idle_timeout_s!r}")
         if self.token is not None and not self.token:
-            raise ValueError("token must be a non-empty string or None")
+            raise UsageError("token must be a non-empty string or None")
 
 
-class ApiError(Exception):
+class ApiError(StillwebError):
     """An error answered as ``{"error": code, "detail": message}`` with HTTP ``status``."""
 
     def __init__(self, status: int, code: str, message: str) -> None:

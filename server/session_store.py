@@ -23,6 +23,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from stillweb.corpora.errors import StillwebError
+
 __all__ = ["EnvSession", "SessionError", "SessionStore", "request_digest", "REMEMBERED_RESULTS"]
 
 # How many results per session are kept for retried requests (a client retries its latest
@@ -32,7 +34,7 @@ REMEMBERED_RESULTS = 16
 REMEMBERED_ENDED = 4096
 
 
-class SessionError(Exception):
+class SessionError(StillwebError):
     """A request the store cannot serve; ``code`` says why: ``too_many_sessions``,
     ``session_not_found``, ``session_expired`` or ``request_id_reused`` (the routes
     answer it as an HTTP error, see ``stillweb.server.sessions``)."""

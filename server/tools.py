@@ -24,6 +24,7 @@ from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Query, Request
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.snapshot import Snapshot
 
 from stillweb.sandboxes.frozen import FrozenTool
@@ -56,13 +57,13 @@ class SnapshotCatalog:
 
     def __init__(self, snapshots: Sequence[str | Path | Snapshot], frozen_tools: Sequence[dict] = ()) -> None:
         if not snapshots:
-            raise ValueError("serve at least one snapshot")
+            raise UsageError("serve at least one snapshot")
         self._snapshots: dict[str, Snapshot] = {}
         for item in snapshots:
             snapshot = item if isinstance(item, Snapshot) else Snapshot.open(item)
             name = Path(snapshot.path).name
             if name in self._snapshots:
-                raise ValueError(f"two served snapshots are named {name!r}: serve directories with distinct names")
+                raise UsageError(f"two served snapshots are named {name!r}: serve directories with distinct names")
             self._snapshots[name] = snapshot
         self.frozen_tools = {spec["name"]: dict(spec) for spec in frozen_tools}
         frozen = [FrozenTool.from_spec(spec) for spec in self.frozen_tools.values()]

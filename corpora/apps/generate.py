@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.apps.schema import FINGERPRINT_MOD, TABLES, ddl, row_hash
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.snapshot import Snapshot
@@ -95,7 +96,7 @@ def world_names(snapshot: Snapshot) -> WorldNames:
     works = tuple((kind, _plain_title(snapshot.title_of(subject)), creator) for subject, (kind, creator) in sorted(creators.items()))
     names = WorldNames(*(tuple(kinds[kind][key] for key in sorted(kinds[kind])) for kind in ("person", "city", "company")), works)
     if len(names.people) < 8 or len(names.cities) < 3 or not names.works:
-        raise ValueError(f"snapshot {snapshot.path} has too few people, cities or works for the app world "
+        raise UsageError(f"snapshot {snapshot.path} has too few people, cities or works for the app world "
                          f"({len(names.people)} people, {len(names.cities)} cities, {len(names.works)} works): build a synthetic one")
     return names
 
@@ -107,7 +108,7 @@ def build_base(snapshot: Snapshot, seed: int = 0, users: int = DEFAULT_USERS) ->
     """
     names = world_names(snapshot)
     if isinstance(users, bool) or not isinstance(users, int) or not 1 <= users <= len(names.people):
-        raise ValueError(f"users must be an integer in 1..{len(names.people)} (the people of snapshot {snapshot.path}), got {users!r}")
+        raise UsageError(f"users must be an integer in 1..{len(names.people)} (the people of snapshot {snapshot.path}), got {users!r}")
     connection = sqlite3.connect(":memory:", isolation_level=None)
     for table in TABLES.values():
         connection.executescript(ddl(table))

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.apps.generate import DEFAULT_USERS, shared_base
 from stillweb.corpora.apps.template_kit import CATEGORIES, TaskSpec, TemplateContext
 from stillweb.corpora.apps.templates_read import READ_TEMPLATES
@@ -58,7 +59,7 @@ def app_task_dir(snapshot_path: str | Path, name: str) -> Path:
 def make_app_tasks(snapshot_path: str | Path, count: int, seed: int = 0, users: int = DEFAULT_USERS) -> list[dict[str, Any]]:
     """``count`` task records (round-robin over categories, then templates), in a deterministic order."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count must be a positive integer, got {count!r}")
+        raise UsageError(f"count must be a positive integer, got {count!r}")
     base = shared_base(str(Path(snapshot_path).resolve()), seed, users)
     connection = base.connect()
     splits = template_splits()
@@ -71,7 +72,7 @@ def make_app_tasks(snapshot_path: str | Path, count: int, seed: int = 0, users: 
         template = names[(index // len(CATEGORIES)) % len(names)]
         record = _draw(connection, base.users, seed, index, template, splits[template], seen)
         if record is None:
-            raise ValueError(f"template {template!r} found no target in {MAX_ATTEMPTS} users of snapshot {snapshot_path}")
+            raise UsageError(f"template {template!r} found no target in {MAX_ATTEMPTS} users of snapshot {snapshot_path}")
         record["world"] = {"seed": seed, "users": users}
         records.append(record)
     connection.close()
@@ -81,7 +82,7 @@ def make_app_tasks(snapshot_path: str | Path, count: int, seed: int = 0, users: 
 def generate_app_tasks(snapshot_path: str | Path, name: str, count: int, seed: int = 0, users: int = DEFAULT_USERS) -> Path:
     """Write the task set ``name`` (splits by template and a card); returns its directory."""
     if not name or "/" in name or name.startswith("."):
-        raise ValueError(f"task set name must be a plain folder name, got {name!r}")
+        raise UsageError(f"task set name must be a plain folder name, got {name!r}")
     records = make_app_tasks(snapshot_path, count, seed, users)
     directory = app_task_dir(snapshot_path, name)
     directory.mkdir(parents=True, exist_ok=True)

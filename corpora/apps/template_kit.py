@@ -14,6 +14,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 
 __all__ = ["TaskSpec", "TemplateContext", "call", "pages", "CATEGORIES", "PAGE_SIZE"]
@@ -37,7 +38,7 @@ class TaskSpec:
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.turns) <= 3 or not len(self.turns) == len(self.program) == len(self.facts):
-            raise ValueError(f"a task has 1-3 turns, each with its calls and facts: {self!r:.300}")
+            raise UsageError(f"a task has 1-3 turns, each with its calls and facts: {self!r:.300}")
 
 
 def call(endpoint: str, /, **arguments: Any) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.records import SkippedRow
 from stillweb.corpora.sources.files import CorpusFileError, compression_of, open_binary, open_lines
 
@@ -58,7 +59,7 @@ def file_shards(path: Path, container: str, shard_bytes: int | None = None) -> l
     """The shards of one file (or ``save_to_disk`` folder), in reading order; ``shard_bytes``
     cuts an uncompressed JSON-lines file into line-aligned byte ranges of about that size."""
     if container not in CONTAINERS:
-        raise ValueError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
+        raise UsageError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
     if container == "parquet":
         groups = _parquet_file(path).metadata.num_row_groups
         return [Shard(path, container, part) for part in range(groups)]

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.records import RawPage, SkippedRow
 from stillweb.corpora.sources.files import data_suffix, expand_inputs
 from stillweb.corpora.sources.containers import Shard, file_shards, peek_columns, read_shard
@@ -80,7 +81,7 @@ def detect_format(inputs: list[str | Path]) -> str:
     files = expand_inputs(inputs)
     container = _SUFFIX_CONTAINERS.get(data_suffix(files[0]))
     if container is None:
-        raise ValueError(f"{files[0]}: cannot tell the format from the name; give --format ({', '.join(FORMATS)})")
+        raise UsageError(f"{files[0]}: cannot tell the format from the name; give --format ({', '.join(FORMATS)})")
     if container in ("jsonl", "json"):
         columns = set(peek_columns(Shard(files[0], container)))
         if {"id", "contents"} <= columns and "title" not in columns:
@@ -110,9 +111,9 @@ class CorpusSpec:
                max_row_chars: int = MAX_ROW_CHARS) -> "CorpusSpec":
         """A spec for ``inputs``; ``format=None`` detects it (:func:`detect_format`)."""
         if not inputs:
-            raise ValueError("no corpus input given")
+            raise UsageError("no corpus input given")
         if format is not None and format not in FORMATS:
-            raise ValueError(f"unknown --format {format!r}; expected one of {', '.join(FORMATS)}")
+            raise UsageError(f"unknown --format {format!r}; expected one of {', '.join(FORMATS)}")
         chosen = format or detect_format(inputs)
         return cls(tuple(str(i) for i in inputs), chosen, columns or ColumnMap(), max_row_chars)
 
@@ -170,7 +171,7 @@ class CorpusSpec:
         for role, column in required.items():
             if column is None or column not in found:
                 shown = f"column {column!r}" if column else f"{role} column"
-                raise ValueError(
+                raise UsageError(
                     f"{path}: no {shown} for the {self.format} format; columns found: {', '.join(found) or 'none'}. "
                     f"Name the column with --{role}-column, or choose another --format ({', '.join(FORMATS)})"
                 )

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from stillweb.corpora.errors import DataError
+
 __all__ = [
     "CorpusFileError",
     "expand_inputs",
@@ -34,7 +36,7 @@ _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
 _READ_BUFFER = 1 << 20
 
 
-class CorpusFileError(ValueError):
+class CorpusFileError(DataError):
     """A corpus file that cannot be read as a whole (missing, truncated, damaged)."""
 
 

@@ -31,6 +31,7 @@ from os import PathLike
 from pathlib import Path
 from typing import BinaryIO
 
+from stillweb.corpora.errors import DataError
 from stillweb.corpora.records import RawPage
 
 __all__ = ["read_dump", "DumpError", "DumpStats", "DumpShard", "dump_shards", "read_dump_shard"]
@@ -39,7 +40,7 @@ _BZ2_MAGIC = b"BZh"
 _MAX_RECORDED_BAD_PAGES = 100
 
 
-class DumpError(ValueError):
+class DumpError(DataError):
     """A dump that cannot be read: broken XML, truncated compression or a bad page."""
 
 

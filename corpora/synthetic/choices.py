@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 
 T = TypeVar("T")
@@ -61,13 +62,13 @@ class SmallChoices:
     def integer(self, low: int, high: int) -> int:
         """An integer in [low, high], both ends included."""
         if high < low:
-            raise ValueError(f"empty range [{low}, {high}]")
+            raise UsageError(f"empty range [{low}, {high}]")
         return low + self.below(high - low + 1)
 
     def choice(self, items: Sequence[T]) -> T:
         """One element of a non-empty sequence."""
         if not items:
-            raise ValueError("choice from an empty sequence")
+            raise UsageError("choice from an empty sequence")
         return items[self.below(len(items))]
 
     def chance(self, probability: float) -> bool:

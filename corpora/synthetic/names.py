@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.synthetic.choices import Chooser
 
 __all__ = [
@@ -102,7 +103,7 @@ def demonym(country: str) -> str:
     for suffix, ending in _DEMONYM_ENDINGS.items():
         if country.endswith(suffix):
             return country[: -len(suffix)] + ending
-    raise ValueError(f"not a synthetic country name: {country!r}")
+    raise UsageError(f"not a synthetic country name: {country!r}")
 
 
 ADJECTIVES = (

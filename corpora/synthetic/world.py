@@ -31,6 +31,7 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.choices import Chooser, SmallChoices
@@ -81,7 +82,7 @@ def generate_world(articles: int, seed: int) -> "World":
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {seed!r}")
     if articles < MIN_ARTICLES:
-        raise ValueError(f"articles must be >= {MIN_ARTICLES}, got {articles}")
+        raise UsageError(f"articles must be >= {MIN_ARTICLES}, got {articles}")
     return World(articles, seed)
 
 

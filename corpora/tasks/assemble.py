@@ -8,6 +8,7 @@ candidates per hop, level and shape.
 
 from __future__ import annotations
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng, stable_hash
 from stillweb.corpora.tasks.compose import query_level
 from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
@@ -104,7 +105,7 @@ def evidence_of(query: Query, graph: FactGraph) -> tuple[EvidenceItem, ...]:
         fact = graph.facts[index]
         doc = graph.stated_in(index)
         if doc is None:
-            raise ValueError(f"fact {index} has no document stating it")
+            raise UsageError(f"fact {index} has no document stating it")
         items.append(EvidenceItem(
             subject=graph.world.title_of(fact.subject),
             relation=fact.relation,

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.processes import ignore_interrupts, process_context
@@ -48,7 +49,7 @@ class GenerationParams:
         check_positive_int("count", self.count)
         check_positive_int("attempts_per_task", self.attempts_per_task)
         if not 0.0 <= self.unanswerable <= 1.0:
-            raise ValueError(f"unanswerable must be a share in [0, 1], got {self.unanswerable}")
+            raise UsageError(f"unanswerable must be a share in [0, 1], got {self.unanswerable}")
 
     @property
     def max_attempts(self) -> int:

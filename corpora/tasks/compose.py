@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.formalization import TARGET, variable
@@ -66,14 +67,14 @@ class ComposeParams:
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_hops <= self.max_hops:
-            raise ValueError(f"need 1 <= min_hops <= max_hops, got min_hops={self.min_hops}, max_hops={self.max_hops}")
+            raise UsageError(f"need 1 <= min_hops <= max_hops, got min_hops={self.min_hops}, max_hops={self.max_hops}")
         if self.level not in (None, 1, 2, 3):
-            raise ValueError(f"level must be 1, 2 or 3, got {self.level!r}")
+            raise UsageError(f"level must be 1, 2 or 3, got {self.level!r}")
         if self.level == 1 and self.min_hops > 2:
-            raise ValueError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
+            raise UsageError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
         check_positive_int("max_constraints", self.max_constraints)
         if self.constants_per_variable < 0 or self.min_constants < 0:
-            raise ValueError(f"constants_per_variable and min_constants must be >= 0, "
+            raise UsageError(f"constants_per_variable and min_constants must be >= 0, "
                              f"got {self.constants_per_variable} and {self.min_constants}")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
@@ -36,7 +37,7 @@ SEARCH_R1_PREFIX = (
 def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path) -> list[Path]:
     """Export every split of task set ``name``; returns the files or directories written."""
     if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"unknown export format {fmt!r}; expected one of {EXPORT_FORMATS}")
+        raise UsageError(f"unknown export format {fmt!r}; expected one of {EXPORT_FORMATS}")
     splits = {split: read_tasks(snapshot_path, name, split) for split in SPLITS}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from stillweb.corpora.errors import DataError, UsageError
 from stillweb.corpora.keyed import stable_hash
 
 __all__ = [
@@ -49,7 +50,7 @@ def variable(name: str) -> str:
 def constant(*labels: str) -> str:
     """The term of a constant; several labels make a union (``C@a | b``)."""
     if not labels or any(not label for label in labels):
-        raise ValueError(f"a constant needs non-empty labels, got {labels!r}")
+        raise UsageError(f"a constant needs non-empty labels, got {labels!r}")
     return "C@" + " | ".join(labels)
 
 
@@ -90,9 +91,9 @@ def validate_formalization(triples: Sequence[Sequence[str]]) -> None:
     for position, triple in enumerate(triples):
         reason = malformed_reason(triple)
         if reason:
-            raise ValueError(f"malformed triple {position} ({reason}): {triple!r}")
+            raise DataError(f"malformed triple {position} ({reason}): {triple!r}")
     if not any(TARGET in (t[0], t[2]) for t in triples):
-        raise ValueError("formalization has no target '?'")
+        raise UsageError("formalization has no target '?'")
 
 
 def canonical_hash(triples: Sequence[Sequence[str]]) -> str:

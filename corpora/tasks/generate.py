@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.tasks.attempts import (Attempt, GenerationParams, attempt_batches_in_processes,
                                              attempt_task)
@@ -49,7 +50,7 @@ _BATCH = 32
 _HOPELESS_AFTER = 2000  # attempts without a single task: stop and explain
 
 
-class TaskGenerationError(ValueError):
+class TaskGenerationError(UsageError):
     """The requested task set cannot be made (the message says how many could, and why)."""
 
 
@@ -98,7 +99,7 @@ def generate_task_list(
     if graph is None:
         graph = FactGraph(loaded)
     elif graph.world.fingerprint != loaded.fingerprint:
-        raise ValueError(f"graph was built over world {graph.world.fingerprint[:12]}, not {loaded.fingerprint[:12]}")
+        raise UsageError(f"graph was built over world {graph.world.fingerprint[:12]}, not {loaded.fingerprint[:12]}")
     if not graph.entities:
         raise TaskGenerationError(
             f"made 0 of {params.count} tasks: the snapshot has {len(graph.facts)} facts and no entity-to-entity "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.graph import FactGraph, fact_year, normalize_text
 from stillweb.corpora.tasks.query import Constant, Node, Query
 
@@ -72,7 +73,7 @@ def constant_matches(const: Constant, graph: FactGraph) -> set[int]:
         return graph.subjects_in_year_range(rel, int(cond.low), int(cond.high))
     if cond.kind == "number_range":
         return graph.subjects_in_number_range(rel, cond.low, cond.high)
-    raise ValueError(f"unknown condition kind {cond.kind!r}")
+    raise UsageError(f"unknown condition kind {cond.kind!r}")
 
 
 def constant_holds(const: Constant, entity: int, graph: FactGraph) -> bool:
@@ -91,7 +92,7 @@ def constant_holds(const: Constant, entity: int, graph: FactGraph) -> bool:
             f.relation == rel and f.value_type == "number" and f.number is not None and cond.low <= f.number <= cond.high
             for f in facts
         )
-    raise ValueError(f"unknown condition kind {cond.kind!r}")
+    raise UsageError(f"unknown condition kind {cond.kind!r}")
 
 
 def _constant_size(const: Constant, graph: FactGraph) -> int:
@@ -106,7 +107,7 @@ def _constant_size(const: Constant, graph: FactGraph) -> int:
         return graph.year_range_size(rel, int(cond.low), int(cond.high))
     if cond.kind == "number_range":
         return graph.number_range_size(rel, cond.low, cond.high)
-    raise ValueError(f"unknown condition kind {cond.kind!r}")
+    raise UsageError(f"unknown condition kind {cond.kind!r}")
 
 
 def _node_candidates(node: Node, query: Query, graph: FactGraph, done: dict[str, set[int]]) -> set[int]:
@@ -123,7 +124,7 @@ def _node_candidates(node: Node, query: Query, graph: FactGraph, done: dict[str,
     for position, child_name in enumerate(node.children, start=len(node.constants)):
         constraints.append((len(done[child_name]), position, query.node(child_name)))
     if not constraints:
-        raise ValueError(f"node {node.name} has no constraint")
+        raise UsageError(f"node {node.name} has no constraint")
     constraints.sort(key=lambda item: item[:2])
     result: set[int] | None = None
     for size, _, other in constraints:

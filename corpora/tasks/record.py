@@ -31,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import stable_hash
 from stillweb.corpora.tasks.emptiness import EMPTINESS_PROOF_TYPE, EmptinessProof
 
@@ -152,9 +153,9 @@ class TaskRecord:
         answerable = record.get("answerable") is not False  # absent (older sets): answerable
         missing = [key for key in ("question", "answer") if not record.get(key) and (answerable or key == "question")]
         if missing:
-            raise ValueError(f"task record lacks {missing}: {dict(record)!r:.200}")
+            raise UsageError(f"task record lacks {missing}: {dict(record)!r:.200}")
         if not answerable and record.get("answer"):
-            raise ValueError(f"an unanswerable task has no answer, got {record['answer']!r}: {dict(record)!r:.200}")
+            raise UsageError(f"an unanswerable task has no answer, got {record['answer']!r}: {dict(record)!r:.200}")
         question, answer = str(record["question"]), str(record.get("answer") or "")
         evidence = tuple(EvidenceItem.from_dict(item) for item in _as_list(record.get("evidence")))
         evidence_docs = tuple(int(doc) for doc in _as_list(record.get("evidence_docs")))

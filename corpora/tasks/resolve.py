@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import DataError
 from stillweb.corpora.tasks.value_forms import value_forms
 
 __all__ = ["FactTables", "FormalizationError", "Solved", "parse_period", "parse_range", "name_key", "solve"]
@@ -43,7 +44,7 @@ __all__ = ["FactTables", "FormalizationError", "Solved", "parse_period", "parse_
 TARGET = "?"
 
 
-class FormalizationError(ValueError):
+class FormalizationError(DataError):
     """A formalization the solver cannot read (unknown relation, cycle, bad term)."""
 
 

@@ -10,6 +10,7 @@ True
 
 from __future__ import annotations
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import stable_hash
 
 __all__ = ["SPLITS", "DEFAULT_RATIOS", "split_of"]
@@ -21,7 +22,7 @@ DEFAULT_RATIOS = (0.8, 0.1, 0.1)
 def split_of(answer_key: str, ratios: tuple[float, float, float] = DEFAULT_RATIOS) -> str:
     """The split of every task whose answer key is ``answer_key``."""
     if len(ratios) != 3 or any(r < 0 for r in ratios) or sum(ratios) <= 0:
-        raise ValueError(f"split ratios must be three non-negative numbers, got {ratios!r}")
+        raise UsageError(f"split ratios must be three non-negative numbers, got {ratios!r}")
     position = int(stable_hash("split:" + answer_key), 16) / float(1 << 64) * sum(ratios)
     if position < ratios[0]:
         return "train"

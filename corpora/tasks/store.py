@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.record import TASKS_SCHEMA, TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 
@@ -39,7 +40,7 @@ def check_task_set_name(name: object) -> str:
     'hard-v2'
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ValueError(f"bad task set name {name!r}: use 1-100 letters, digits, '_', '.' or '-', "
+        raise UsageError(f"bad task set name {name!r}: use 1-100 letters, digits, '_', '.' or '-', "
                          "not starting with '.' or '-' (a plain directory name, not a path)")
     return name
 
@@ -52,7 +53,7 @@ def task_set_dir(snapshot_path: str | Path, name: str) -> Path:
 def task_file(snapshot_path: str | Path, name: str, split: str) -> Path:
     """The file of one split of a task set (``ValueError`` for a bad name or an unknown split)."""
     if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+        raise UsageError(f"unknown split {split!r}; expected one of {SPLITS}")
     return task_set_dir(snapshot_path, name) / f"{split}.parquet"
 
 

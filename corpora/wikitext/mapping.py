@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from stillweb.corpora.errors import UsageError
+
 __all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "template_key"]
 
 MAPPING_PATH = Path(__file__).resolve().parent.parent / "infobox_mapping.toml"
@@ -83,7 +85,7 @@ class InfoboxMapping:
         self.relations: dict[str, FieldRule] = {}
         for relation, spec in data["relations"].items():
             if spec["type"] not in VALUE_TYPES:
-                raise ValueError(f"{MAPPING_PATH.name}: relation {relation!r} has unknown type {spec['type']!r}")
+                raise UsageError(f"{MAPPING_PATH.name}: relation {relation!r} has unknown type {spec['type']!r}")
             self.relations[relation] = FieldRule(relation, spec["type"], bool(spec.get("single", False)))
         common = data.get("common", {}).get("keys", {})
         self._class_of: dict[str, str] = {}
@@ -99,7 +101,7 @@ class InfoboxMapping:
         for keys in (*self._keys.values(), *(p.relations for p in self._pairs.values())):
             unknown = sorted(set(keys.values()) - set(self.relations) - {""})
             if unknown:
-                raise ValueError(f"{MAPPING_PATH.name}: relations without a [relations] entry: {unknown}")
+                raise UsageError(f"{MAPPING_PATH.name}: relations without a [relations] entry: {unknown}")
 
     def class_of(self, template: str) -> str | None:
         """The class of an infobox template name (``infobox scientist`` -> ``person``), or None."""

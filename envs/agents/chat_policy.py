@@ -26,10 +26,12 @@ from typing import Any
 
 import httpx
 
+from stillweb.corpora.errors import UpstreamError, UsageError
+
 __all__ = ["ChatPolicy", "PolicyFailure", "Sampling"]
 
 
-class PolicyFailure(Exception):
+class PolicyFailure(UpstreamError):
     """The policy gave no action after its retries; ``reason`` says why (kept with the failed episode)."""
 
     def __init__(self, reason: str) -> None:
@@ -65,7 +67,7 @@ class ChatPolicy:
     def __init__(self, base_url: str, model: str | None = None, sampling: Sampling | None = None, *,
                  timeout_s: float = 60.0, retries: int = 3, backoff_s: float = 0.5, api_key: str | None = None) -> None:
         if retries < 0:
-            raise ValueError(f"retries must be 0 or more, got {retries}")
+            raise UsageError(f"retries must be 0 or more, got {retries}")
         self.base_url = base_url.rstrip("/")
         self.sampling = sampling or Sampling()
         self.timeout_s, self.retries, self.backoff_s = timeout_s, retries, backoff_s
@@ -128,7 +130,7 @@ def _reply_text(body: Any) -> str:
     try:
         content = body["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise ValueError(f"expected choices[0].message.content, got {str(body)[:200]!r}") from None
+        raise UsageError(f"expected choices[0].message.content, got {str(body)[:200]!r}") from None
     if not isinstance(content, str):
-        raise ValueError(f"choices[0].message.content is {type(content).__name__}, not text")
+        raise UsageError(f"choices[0].message.content is {type(content).__name__}, not text")
     return content

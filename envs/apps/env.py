@@ -29,6 +29,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.apps.generate import shared_base
 from stillweb.corpora.apps.tasks import app_task_dir
 from stillweb.corpora.version import PACKAGE_VERSION
@@ -87,19 +88,19 @@ class AppsEnv(gym.Env[str, str]):
                  max_format_errors: int | None = 3, mask_truncated: bool = True,
                  actions: ActionChecks | Mapping[str, Any] | None = None, render_mode: str | None = None) -> None:
         if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise UsageError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         if tool_format not in APP_FORMATS:
-            raise ValueError(f"tool_format must be one of {APP_FORMATS} for Apps-v0, got {tool_format!r} "
+            raise UsageError(f"tool_format must be one of {APP_FORMATS} for Apps-v0, got {tool_format!r} "
                              "(search_r1 has only <search>, no way to call an endpoint)")
         if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)) or not 0.0 <= error_rate <= 1.0:
-            raise ValueError(f"error_rate must be a number in [0, 1], got {error_rate!r}")
+            raise UsageError(f"error_rate must be a number in [0, 1], got {error_rate!r}")
         self.render_mode = render_mode
         self.snapshot = shared_snapshot(snapshot)
         self.tasks: TaskSet = load_tasks(_task_source(self.snapshot.path, tasks, split), self.snapshot.path, split)
         worlds = {(task.extra.get("world") or {}).get("seed", 0) for task in self.tasks}, \
             {(task.extra.get("world") or {}).get("users", 0) for task in self.tasks}
         if any(len(values) != 1 for values in worlds) or "program" not in self.tasks[0].extra:
-            raise ValueError(f"the tasks of {self.tasks.source} are not app tasks of one world (each needs program, "
+            raise UsageError(f"the tasks of {self.tasks.source} are not app tasks of one world (each needs program, "
                              "app_user and world {seed, users}): make them with `stillweb apps generate`")
         self.world_seed, self.world_users = next(iter(worlds[0])), next(iter(worlds[1]))
         self.base = shared_base(str(self.snapshot.path.resolve()), self.world_seed, self.world_users)

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any, TypeVar
 
+from stillweb.corpora.errors import UsageError
+
 __all__ = ["config_from"]
 
 Config = TypeVar("Config")
@@ -27,5 +29,5 @@ def config_from(config_type: type[Config], value: Config | Mapping[str, Any] | N
     known = {f.name for f in fields(config_type)}
     unknown = sorted(set(value) - known)
     if unknown:
-        raise ValueError(f"unknown {config_type.__name__} fields {unknown}; known: {sorted(known)}")
+        raise UsageError(f"unknown {config_type.__name__} fields {unknown}; known: {sorted(known)}")
     return config_type(**dict(value))

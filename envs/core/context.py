@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.tools.types import ToolResult
 
@@ -129,7 +130,7 @@ class ContextConfig:
         for name in ("budget_tokens", "passages_per_page", "passage_chars", "max_action_chars"):
             check_positive_int(f"ContextConfig.{name}", getattr(self, name))
         if self.keep_recent_turns < 0:
-            raise ValueError(f"ContextConfig.keep_recent_turns must be >= 0, got {self.keep_recent_turns!r}")
+            raise UsageError(f"ContextConfig.keep_recent_turns must be >= 0, got {self.keep_recent_turns!r}")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.config import config_from
 from stillweb.sandboxes.formats import MAX_ACTION_CHARS
 
@@ -66,10 +67,10 @@ class ActionChecks:
         for name in ("letter_run", "char_run", "unit_chars", "min_trigrams", "max_action_chars", "scan_chars"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-                raise ValueError(f"ActionChecks.{name} must be an integer >= 2, got {value!r}")
+                raise UsageError(f"ActionChecks.{name} must be an integer >= 2, got {value!r}")
         for name in ("min_distinct_trigrams", "max_non_text_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"ActionChecks.{name} must be in [0, 1], got {getattr(self, name)!r}")
+                raise UsageError(f"ActionChecks.{name} must be in [0, 1], got {getattr(self, name)!r}")
 
     @functools.cached_property
     def _patterns(self) -> tuple[re.Pattern, re.Pattern, re.Pattern]:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
 from stillweb.corpora.tasks.store import read_task_file, task_file
@@ -42,9 +43,9 @@ class TaskSet(Sequence[Task]):
         self.source = source
         self._by_id = {task.task_id: task for task in self._tasks}
         if not self._tasks:
-            raise ValueError(f"no tasks in {source}")
+            raise UsageError(f"no tasks in {source}")
         if len(self._by_id) != len(self._tasks):
-            raise ValueError(f"duplicate task_id values in {source}")
+            raise UsageError(f"duplicate task_id values in {source}")
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -57,7 +58,7 @@ class TaskSet(Sequence[Task]):
         try:
             return self._by_id[task_id]
         except KeyError:
-            raise ValueError(f"unknown task_id {task_id!r} in {self.source} ({len(self)} tasks)") from None
+            raise UsageError(f"unknown task_id {task_id!r} in {self.source} ({len(self)} tasks)") from None
 
 
 class TaskPicker:
@@ -126,5 +127,5 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
                 try:
                     records.append(json.loads(line))
                 except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{number}: not a JSON object: {error}") from None
+                    raise UsageError(f"{path}:{number}: not a JSON object: {error}") from None
     return records

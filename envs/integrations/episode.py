@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.agents.scripted import write_call
 from stillweb.envs.core.task_loader import TaskSource
 from stillweb.envs.wikiqa.env import WikiQAEnv
@@ -44,7 +45,7 @@ def text_env(snapshot: str | Path, tasks: TaskSource | None = None, split: str =
         return AppsEnv(snapshot, "core" if tasks is None else tasks, split, **env_kwargs)
     if env_id == "stillweb/WikiQA-v0":
         return WikiQAEnv(snapshot, tasks, split, **env_kwargs)
-    raise ValueError(f"the adapters run {' or '.join(TEXT_ENV_IDS)}, not {env_id!r}")
+    raise UsageError(f"the adapters run {' or '.join(TEXT_ENV_IDS)}, not {env_id!r}")
 
 # The research tools an adapter offers by default: python needs bubblewrap on the trainer's machine,
 # so it is opt-in (``tools=[..., "python"]``).
@@ -91,7 +92,7 @@ class ToolEpisode:
                  tools: tuple[str, ...] | list[str] | None = DEFAULT_TOOLS, env_id: str = "stillweb/WikiQA-v0",
                  **env_kwargs: Any) -> None:
         if "tool_format" in env_kwargs:
-            raise ValueError("ToolEpisode always steps its env in the 'openai' format; do not pass tool_format")
+            raise UsageError("ToolEpisode always steps its env in the 'openai' format; do not pass tool_format")
         self.apps = env_id == "stillweb/Apps-v0"
         self.env = text_env(snapshot, tasks, split, env_id, tool_format="openai", tools=None if tools is None else list(tools),
                             max_calls_per_turn=1, **env_kwargs)

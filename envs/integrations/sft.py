@@ -33,6 +33,7 @@ import gymnasium as gym
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
@@ -77,7 +78,7 @@ def export_sft(snapshot: str | Path, name: str, out: str | Path, shape: str = "o
 def check_shape(shape: str) -> None:
     """``ValueError`` unless ``shape`` is one of :data:`SFT_SHAPES`."""
     if shape not in SFT_SHAPES:
-        raise ValueError(f"unknown SFT shape {shape!r}; expected one of {SFT_SHAPES}")
+        raise UsageError(f"unknown SFT shape {shape!r}; expected one of {SFT_SHAPES}")
 
 
 def reference_conversation(env: gym.Env, task_id: str, instructions: str, first_user: Callable[[dict[str, Any]], str],

@@ -30,6 +30,7 @@ from typing import Any
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
 from skyrl_gym.envs.registration import register, registry
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.integrations.episode import text_env
 from stillweb.envs.mixture import MIXTURE_ENV_ID, MixtureEnv
 
@@ -45,7 +46,7 @@ class StillwebTextEnv(BaseTextEnv):
         super().__init__()
         settings = _plain(env_config)
         if "snapshot" not in settings:
-            raise ValueError(f"env_config needs 'snapshot' (the snapshot directory); got keys {sorted(settings)}")
+            raise UsageError(f"env_config needs 'snapshot' (the snapshot directory); got keys {sorted(settings)}")
         if settings.get("env_id") == MIXTURE_ENV_ID:  # several registered envs, picked per reset from the seed
             self.env = MixtureEnv(**{key: value for key, value in settings.items() if key != "env_id"})
         else:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
 from stillweb.envs.core.task_loader import TaskSource
 
@@ -46,7 +47,7 @@ class StillwebToolEnv:
         Returns ``None``: the question is already in the row's prompt.
         """
         if "task_id" not in row:
-            raise ValueError(f"the dataset row has no 'task_id' column (columns: {sorted(row)}); build it with task_dataset()")
+            raise UsageError(f"the dataset row has no 'task_id' column (columns: {sorted(row)}); build it with task_dataset()")
         self.episode.reset(task_id=row["task_id"])
         return None
 
@@ -130,5 +131,5 @@ def python_type(schema: dict[str, Any]) -> Any:
     if kind == "array":
         return list[python_type(schema.get("items", {}))] if schema.get("items") else list
     if kind not in _JSON_TYPES:
-        raise ValueError(f"no Python type for the JSON schema {schema!r}")
+        raise UsageError(f"no Python type for the JSON schema {schema!r}")
     return _JSON_TYPES[kind]

@@ -29,6 +29,7 @@ import yaml
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.export import verl_row
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
@@ -52,7 +53,7 @@ class StillwebTool(BaseTool):
     def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema) -> None:
         super().__init__(config, tool_schema)
         if "snapshot" not in config:
-            raise ValueError(f"the stillweb tool config needs 'snapshot'; got keys {sorted(config)}")
+            raise UsageError(f"the stillweb tool config needs 'snapshot'; got keys {sorted(config)}")
         self._create_kwargs: dict[str, dict[str, Any]] = {}
 
     async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
@@ -65,13 +66,13 @@ class StillwebTool(BaseTool):
         """Step the trajectory's episode (started at its first call) with this tool's call."""
         agent_data = kwargs.get("agent_data")
         if agent_data is None:
-            raise ValueError("StillwebTool.execute needs verl's agent_data (verl >= 0.9's ToolAgentLoop passes it)")
+            raise UsageError("StillwebTool.execute needs verl's agent_data (verl >= 0.9's ToolAgentLoop passes it)")
         episode = agent_data.extra_fields.get(EPISODE_FIELD)
         if episode is None:
             create_kwargs = self._create_kwargs.get(instance_id, {})
             task_id = create_kwargs.get("task_id")
             if not task_id:
-                raise ValueError("no task_id in extra_info.tools_kwargs[<tool>].create_kwargs: write the data with export_verl()")
+                raise UsageError("no task_id in extra_info.tools_kwargs[<tool>].create_kwargs: write the data with export_verl()")
             split = create_kwargs.get("split") or self.config.get("split", "train")  # the row's split: one config serves all
             episode = ToolEpisode(self.config["snapshot"], self.config.get("tasks"), split,
                                   tools=self.config.get("tools", DEFAULT_TOOLS), **self.config.get("env", {}))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent
 from stillweb.envs.agents.chat_policy import ChatPolicy, Sampling
@@ -48,11 +49,11 @@ class PolicySpec:
 
     def __post_init__(self) -> None:
         if self.kind not in ("chat", *AGENTS):
-            raise ValueError(f"unknown policy kind {self.kind!r}; use 'chat' (an endpoint) or one of {AGENTS}")
+            raise UsageError(f"unknown policy kind {self.kind!r}; use 'chat' (an endpoint) or one of {AGENTS}")
         if self.kind == "chat" and not (self.base_url and self.model):
-            raise ValueError("a chat policy needs base_url and model")
+            raise UsageError("a chat policy needs base_url and model")
         if not _NAME.match(self.name):
-            raise ValueError(f"bad policy name {self.name!r}: letters, digits, '.', '_' and '-' only (it names a file)")
+            raise UsageError(f"bad policy name {self.name!r}: letters, digits, '.', '_' and '-' only (it names a file)")
 
     @classmethod
     def for_endpoint(cls, base_url: str, model: str | None = None, name: str | None = None,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.processes import ignore_interrupts
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import task_set_dir
@@ -63,10 +64,10 @@ class ProfileRun:
 
     def __post_init__(self) -> None:
         if self.k < 1:
-            raise ValueError(f"k must be at least 1, got {self.k}")
+            raise UsageError(f"k must be at least 1, got {self.k}")
         unknown = sorted(set(self.splits) - set(SPLITS))
         if unknown:
-            raise ValueError(f"unknown splits {unknown}; expected some of {SPLITS}")
+            raise UsageError(f"unknown splits {unknown}; expected some of {SPLITS}")
 
     @property
     def tool_format(self) -> str:
@@ -117,7 +118,7 @@ def run_episodes(run: ProfileRun, workers: int = 1, on_ray: bool = False) -> Pat
     header, done = read_episodes(path)
     expected = run.header(fingerprint)
     if header is not None and {**header, "reward": None} != {**expected, "reward": None}:  # reverify sets "reward"
-        raise ValueError(f"{path} holds a profile with other settings ({_difference(header, expected)}): "
+        raise UsageError(f"{path} holds a profile with other settings ({_difference(header, expected)}): "
                          "use another policy name, or delete the file to start over")
     todo = [job for job in jobs if job.episode_id not in done or done[job.episode_id].get("failure")]
     _truncate_torn_line(path)

@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.quality import format_task_stats, task_set_stats
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
@@ -123,9 +124,9 @@ def parse_band(text: str) -> tuple[float, float]:
     try:
         low, high = (float(part) for part in text.split(":"))
     except ValueError:
-        raise ValueError(f"bad pass-rate band {text!r}: expected LOW:HIGH, e.g. 0.1:0.9") from None
+        raise UsageError(f"bad pass-rate band {text!r}: expected LOW:HIGH, e.g. 0.1:0.9") from None
     if not 0.0 <= low <= high <= 1.0:
-        raise ValueError(f"bad pass-rate band {text!r}: need 0 <= LOW <= HIGH <= 1")
+        raise UsageError(f"bad pass-rate band {text!r}: need 0 <= LOW <= HIGH <= 1")
     return low, high
 
 
@@ -134,14 +135,14 @@ def filter_by_pass_rate(snapshot: str | Path, task_set: str, policy_name: str, b
     """Write the tasks of ``task_set`` whose pass@1 is in ``band`` as task set ``out_name``;
     returns (its directory, tasks kept, tasks profiled)."""
     if out_name == task_set:
-        raise ValueError(f"the filtered set needs a new name, not {task_set!r}")
+        raise UsageError(f"the filtered set needs a new name, not {task_set!r}")
     rows = {row["task_id"]: row for row in read_profile(snapshot, task_set, policy_name)}
     tasks = [task for split in SPLITS for task in _read_split(snapshot, task_set, split)]
     low, high = band
     kept = [task for task in tasks if task.task_id in rows and rows[task.task_id]["pass_at_1"] is not None
             and low <= rows[task.task_id]["pass_at_1"] <= high]
     if not kept:
-        raise ValueError(f"no task of {task_set!r} has pass@1 in [{low}, {high}] under {policy_name!r} "
+        raise UsageError(f"no task of {task_set!r} has pass@1 in [{low}, {high}] under {policy_name!r} "
                          f"({len(rows)} tasks profiled)")
     card = _filter_card(out_name, task_set, policy_name, band, kept, rows)
     path = write_task_set(snapshot, out_name, kept, lambda directory: (directory / "card.md").write_text(card, encoding="utf-8"))

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.runs.recording import canonical_json
 
 __all__ = ["HttpPolicy", "Policy", "ScriptedPolicy"]
@@ -35,7 +36,7 @@ class HttpPolicy:
         response.raise_for_status()
         reply = response.json()
         if not isinstance(reply, dict) or not isinstance(reply.get("action"), str):
-            raise ValueError(f"{self.url} answered {response.text[:200]!r}: expected {{\"action\": str, \"policy_version\": int}}")
+            raise UsageError(f"{self.url} answered {response.text[:200]!r}: expected {{\"action\": str, \"policy_version\": int}}")
         return reply
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import gymnasium as gym
 import ray
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 
 __all__ = ["EnvPool", "EnvPoolActor", "Operation"]
@@ -81,7 +82,7 @@ class EnvPoolActor:
         if operation[0] == "step":
             observation, reward, terminated, truncated, info = env.step(operation[1])
             return observation, reward, terminated, truncated, self._trim(info)
-        raise ValueError(f"unknown operation {operation[0]!r}: expected 'reset' or 'step'")
+        raise UsageError(f"unknown operation {operation[0]!r}: expected 'reset' or 'step'")
 
     def _trim(self, info: dict[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in info.items() if key not in self.info_exclude} if self.info_exclude else info
@@ -145,7 +146,7 @@ class EnvPool:
         One batch is in flight at a time: :meth:`wait` for it before sending the next.
         """
         if len(operations) != self.num_envs:
-            raise ValueError(f"a batch needs one operation (or None) per environment: {self.num_envs}, got {len(operations)}")
+            raise UsageError(f"a batch needs one operation (or None) per environment: {self.num_envs}, got {len(operations)}")
         parts: dict[int, list[tuple[int, int, Operation]]] = {}
         for env_index, operation in enumerate(operations):
             if operation is not None:
@@ -217,6 +218,6 @@ class Pending:
 
 def _check(operation: Operation, env_index: int) -> None:
     if not isinstance(operation, (tuple, list)) or not operation or operation[0] not in ("reset", "step"):
-        raise ValueError(f"env {env_index}: an operation is ('reset', seed, options) or ('step', action), got {operation!r}")
+        raise UsageError(f"env {env_index}: an operation is ('reset', seed, options) or ('step', action), got {operation!r}")
     if operation[0] == "reset" and len(operation) != 3 or operation[0] == "step" and len(operation) != 2:
-        raise ValueError(f"env {env_index}: ('reset', seed, options) or ('step', action), got {operation!r}")
+        raise UsageError(f"env {env_index}: ('reset', seed, options) or ('step', action), got {operation!r}")

@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.ray.pool import EnvPool, Pending
 
 __all__ = ["RayVectorEnv"]
@@ -73,7 +74,7 @@ class RayVectorEnv(VectorEnv):
             raise RuntimeError("step_async called twice: call step_wait first")
         actions = list(actions)
         if len(actions) != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
+            raise UsageError(f"expected {self.num_envs} actions, got {len(actions)}")
         operations = [("reset", None, None) if self._autoreset[i] else ("step", action) for i, action in enumerate(actions)]
         self._pending = self.pool.run_async(operations)
 
@@ -111,7 +112,7 @@ def _spaces(env_id: str) -> tuple[gym.Space, gym.Space]:
     from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
 
     if not env_id.startswith("stillweb/"):
-        raise ValueError(f"RayVectorEnv serves stillweb environments, got {env_id!r}")
+        raise UsageError(f"RayVectorEnv serves stillweb environments, got {env_id!r}")
     return unicode_text_space(OBSERVATION_MAX_CHARS), unicode_text_space(ACTION_MAX_CHARS)
 
 
@@ -122,5 +123,5 @@ def _seeds(seed: int | Sequence[int | None] | None, count: int) -> list[int | No
         return [seed + index for index in range(count)]
     seeds = list(seed)
     if len(seeds) != count:
-        raise ValueError(f"a list of seeds needs one per environment: {count}, got {len(seeds)}")
+        raise UsageError(f"a list of seeds needs one per environment: {count}, got {len(seeds)}")
     return seeds

@@ -37,6 +37,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import logger
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.envs.core.config import config_from
 from stillweb.envs.core.episode_stats import STAT_FIELDS
@@ -66,9 +67,9 @@ class HealthConfig:
             check_positive_int(f"HealthConfig.{name}", getattr(self, name))
         for name in ("format_error_rise", "tool_use_drop", "max_degenerate_share", "max_repeated_call_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"HealthConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
+                raise UsageError(f"HealthConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
         if self.length_growth <= 1.0:
-            raise ValueError(f"HealthConfig.length_growth must be > 1, got {self.length_growth!r}")
+            raise UsageError(f"HealthConfig.length_growth must be > 1, got {self.length_growth!r}")
 
     @classmethod
     def from_value(cls, value: "HealthConfig | Mapping[str, Any] | None") -> "HealthConfig":

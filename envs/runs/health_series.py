@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.degenerate import ACTION_FLAGS
 from stillweb.envs.core.episode_stats import countable
 from stillweb.envs.runs.health import HealthConfig, HealthReport, HealthWarning, RunHealth, figures
@@ -148,7 +149,7 @@ def run_plots(recordings: Sequence[RecordingSummary], config: HealthConfig | Map
     Raises ``ValueError`` for an unknown ``by``, or ``"policy_version"`` when no finished episode records one.
     """
     if by not in X_AXES:
-        raise ValueError(f"the x axis must be one of {', '.join(X_AXES)}, not {by!r}")
+        raise UsageError(f"the x axis must be one of {', '.join(X_AXES)}, not {by!r}")
     config = HealthConfig.from_value(config)
     episodes = [episode for recording in recordings for episode in recording.episodes]
     finished = finished_episodes(recordings)
@@ -191,7 +192,7 @@ class _Axis:
         if by == "policy_version":
             versions = sorted({episode.policy_version for episode in finished if episode.policy_version is not None})
             if not versions:
-                raise ValueError("no finished episode of these files records a policy_version (Ray rollout workers "
+                raise UsageError("no finished episode of these files records a policy_version (Ray rollout workers "
                                  "write one on every step line): plot by episode instead")
             self.x_range = (versions[0], versions[-1])
             self.unversioned = sum(1 for episode in finished if episode.policy_version is None)

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 import gymnasium as gym
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.runs.recorded_snapshot import locate_snapshot, snapshot_header
 from stillweb.envs.core.spaces import to_charset
@@ -89,7 +90,7 @@ class RecordEpisodes(gym.Wrapper):
         super().__init__(env)
         spec = env.spec
         if spec is None:
-            raise ValueError("RecordEpisodes needs an env made by gym.make (it records env.spec to replay it)")
+            raise UsageError("RecordEpisodes needs an env made by gym.make (it records env.spec to replay it)")
         self.path = Path(path)
         self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
         self._write(header_record(spec, env))
@@ -215,7 +216,7 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
                     "info": _recorded(info),
                 }
             else:
-                raise ValueError(f"line {number}: unknown record type {record.get('type')!r}")
+                raise UsageError(f"line {number}: unknown record type {record.get('type')!r}")
             yield RerunRecord(number, record, replayed, dict(info))
     finally:
         env.close()
@@ -226,7 +227,7 @@ def _open_recording(path: Path) -> tuple[dict[str, Any], Iterator[tuple[int, dic
     lines = _read(path)
     header = next(lines, (0, {}))[1]
     if header.get("type") != "header":
-        raise ValueError(f"{path}: line 1 is not a stillweb recording header")
+        raise UsageError(f"{path}: line 1 is not a stillweb recording header")
     return header, lines
 
 
@@ -237,7 +238,7 @@ def _read(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 try:
                     yield number, json.loads(line)
                 except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{number}: not JSON: {error}") from None
+                    raise UsageError(f"{path}:{number}: not JSON: {error}") from None
 
 
 def _recorded(info: Mapping[str, Any]) -> dict[str, Any]:

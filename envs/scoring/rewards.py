@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.config import config_from
 from stillweb.envs.scoring.normalize import answers_match, best_f1, normalize_answer
 from stillweb.envs.core.task_loader import EvidenceItem, Task
@@ -65,9 +66,9 @@ class RewardConfig:
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gamma <= 1.0:
-            raise ValueError(f"RewardConfig.gamma must be in (0, 1], got {self.gamma!r}")
+            raise UsageError(f"RewardConfig.gamma must be in (0, 1], got {self.gamma!r}")
         if self.gamma_scalar not in ("first", "last", "mean"):
-            raise ValueError(f"RewardConfig.gamma_scalar must be 'first', 'last' or 'mean', got {self.gamma_scalar!r}")
+            raise UsageError(f"RewardConfig.gamma_scalar must be 'first', 'last' or 'mean', got {self.gamma_scalar!r}")
 
     @classmethod
     def from_value(cls, value: "RewardConfig | Mapping[str, Any] | None") -> "RewardConfig":

@@ -32,6 +32,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.core.context import (ContextConfig, ContextManager, DroppedItem, TokenCounter, ToolEvent, Turn,
@@ -157,7 +158,7 @@ class WikiQAEnv(gym.Env[str, str]):
         render_mode: str | None = None,
     ) -> None:
         if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise UsageError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
         self.snapshot = shared_snapshot(snapshot)
         self.tasks: TaskSet = load_tasks(_default_task_set(self.snapshot.path) if tasks is None else tasks, self.snapshot.path, split)
@@ -381,7 +382,7 @@ def _frozen_calls(results: list[ToolResult], episode: _Episode) -> list[dict[str
 def _default_task_set(snapshot_path: Path) -> str:
     names = sorted(path.name for path in (snapshot_path / "tasks").glob("*") if path.is_dir())
     if not names:
-        raise ValueError(f"snapshot {snapshot_path} has no task sets under tasks/: pass tasks=... (a name, a file or a list)")
+        raise UsageError(f"snapshot {snapshot_path} has no task sets under tasks/: pass tasks=... (a name, a file or a list)")
     return names[0]
 
 

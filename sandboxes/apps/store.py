@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import DataError, UsageError
 from stillweb.corpora.apps.generate import START_MINUTE, AppWorldBase, day_text
 from stillweb.corpora.apps.schema import FINGERPRINT_MOD, TABLES, Table, row_hash
 from stillweb.sandboxes.tools.types import ToolInputError
@@ -69,7 +70,7 @@ class AppSession:
 
     def __init__(self, base: AppWorldBase, user: int, errors: ErrorPlan | None = None, state: bytes | None = None) -> None:
         if not 1 <= user <= base.users:
-            raise ValueError(f"user must be in 1..{base.users}, got {user!r}")
+            raise UsageError(f"user must be in 1..{base.users}, got {user!r}")
         self.base = base
         self.user = user
         self.connection: sqlite3.Connection = base.connect()
@@ -214,17 +215,17 @@ class AppSession:
         try:
             data = path.read_bytes()
         except OSError as error:
-            raise ValueError(f"cannot read app state file {path}: {error.strerror}") from None
+            raise UsageError(f"cannot read app state file {path}: {error.strerror}") from None
         if not data.startswith(b"SQLite format 3\x00"):
-            raise ValueError(f"app state file {path} is not an SQLite database (corrupt or another kind of file)")
+            raise DataError(f"app state file {path} is not an SQLite database (corrupt or another kind of file)")
         try:
             session = cls(base, user, errors, state=data)
             world = session.connection.execute("SELECT snapshot, seed, users FROM _world").fetchone()
         except sqlite3.Error as error:
-            raise ValueError(f"app state file {path} is not a readable app-world state: {error}") from None
+            raise UsageError(f"app state file {path} is not a readable app-world state: {error}") from None
         if world is None or tuple(world) != base.identity:
             session.close()
-            raise ValueError(f"app state file {path} belongs to another world ({tuple(world) if world else 'no _world row'}), "
+            raise UsageError(f"app state file {path} belongs to another world ({tuple(world) if world else 'no _world row'}), "
                              f"not (snapshot {base.snapshot_fingerprint[:12]}..., seed {base.seed}, users {base.users})")
         return session
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.formats.base import MAX_ACTION_CHARS, ParsedAction, ToolCallFormat
 from stillweb.sandboxes.formats.openai import OpenAIFormat
 from stillweb.sandboxes.formats.search_r1 import SearchR1Format
@@ -43,5 +44,5 @@ def get_format(name: str, **options: Any) -> ToolCallFormat:
     Raises ``ValueError`` naming the unknown format and the available ones.
     """
     if name not in FORMATS:
-        raise ValueError(f"unknown format {name!r}; available: {sorted(FORMATS)}")
+        raise UsageError(f"unknown format {name!r}; available: {sorted(FORMATS)}")
     return FORMATS[name](**options)

@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from stillweb.corpora.errors import PolicyInputError, UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult, preview
 from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS, MAX_CITATIONS
@@ -79,7 +80,7 @@ class Block:
     inner: str
 
 
-class FormatProblem(ValueError):
+class FormatProblem(PolicyInputError, ValueError):
     """Raised inside a parser for text that breaks the format; becomes ``ParsedAction.error``."""
 
 
@@ -128,7 +129,7 @@ def split_thought(text: str) -> tuple[str, str]:
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise UsageError(f"{name} is not valid JSON")
 
 
 MAX_JSON_DEPTH = 100

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, abstention, find_blocks, split_thought
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
@@ -65,7 +66,7 @@ class SearchR1Format(ToolCallFormat):
     def write_call(self, name: str, arguments: dict[str, Any]) -> str:
         """``<search>`` tags (this format has only the search tool)."""
         if name != "search":
-            raise ValueError(f"the search_r1 format has only the search tool, not {name!r}")
+            raise UsageError(f"the search_r1 format has only the search tool, not {name!r}")
         return f"<search>{arguments['query']}</search>"
 
     def write_answer(self, text: str, citations: list[int]) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.frozen.store import FrozenStore, request_key
 
 __all__ = ["ON_MISS", "Answer", "Replayer", "NOT_RECORDED"]
@@ -46,7 +47,7 @@ class Replayer:
 
     def __init__(self, store: FrozenStore, on_miss: str = "error") -> None:
         if on_miss not in ON_MISS:
-            raise ValueError(f"on_miss must be one of {ON_MISS}, got {on_miss!r}")
+            raise UsageError(f"on_miss must be one of {ON_MISS}, got {on_miss!r}")
         self.store = store
         self.on_miss = on_miss
         self._lock = threading.Lock()

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import DataError, UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = [
@@ -55,7 +56,7 @@ SECRET_FIELDS = ("api_key", "apikey", "access_token", "key", "token", "secret", 
 _SECRET_WORDS = ("auth", "token", "secret", "key", "password", "cookie", "credential")
 
 
-class FrozenStoreError(ValueError):
+class FrozenStoreError(DataError):
     """A frozen store is missing, from a newer version, or damaged; the message names the file."""
 
 
@@ -101,7 +102,7 @@ def check_kept_headers(names: Iterable[str]) -> list[str]:
     kept = sorted({name.lower() for name in names})
     bad = [name for name in kept if name in SECRET_HEADERS or any(word in name for word in _SECRET_WORDS)]
     if bad:
-        raise ValueError(f"header(s) {bad} look like credentials and are never stored; keep only headers "
+        raise UsageError(f"header(s) {bad} look like credentials and are never stored; keep only headers "
                          "that change the answer (e.g. accept-language)")
     return kept
 
@@ -153,16 +154,16 @@ class FrozenStore:
         """Open the store at ``path``, creating it if absent. An existing store must be of the same
         ``kind`` (``ValueError`` otherwise); recording into it adds to it."""
         if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+            raise UsageError(f"kind must be one of {KINDS}, got {kind!r}")
         path = Path(path)
         keep_headers = check_kept_headers(keep_headers)
         if (path / MANIFEST_NAME).exists():
             store = cls.open(path)
             if store.kind != kind:
-                raise ValueError(f"{path} is a frozen {store.kind} store; it cannot record a {kind} upstream")
+                raise UsageError(f"{path} is a frozen {store.kind} store; it cannot record a {kind} upstream")
             return store
         if path.exists() and any(path.iterdir()):
-            raise ValueError(f"{path} exists and is not a frozen store: choose an empty or new directory")
+            raise UsageError(f"{path} exists and is not a frozen store: choose an empty or new directory")
         path.mkdir(parents=True, exist_ok=True)
         (path / LOG_NAME).touch()
         manifest = {"format": FORMAT, "kind": kind, "upstream": upstream, "keep_headers": keep_headers,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.frozen.replay import NOT_RECORDED, Replayer
 from stillweb.sandboxes.frozen.store import FrozenStore, canonical_json, canonical_request, request_key
 from stillweb.sandboxes.frozen.upstream import HttpUpstream, McpUpstream, UpstreamError
@@ -81,7 +82,7 @@ class FrozenToolSpec:
         known = {item.name for item in fields(cls)}
         unknown = sorted(set(value) - known)
         if unknown:
-            raise ValueError(f"unknown frozen tool field(s) {unknown}; known: {sorted(known)}")
+            raise UsageError(f"unknown frozen tool field(s) {unknown}; known: {sorted(known)}")
         return cls(**dict(value))
 
 
@@ -96,7 +97,7 @@ class FrozenTool(Tool):
         self.description = spec.description or listed.get("description") or f"The frozen {store.kind} tool {spec.name}."
         parameters = spec.parameters if spec.parameters is not None else listed.get("inputSchema")
         if parameters is None:
-            raise ValueError(f"frozen tool {spec.name!r}: give its JSON schema as 'parameters' (an HTTP store records none)")
+            raise UsageError(f"frozen tool {spec.name!r}: give its JSON schema as 'parameters' (an HTTP store records none)")
         self.parameters = json.loads(canonical_json(parameters))  # keys sorted: the prompt never depends on their order
         self.example = {}
         self.replayer = Replayer(store, spec.on_miss)
@@ -174,8 +175,8 @@ def _listed_tool(store: FrozenStore, name: str) -> dict[str, Any]:
 def _live_upstream(spec: FrozenToolSpec, kind: str) -> HttpUpstream | McpUpstream:
     if kind == "http":
         if spec.upstream is None:
-            raise ValueError(f"frozen tool {spec.name!r}: on_miss 'live' needs an 'upstream' URL")
+            raise UsageError(f"frozen tool {spec.name!r}: on_miss 'live' needs an 'upstream' URL")
         return HttpUpstream(spec.upstream, headers=spec.headers)
     if (spec.upstream is None) == (spec.command is None):
-        raise ValueError(f"frozen tool {spec.name!r}: on_miss 'live' needs an MCP 'upstream' URL or a stdio 'command'")
+        raise UsageError(f"frozen tool {spec.name!r}: on_miss 'live' needs an MCP 'upstream' URL or a stdio 'command'")
     return McpUpstream(command=spec.command, url=spec.upstream)

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.frozen.store import LOG_NAME, FrozenStore, FrozenStoreError, read_frozen_manifest
 
 __all__ = ["merge_stores", "prune_store", "read_usage", "store_info", "verify_store"]
@@ -36,7 +37,7 @@ def read_usage(paths: Iterable[str | Path]) -> list[tuple[str, str]]:
                 try:
                     item = json.loads(line)
                 except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{number}: not a JSON line ({error})") from None
+                    raise UsageError(f"{path}:{number}: not a JSON line ({error})") from None
                 if not isinstance(item, dict):
                     continue
                 if isinstance(item.get("key"), str) and isinstance(item.get("source"), str):
@@ -94,7 +95,7 @@ def merge_stores(first: str | Path, second: str | Path, out: str | Path) -> dict
     request differently, ``first``'s answer is kept and the key is reported in ``conflicts``."""
     one, two = FrozenStore.open(first), FrozenStore.open(second)
     if one.kind != two.kind:
-        raise ValueError(f"cannot merge a {one.kind} store ({first}) with a {two.kind} store ({second})")
+        raise UsageError(f"cannot merge a {one.kind} store ({first}) with a {two.kind} store ({second})")
     target = _new_store(out, one)
     conflicts = []
     for store in (one, two):

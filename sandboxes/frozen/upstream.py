@@ -21,6 +21,8 @@ from typing import Any
 
 import httpx
 
+from stillweb.corpora.errors import UpstreamError, UsageError
+
 __all__ = ["HttpUpstream", "McpUpstream", "UpstreamError", "MAX_RESPONSE_BYTES"]
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
@@ -32,10 +34,6 @@ _NOT_FORWARDED = frozenset({"host", "content-length", "connection", "transfer-en
 _TRANSIENT = frozenset({408, 425, 429})
 
 
-class UpstreamError(RuntimeError):
-    """The live tool could not give a recordable answer; the message names it and the call."""
-
-
 class HttpUpstream:
     """A live HTTP JSON service at ``base_url``; ``headers`` are added to every forwarded call
     (an API key, say). Only answers with a JSON body and a
@@ -44,7 +42,7 @@ class HttpUpstream:
     def __init__(self, base_url: str, headers: Mapping[str, str] | None = None, timeout_s: float = 30.0,
                  max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"upstream URL must start with http:// or https://, got {base_url!r}")
+            raise UsageError(f"upstream URL must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.max_response_bytes = max_response_bytes
         self._client = httpx.Client(headers=dict(headers or {}), timeout=timeout_s)
@@ -90,7 +88,7 @@ class McpUpstream:
 
     def __init__(self, command: Sequence[str] | None = None, url: str | None = None, timeout_s: float = 60.0) -> None:
         if (command is None) == (url is None):
-            raise ValueError("give an MCP upstream either a stdio command or a streamable HTTP url, not both")
+            raise UsageError("give an MCP upstream either a stdio command or a streamable HTTP url, not both")
         self.command = list(command) if command is not None else None
         self.url = url
         self.timeout_s = timeout_s

@@ -31,6 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from stillweb.corpora.errors import UsageError
+
 __all__ = ["SANDBOX_UID", "SANDBOX_HOME", "SANDBOX_PATH", "InterpreterFiles", "interpreter_files", "bwrap_argv", "ID_MAP"]
 
 SANDBOX_UID = 65534
@@ -97,7 +99,7 @@ def bwrap_argv(
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", str(info_fd)]
     if as_root:
         if userns_block_fd is None:
-            raise ValueError("as_root needs userns_block_fd for the id-map handshake")
+            raise UsageError("as_root needs userns_block_fd for the id-map handshake")
         argv += ["--userns-block-fd", str(userns_block_fd)]
     else:
         argv += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns"]

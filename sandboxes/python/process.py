@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from stillweb.corpora.errors import UsageError
+
 __all__ = ["SandboxFds", "ProcessOutcome", "run_process"]
 
 READ_CHUNK_BYTES = 65536
@@ -96,7 +98,7 @@ def run_process(
     a filter program for bubblewrap's ``--seccomp`` (read from a pipe).
     """
     if id_map and not bwrap_info:
-        raise ValueError("id_map needs bwrap_info: the map is written for the pid bubblewrap reports")
+        raise UsageError("id_map needs bwrap_info: the map is written for the pid bubblewrap reports")
     deadline = time.monotonic() + timeout_s
     status_r, status_w = os.pipe()
     info_r, info_w = os.pipe() if bwrap_info else (None, None)

@@ -50,6 +50,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.sandboxes.python.bwrap import ID_MAP, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_UID, bwrap_argv, interpreter_files
 from stillweb.sandboxes.python.process import ProcessOutcome, SandboxFds, run_process
@@ -92,11 +93,11 @@ class PythonSandboxConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.timeout_s, int | float) or isinstance(self.timeout_s, bool) or not self.timeout_s > 0:
-            raise ValueError(f"timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
+            raise UsageError(f"timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
         for name in ("cpu_time_s", "memory_mb", "max_processes", "max_file_mb", "max_output_bytes", "tmpfs_mb"):
             check_positive_int(name, getattr(self, name))
         if self.isolation not in ISOLATIONS:
-            raise ValueError(f"isolation must be one of {ISOLATIONS}, got {self.isolation!r}")
+            raise UsageError(f"isolation must be one of {ISOLATIONS}, got {self.isolation!r}")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
+from stillweb.corpora.errors import PolicyInputError
+
 __all__ = ["CalculatorError", "Calculation", "evaluate", "MAX_BITS", "MAX_DEPTH", "MAX_EXPRESSION_CHARS"]
 
 MAX_EXPRESSION_CHARS = 1000
@@ -40,7 +42,7 @@ MAX_EXACT_DECIMALS = 30
 Number = Fraction | float
 
 
-class CalculatorError(ValueError):
+class CalculatorError(PolicyInputError, ValueError):
     """An expression the calculator cannot evaluate; the message says why."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.tools.types import Tool, ToolCall, ToolInputError, ToolResult, example_call, preview
 from stillweb.sandboxes.tools.answer import AnswerTool
 from stillweb.sandboxes.tools.python_and_calculator import CalculatorTool, PythonTool
@@ -60,7 +61,7 @@ class ToolRegistry:
         requested = list(available if tools is None else tools)
         unknown = [name for name in requested if name not in available]
         if unknown:
-            raise ValueError(f"unknown tool name(s) {unknown} in the whitelist; available: {available}")
+            raise UsageError(f"unknown tool name(s) {unknown} in the whitelist; available: {available}")
         self.snapshot = snapshot
         self._install([mounted[name] if name in mounted else _FACTORIES[name](snapshot, python)
                        for name in dict.fromkeys(requested)])
@@ -72,7 +73,7 @@ class ToolRegistry:
         tools = list(tools)
         names = [tool.name for tool in tools]
         if not tools or len(set(names)) != len(names):
-            raise ValueError(f"from_tools needs tools with distinct names, got {names[:10]}")
+            raise UsageError(f"from_tools needs tools with distinct names, got {names[:10]}")
         registry = cls.__new__(cls)
         registry.snapshot = None
         registry._install(tools)

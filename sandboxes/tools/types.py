@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from stillweb.corpora.errors import PolicyInputError, UsageError
+
 __all__ = [
     "FLAGS",
     "ToolCall",
@@ -83,7 +85,7 @@ class ToolResult:
 
     def __post_init__(self) -> None:
         if self.flag not in FLAGS:
-            raise ValueError(f"ToolResult.flag must be one of {FLAGS}, got {self.flag!r}")
+            raise UsageError(f"ToolResult.flag must be one of {FLAGS}, got {self.flag!r}")
 
     @property
     def ok(self) -> bool:
@@ -118,7 +120,7 @@ class ToolResult:
         )
 
 
-class ToolInputError(Exception):
+class ToolInputError(PolicyInputError):
     """Raised inside a tool when the policy's input cannot be served.
 
     The registry converts it into ``ToolResult(text=message, flag=flag, data=data,
@@ -128,7 +130,7 @@ class ToolInputError(Exception):
 
     def __init__(self, flag: str, message: str, data: Any = None, shown_docs: tuple[int, ...] = ()) -> None:
         if flag not in FLAGS or flag is None:
-            raise ValueError(f"ToolInputError flag must be one of {FLAGS[1:]}, got {flag!r}")
+            raise UsageError(f"ToolInputError flag must be one of {FLAGS[1:]}, got {flag!r}")
         super().__init__(message)
         self.flag = flag
         self.message = message

@@ -21,6 +21,7 @@ import httpx
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.agents.scripted import write_answer, write_call
 from stillweb.envs.runs.recorded_snapshot import snapshot_header
@@ -228,7 +229,7 @@ def _action(form: Mapping[str, str], tool_format: str, schemas: Mapping[str, Any
     if not tool:
         return form.get("action", "")
     if tool not in schemas:
-        raise ValueError(f"unknown tool {tool!r}; tools: {sorted(schemas)}")
+        raise UsageError(f"unknown tool {tool!r}; tools: {sorted(schemas)}")
     arguments = arguments_from_form(schemas[tool]["parameters"], form)
     if tool == "answer":
         return write_answer(tool_format, str(arguments.get("text", "")), list(arguments.get("citations", [])))

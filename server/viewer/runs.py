@@ -25,6 +25,7 @@ import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.runs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.trajectories import TrajectoryFiles, other_snapshot_note
@@ -43,7 +44,7 @@ MAX_OPTIONS = 200  # a filter with more choices than this is a text box, not a d
 SHOWN_CHOICES = 30  # valid choices an error page lists before "and N more"
 
 
-class BadQuery(ValueError):
+class BadQuery(UsageError):
     """A query parameter the table cannot be shown with (``name``); the message names it and the valid choices."""
 
     def __init__(self, message: str, name: str) -> None:

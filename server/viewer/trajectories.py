@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import DataError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.runs.recording import rerun
 from stillweb.envs.runs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number
@@ -88,7 +89,7 @@ def other_snapshot_note(recorded: Any, fingerprint: str | None) -> str | None:
             "its document links and evidence marks point into the viewer's snapshot")
 
 
-class TrajectoryError(ValueError):
+class TrajectoryError(DataError):
     """A trajectory file that cannot be shown, and why (``status``: 404 missing, 422 damaged)."""
 
     def __init__(self, message: str, status: int = 422) -> None:
