@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from stillweb.corpora.errors import UsageError
 
@@ -56,7 +57,9 @@ def register(actions: argparse._SubParsersAction) -> None:
                          help="profile only this split (repeatable; default all three)")
     profile.add_argument("--tool-format", default="tongyi", choices=("tongyi", "openai", "search_r1"),
                          help="the environment's call format (default tongyi)")
-    profile.add_argument("--max-turns", type=int, default=16, help="turns before an episode is truncated (default 16)")
+    profile.add_argument("--max-turns", type=int, default=None,
+                         help="turns before an episode is truncated (default: the task set's own, as the environment "
+                              "derives it: 1.5x the reference agent's p99 steps; recorded in the profile)")
     profile.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     profile.add_argument("--ray", action="store_true", help="play the episodes as Ray tasks (needs stillweb[ray])")
     profile.set_defaults(handler=run_profile)
@@ -90,8 +93,9 @@ def _profiled_set_action(actions: argparse._SubParsersAction, name: str, **parse
 
 def run_profile(args: argparse.Namespace) -> int:
     """Handler of ``tasks profile``: plays the episodes, writes the profile, prints a summary."""
+    from stillweb.corpora.tasks.splits import SPLITS
     from stillweb.envs.agents.chat_policy import PolicyFailure, Sampling
-    from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile
+    from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile, truncation_warning
 
     if args.k < 1 or args.workers < 1:
         raise UsageError(f"-k and --workers must be at least 1, got -k {args.k} --workers {args.workers}")
@@ -104,7 +108,7 @@ def run_profile(args: argparse.Namespace) -> int:
                 timeout_s=args.timeout, retries=args.retries)
         except PolicyFailure as failure:
             raise UsageError(f"cannot ask {args.policy} for its model id ({failure.reason}); pass --model") from None
-    env_kwargs = {"tool_format": args.tool_format, "max_turns": args.max_turns}
+    env_kwargs = {"tool_format": args.tool_format, **({"max_turns": args.max_turns} if args.max_turns is not None else {})}
     run = ProfileRun(args.snapshot, args.name, policy, args.k, tuple(args.split or ("train", "dev", "test")), env_kwargs)
     if args.ray:
         _init_ray()
@@ -113,15 +117,18 @@ def run_profile(args: argparse.Namespace) -> int:
     rated = [row["pass_at_1"] for row in rows if row["pass_at_1"] is not None]
     failed = sum(row["failed_episodes"] for row in rows)
     mean = sum(rated) / len(rated) if rated else float("nan")
+    turns = sorted({(row["split"], row["max_turns"]) for row in rows}, key=lambda pair: SPLITS.index(pair[0]))
     print(f"wrote {path}: {len(rows)} tasks, mean pass@1 {mean:.3f}, {failed} failed episodes "
-          f"(policy {policy.name}, model {policy.model})")
+          f"(policy {policy.name}, model {policy.model}; max_turns {', '.join(f'{split} {n}' for split, n in turns)})")
+    _warn(truncation_warning(policy.name, rows))
     return 0
 
 
 def run_filter(args: argparse.Namespace) -> int:
     """Handler of ``tasks filter``."""
-    from stillweb.envs.profiles import filter_by_pass_rate, parse_band
+    from stillweb.envs.profiles import filter_by_pass_rate, parse_band, read_profile, truncation_warning
 
+    _warn(truncation_warning(args.profile, read_profile(args.snapshot, args.name, args.profile)))
     path, kept, profiled = filter_by_pass_rate(args.snapshot, args.name, args.profile, parse_band(args.pass_rate), args.out)
     print(f"wrote {path}: {kept} of {profiled} profiled tasks have pass@1 in {args.pass_rate}")
     return 0
@@ -139,6 +146,11 @@ def run_reverify(args: argparse.Namespace) -> int:
     path, played, changed = reverify(args.snapshot, args.name, args.profile, k, reward)
     print(f"re-scored {played} episodes ({changed} changed reward); wrote {path}")
     return 0
+
+
+def _warn(warning: str | None) -> None:
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def _init_ray() -> None:

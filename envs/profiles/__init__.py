@@ -2,7 +2,8 @@
 
 - :func:`profile_tasks`: play k episodes per task (:mod:`.runner`, resumable, forked workers
   or Ray) and write ``<task set>/profile/<policy>.parquet`` (:mod:`.table`).
-- :func:`~.table.filter_by_pass_rate`: a new task set of the tasks in a pass-rate band.
+- :func:`~.table.filter_by_pass_rate`: a new task set of the tasks in a pass-rate band
+  (:func:`~.table.truncation_warning` when the profile's limits cut the reference agent short).
 - :func:`~.table.reverify`: re-score the stored episodes under another reward config.
 - :class:`~.players.PolicySpec`: an OpenAI-compatible endpoint, or the reference/random agent.
 
@@ -17,10 +18,11 @@ from pathlib import Path
 from stillweb.envs.profiles.players import AGENTS, PolicySpec, sample_seed
 from stillweb.envs.profiles.runner import ProfileRun, episodes_path, read_episodes, run_episodes
 from stillweb.envs.profiles.table import (filter_by_pass_rate, parse_band, pass_at_k, profile_path, read_profile,
-                                          reverify, write_profile)
+                                          reference_truncations, reverify, truncation_warning, write_profile)
 
 __all__ = ["AGENTS", "PolicySpec", "ProfileRun", "episodes_path", "filter_by_pass_rate", "parse_band", "pass_at_k",
-           "profile_path", "profile_tasks", "read_episodes", "read_profile", "reverify", "sample_seed", "write_profile"]
+           "profile_path", "profile_tasks", "read_episodes", "read_profile", "reference_truncations", "reverify",
+           "sample_seed", "truncation_warning", "write_profile"]
 
 
 def profile_tasks(run: ProfileRun, workers: int = 1, on_ray: bool = False) -> Path:

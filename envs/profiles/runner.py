@@ -1,7 +1,8 @@
 """Play k episodes per task with a policy, in parallel, appending each result as it finishes.
 
 The episodes of a profile go to ``<task set>/profile/<policy>.episodes.jsonl``: a
-header line (policy, environment settings, task set, snapshot fingerprint), then one
+header line (policy, environment settings, the limits each split's episodes ran under,
+task set, snapshot fingerprint), then one
 line per finished episode (its actions, turns, ending, outcome and reward, or the
 ``failure`` reason when the policy gave no action). A killed run loses at most the
 episodes in flight: the next run reads the file, skips the episodes already done
@@ -9,20 +10,26 @@ episodes in flight: the next run reads the file, skips the episodes already done
 processes (``workers``) or Ray tasks (``on_ray``); results are written by the
 driver only, so the file never interleaves.
 
+Unless ``env_kwargs`` sets them, the limits are the environment's own defaults for the
+task set (``max_turns`` 1.5x the p99 of the reference agent's steps,
+:mod:`stillweb.envs.core.turn_budget`), so a profile measures the policy, not a turn cap.
+
 Stored actions make episodes re-scorable: :func:`replay_actions` re-plays them
 (the environment is deterministic) under another reward config.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import multiprocessing
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.errors import UsageError
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.processes import ignore_interrupts
 from stillweb.corpora.tasks.splits import SPLITS
@@ -34,7 +41,7 @@ from stillweb.envs.wikiqa.env import WikiQAEnv
 
 BATCH = 4  # episodes per worker task: small, so results stream to the file as they finish
 
-__all__ = ["EpisodeJob", "ProfileRun", "episodes_path", "read_episodes", "replay_actions", "run_episodes"]
+__all__ = ["EpisodeJob", "ProfileRun", "episode_limits", "episodes_path", "read_episodes", "replay_actions", "run_episodes"]
 
 
 @dataclass(frozen=True)
@@ -74,10 +81,12 @@ class ProfileRun:
         """The environment's call format (the agents write in it)."""
         return str(dict(self.env_kwargs or {}).get("tool_format", "tongyi"))
 
-    def header(self, fingerprint: str) -> dict[str, Any]:
-        """The first line of the episodes file (what must match for a run to resume it)."""
+    def header(self, fingerprint: str, limits: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """The first line of the episodes file (what must match for a run to resume it); ``limits``: each
+        split's :func:`episode_limits`."""
         return {"type": "header", "task_set": self.task_set, "snapshot_fingerprint": fingerprint,
-                "policy": self.policy.record(), "env_kwargs": dict(self.env_kwargs or {})}
+                "policy": self.policy.record(), "env_kwargs": dict(self.env_kwargs or {}),
+                "limits": {split: dict(limits[split]) for split in sorted(limits)}}
 
     def make_env(self, split: str) -> WikiQAEnv:
         """The environment playing ``split``'s tasks."""
@@ -107,16 +116,25 @@ def read_episodes(path: Path) -> tuple[dict[str, Any] | None, dict[str, dict[str
     return header, records
 
 
+def episode_limits(env: WikiQAEnv, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The limits ``env``'s episodes run under, and whether they are the task set's defaults or explicit."""
+    explicit = "max_turns" in dict(env_kwargs or {})
+    return {**dataclasses.asdict(env.limits), "source": "explicit" if explicit else "task set"}
+
+
 def run_episodes(run: ProfileRun, workers: int = 1, on_ray: bool = False) -> Path:
     """Play every episode of ``run`` not yet done; returns the episodes file."""
-    first = run.make_env(run.splits[0])
-    fingerprint = first.snapshot.fingerprint
-    jobs = [EpisodeJob(task.task_id, split, sample) for split in run.splits for task in _split_tasks(run, split, first)
+    envs = _split_envs(run)
+    if not envs:
+        raise UsageError(f"task set {run.task_set!r} has no tasks in the splits {list(run.splits)}: "
+                         "pick other splits (--split) or generate tasks")
+    fingerprint = next(iter(envs.values())).snapshot.fingerprint
+    jobs = [EpisodeJob(task.task_id, split, sample) for split, env in envs.items() for task in env.tasks
             for sample in range(run.k)]
     path = episodes_path(run.snapshot, run.task_set, run.policy.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     header, done = read_episodes(path)
-    expected = run.header(fingerprint)
+    expected = run.header(fingerprint, {split: episode_limits(env, run.env_kwargs) for split, env in envs.items()})
     if header is not None and {**header, "reward": None} != {**expected, "reward": None}:  # reverify sets "reward"
         raise UsageError(f"{path} holds a profile with other settings ({_difference(header, expected)}): "
                          "use another policy name, or delete the file to start over")
@@ -131,12 +149,16 @@ def run_episodes(run: ProfileRun, workers: int = 1, on_ray: bool = False) -> Pat
     return path
 
 
-def _split_tasks(run: ProfileRun, split: str, first: WikiQAEnv) -> Sequence[Any]:
-    """The tasks of ``split`` (an empty split file has none)."""
-    try:
-        return first.tasks if split == run.splits[0] else run.make_env(split).tasks
-    except ValueError:  # "no tasks in ...": a set may have an empty dev or test split
-        return ()
+def _split_envs(run: ProfileRun) -> dict[str, WikiQAEnv]:
+    """An environment per split of ``run`` that has tasks (a set may have an empty dev or test split)."""
+    envs = {}
+    for split in run.splits:
+        try:
+            envs[split] = _env(run, split)
+        except ValueError as error:
+            if "no tasks" not in str(error):
+                raise
+    return envs
 
 
 def _play_all(run: ProfileRun, jobs: list[EpisodeJob], workers: int, on_ray: bool) -> Iterator[dict[str, Any]]:
@@ -175,11 +197,15 @@ _ENVS: dict[tuple[str, str], WikiQAEnv] = {}  # per process: a worker plays many
 
 
 def _env(run: ProfileRun, split: str) -> WikiQAEnv:
-    """This process's environment for ``split`` of ``run`` (made once)."""
-    key = (canonical_json({"snapshot": run.snapshot, "task_set": run.task_set, "env": dict(run.env_kwargs or {})}), split)
+    """This process's environment for ``split`` of ``run`` (made once; forked workers inherit the driver's)."""
+    key = _env_key(run, split)
     if key not in _ENVS:
         _ENVS[key] = run.make_env(split)
     return _ENVS[key]
+
+
+def _env_key(run: ProfileRun, split: str) -> tuple[str, str]:
+    return canonical_json({"snapshot": run.snapshot, "task_set": run.task_set, "env": dict(run.env_kwargs or {})}), split
 
 
 def play_episode(env: WikiQAEnv, run: ProfileRun, job: EpisodeJob) -> dict[str, Any]:

@@ -4,14 +4,17 @@
 ``<task set>/profile/<policy>.parquet`` (sorted by task id): episodes played and
 failed, passes, pass@1, pass@k (the unbiased estimator of Chen et al. 2021, "Evaluating
 Large Language Models Trained on Code"), mean turns and the truncation share, with the
-policy's name, the endpoint's model id and the sampling settings on every row. An
+policy's name, the endpoint's model id and the sampling settings on every row, and the
+``max_turns`` the task's episodes ran under beside the reference agent's steps on it. An
 episode passes when the agent answered and the outcome is 1; an episode whose policy
 gave no action (``failure``) is not counted in the rates (it says nothing about the
 task), only in ``failed_episodes``.
 
 :func:`filter_by_pass_rate` keeps the tasks whose pass@1 lies in a band (DAPO's dynamic
 sampling drops groups whose rewards are all 0 or all 1: such tasks waste rollouts) and
-writes them as a new task set with its card. :func:`reverify` re-plays the stored
+writes them as a new task set with its card; :func:`reference_truncations` names the
+profiled tasks whose limit was below the reference agent's steps (their pass@1 measures the
+turn cap, not the policy: ``tasks filter`` warns, and the card says so). :func:`reverify` re-plays the stored
 actions under a reward config and rewrites the profile with the new scores.
 """
 
@@ -34,17 +37,19 @@ from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir, write_task_set
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.profiles.runner import episodes_path, read_episodes, replay_actions
+from stillweb.envs.core.turn_budget import reference_steps
 from stillweb.envs.runs.recording import canonical_json
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.env import WikiQAEnv
 
 __all__ = ["PROFILE_SCHEMA", "profile_path", "pass_at_k", "write_profile", "read_profile", "filter_by_pass_rate",
-           "reverify", "parse_band"]
+           "reference_truncations", "reverify", "parse_band", "truncation_warning"]
 
 PROFILE_SCHEMA = pa.schema([
     ("task_id", pa.string()), ("split", pa.string()), ("episodes", pa.int32()), ("failed_episodes", pa.int32()),
     ("passes", pa.int32()), ("pass_at_1", pa.float64()), ("k", pa.int32()), ("pass_at_k", pa.float64()),
-    ("mean_turns", pa.float64()), ("truncation_share", pa.float64()), ("policy", pa.string()),
+    ("mean_turns", pa.float64()), ("truncation_share", pa.float64()), ("max_turns", pa.int32()),
+    ("reference_steps", pa.int32()), ("policy", pa.string()),
     ("model", pa.string()), ("sampling", pa.string()), ("snapshot_fingerprint", pa.string()),
 ])
 
@@ -77,11 +82,15 @@ def write_profile(snapshot: str | Path, task_set: str, policy_name: str, k: int)
     for record in records.values():
         if record["sample"] < k:
             by_task.setdefault(record["task_id"], []).append(record)
-    rows = [_task_row(task_id, episodes, k, policy, header["snapshot_fingerprint"])
+    steps = {task.task_id: reference_steps(task) for split in SPLITS for task in _read_split(snapshot, task_set, split)}
+    turns = _max_turns_by_split(header)
+    rows = [{**_task_row(task_id, episodes, k, policy, header["snapshot_fingerprint"]),
+             "max_turns": turns(episodes[0]["split"]), "reference_steps": steps.get(task_id)}
             for task_id, episodes in sorted(by_task.items())]
     table = pa.Table.from_pylist(rows, schema=PROFILE_SCHEMA).replace_schema_metadata(
-        {"stillweb.profile": canonical_json({"policy": policy, "env_kwargs": header["env_kwargs"], "k": k,
-                                              "task_set": task_set, "package_version": PACKAGE_VERSION})})
+        {"stillweb.profile": canonical_json({"policy": policy, "env_kwargs": header["env_kwargs"],
+                                              "limits": header.get("limits"), "k": k, "task_set": task_set,
+                                              "package_version": PACKAGE_VERSION})})
     path = profile_path(snapshot, task_set, policy_name)
     staging = path.with_suffix(".parquet.tmp")
     pq.write_table(table, staging, compression="zstd")
@@ -103,6 +112,32 @@ def _task_row(task_id: str, episodes: list[dict[str, Any]], k: int, policy: Mapp
         "policy": policy["name"], "model": policy.get("model"),
         "sampling": json.dumps(policy.get("sampling"), sort_keys=True), "snapshot_fingerprint": fingerprint,
     }
+
+
+def _max_turns_by_split(header: Mapping[str, Any]):
+    """``split -> max_turns`` of a profile's episodes (``None``: not known). A profile made before the limits
+    were recorded has them only in its ``env_kwargs`` when they were explicit."""
+    limits = header.get("limits") or {}
+    explicit = header["env_kwargs"].get("max_turns")
+    return lambda split: limits[split]["max_turns"] if split in limits else explicit
+
+
+def reference_truncations(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The profile rows whose ``max_turns`` is below the reference agent's steps on the task."""
+    return [row for row in rows if row.get("max_turns") is not None and row.get("reference_steps") is not None
+            and row["reference_steps"] > row["max_turns"]]
+
+
+def truncation_warning(policy_name: str, rows: list[Mapping[str, Any]]) -> str | None:
+    """One sentence naming how many tasks, and the worst, a profile's limits truncate the reference agent on."""
+    short = reference_truncations(rows)
+    if not short:
+        return None
+    worst = max(short, key=lambda row: (row["reference_steps"] - row["max_turns"], row["task_id"]))
+    return (f"profile {policy_name!r} ran with max_turns below the reference agent's steps on {len(short)} of "
+            f"{len(rows)} tasks (e.g. {worst['task_id']}: {worst['reference_steps']} steps, max_turns "
+            f"{worst['max_turns']}): their pass@1 measures the turn cap, not the policy; profile again without "
+            f"--max-turns (the task set's own limits)")
 
 
 def read_profile(snapshot: str | Path, task_set: str, policy_name: str) -> list[dict[str, Any]]:
@@ -171,6 +206,7 @@ def _filter_card(name: str, source: str, policy_name: str, band: tuple[float, fl
         f"(model `{first['model']}`, sampling `{first['sampling']}`, k={first['k']})",
         f"- splits: {', '.join(f'{split}={count}' for split, count in splits.items())}",
         f"- pass@1 of the kept tasks by tenth: `{json.dumps(histogram)}`",
+        *([f"- warning: {warning}"] if (warning := truncation_warning(policy_name, list(rows.values()))) else []),
         "",
         "## Quality figures", "",
         *format_task_stats(task_set_stats(kept)),
