@@ -9,7 +9,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.accounting import DEDUPE_POLICIES, describe_rows
-from stillweb.corpora.sources.corpus_formats import FORMATS, MAX_ROW_CHARS, ColumnMap
+from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS, MAX_ROW_CHARS, ColumnMap
 
 SYNTHETIC_EXAMPLES = """examples:
   stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn-20k
@@ -90,7 +90,7 @@ def register(subparsers) -> None:
                     "folders or globs, read in the order given (a folder or glob in name order).",
         epilog=CORPUS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpus.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files, folders or globs")
-    corpus.add_argument("--format", choices=FORMATS, help="override format detection")
+    corpus.add_argument("--format", choices=CORPUS_FORMATS, help="override format detection")
     corpus.add_argument("--id-column", help="column holding the corpus's own id")
     corpus.add_argument("--title-column", help="column holding the title")
     corpus.add_argument("--text-column", help="column holding the text")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -124,18 +125,30 @@ def write_manifest(directory: Path, manifest: dict) -> dict:
     return manifest
 
 
-def read_manifest(directory: Path) -> dict:
-    """The manifest of a snapshot directory; :class:`SnapshotError` if absent or unreadable."""
+def load_manifest_json(directory: Path, error: type[Exception], folder: str, kind: str) -> Any:
+    """The parsed ``manifest.json`` of ``directory`` (a snapshot or a frozen store: ``folder`` and ``kind``
+    name it in messages); ``error`` naming the path when the folder or its manifest is absent or damaged.
+
+    >>> load_manifest_json(Path("/nonexistent"), FileNotFoundError, "snapshot directory", "stillweb snapshot")
+    Traceback (most recent call last):
+    FileNotFoundError: snapshot directory not found: /nonexistent
+    """
     directory = Path(directory)
     if not directory.is_dir():
-        raise SnapshotError(f"snapshot directory not found: {directory}")
+        raise error(f"{folder} not found: {directory}")
     path = directory / MANIFEST_NAME
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SnapshotError(f"not a stillweb snapshot (no {MANIFEST_NAME}): {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SnapshotError(f"damaged manifest {path}: {error}") from None
+        raise error(f"not a {kind} (no {MANIFEST_NAME}): {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as problem:
+        raise error(f"damaged manifest {path}: {problem}") from None
+
+
+def read_manifest(directory: Path) -> dict:
+    """The manifest of a snapshot directory; :class:`SnapshotError` if absent or unreadable."""
+    manifest = load_manifest_json(directory, SnapshotError, "snapshot directory", "stillweb snapshot")
+    path = Path(directory) / MANIFEST_NAME
     if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
         raise SnapshotError(f"{path} is not a {' or '.join(READABLE_FORMATS)} manifest")
     return manifest

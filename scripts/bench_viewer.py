@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section, load, percentile, snapshot_path  # noqa: E402
 
 from stillweb.envs.core.degenerate import ACTION_FLAGS  # noqa: E402
-from stillweb.envs.runs.recording import canonical_json  # noqa: E402
+from stillweb.corpora.canonical import canonical_json  # noqa: E402
 
 ENV_IDS = ("stillweb/WikiQA-v0", "stillweb/Lookup-v0")
 TRUNCATIONS = ("max_turns", "max_tool_calls", "context_tokens")

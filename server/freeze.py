@@ -38,7 +38,7 @@ from stillweb.server.plumbing import BUFFERED_BODY, ServerSettings, create_base_
 __all__ = ["make_freeze_app", "build_frozen_mcp_server", "UsageLog"]
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-DESCRIPTION = """A frozen live tool: every call is answered from the store; a call never recorded is an error
+FREEZE_DESCRIPTION = """A frozen live tool: every call is answered from the store; a call never recorded is an error
 (`not_recorded`), unless the server goes live on a miss (then it is forwarded and recorded).
 The header `x-stillweb-frozen` says where each answer came from."""
 
@@ -65,7 +65,7 @@ def make_freeze_app(store: FrozenStore, upstream: HttpUpstream | McpUpstream | N
         raise UsageError("on_miss 'live' needs an upstream to forward misses to")
     replayer = Replayer(store, on_miss)
     usage = UsageLog(usage_log)
-    app = create_base_app(settings or ServerSettings(), title="stillweb frozen tool", description=DESCRIPTION)
+    app = create_base_app(settings or ServerSettings(), title="stillweb frozen tool", description=FREEZE_DESCRIPTION)
     app.state.replayer = replayer
     if store.kind == "mcp":
         server = build_frozen_mcp_server(replayer, upstream, usage, app.state.counter)

@@ -30,7 +30,7 @@ __all__ = [
     "ReplayResponse",
     "ClosedResponse",
     "MAX_BATCH_CALLS",
-    "MAX_QUERIES",
+    "MAX_BATCH_QUERIES",
     "RetrieveRequest",
     "RetrieveResponse",
     "RetrievedDocument",
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 MAX_BATCH_CALLS = 256
-MAX_QUERIES = 256
+MAX_BATCH_QUERIES = 256
 MAX_REQUEST_QUERY_CHARS = 10_000  # a request's query; the engine reads its first corpora.index.MAX_QUERY_CHARS
 SnapshotName = Annotated[
     str | None,
@@ -124,7 +124,7 @@ class RetrieveRequest(BaseModel):
     )
 
     queries: list[Annotated[str, Field(max_length=MAX_REQUEST_QUERY_CHARS)]] | None = Field(
-        default=None, max_length=MAX_QUERIES, examples=[["capital of Velland"]]
+        default=None, max_length=MAX_BATCH_QUERIES, examples=[["capital of Velland"]]
     )
     query: str | None = Field(default=None, max_length=MAX_REQUEST_QUERY_CHARS, examples=[None])
     topk: int | None = Field(default=None, ge=1, le=MAX_K, description="passages per query (default 3)", examples=[3])

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.apps.generate import DEFAULT_USERS, shared_base
 from stillweb.corpora.apps.template_kit import CATEGORIES, TaskSpec, TemplateContext
@@ -28,7 +29,6 @@ from stillweb.corpora.tasks.record import TaskRecord
 __all__ = ["TEMPLATES", "SPLITS", "generate_app_tasks", "make_app_tasks", "template_splits", "app_task_dir"]
 
 TEMPLATES = {**READ_TEMPLATES, **WRITE_TEMPLATES}
-SPLITS = ("train", "dev", "test")
 MAX_ATTEMPTS = 40
 
 

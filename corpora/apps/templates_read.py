@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from stillweb.corpora.apps.template_kit import TaskSpec, TemplateContext, call, pages
 
-__all__ = ["READ_TEMPLATES", "REASONS"]
+__all__ = ["READ_TEMPLATES", "REASON_PATTERNS"]
 
 # What an abstention must say for each kind of impossible request: any one of the
 # alternatives (separated by "|"); a bare "no" is not an honest account of why.
-REASONS = {
+REASON_PATTERNS = {
     "permission": "permission|another user|not allowed|forbidden|403|access",
     "no_endpoint": "no endpoint|no api|not supported|no way|not possible|cannot|can't|unable",
     "shipped": "shipped|delivered|409|only placed",
@@ -132,26 +132,26 @@ def other_users_contact(ctx: TemplateContext) -> TaskSpec | None:
     name = ctx.rows("SELECT name FROM users WHERE id = ?", other)[0]["name"]
     contact = ctx.pick(ctx.rows("SELECT name FROM contacts WHERE owner = ? ORDER BY id", other))
     return TaskSpec((f"Delete {contact['name']} from {name}'s address book (not mine).",), ((),),
-                    ((REASONS["permission"],),), abstain=True)
+                    ((REASON_PATTERNS["permission"],),), abstain=True)
 
 
 def change_price(ctx: TemplateContext) -> TaskSpec | None:
     product = ctx.pick(ctx.rows("SELECT * FROM products ORDER BY id"))
     return TaskSpec((f"Lower the shop's price of \"{product['title']}\" to {max(1, product['price'] - 5)}.",),
-                    ((call("list_products", query=product["title"]),),), ((REASONS["no_endpoint"],),), abstain=True)
+                    ((call("list_products", query=product["title"]),),), ((REASON_PATTERNS["no_endpoint"],),), abstain=True)
 
 
 def cancel_shipped_order(ctx: TemplateContext) -> TaskSpec | None:
     order = ctx.pick(ctx.mine("orders", "status IN ('shipped', 'delivered')"))
     return order and TaskSpec((f"Cancel my order {order['id']}.",), ((call("cancel_order", id=order["id"]),),),
-                              ((REASONS["shipped"],),), abstain=True)
+                              ((REASON_PATTERNS["shipped"],),), abstain=True)
 
 
 def overbook_flight(ctx: TemplateContext) -> TaskSpec | None:
     flight = ctx.pick(ctx.rows("SELECT * FROM flights WHERE seats < 9 ORDER BY id"))
     return flight and TaskSpec((f"Book {flight['seats'] + 1} seats on flight {flight['id']} from {flight['origin']} to "
                                 f"{flight['destination']}.",), ((call("get_flight", id=flight["id"]),),),
-                               ((REASONS["seats"],),), abstain=True)
+                               ((REASON_PATTERNS["seats"],),), abstain=True)
 
 
 # name -> (category, template)

@@ -37,9 +37,9 @@ from stillweb.corpora.records import RawPage, SkippedRow
 from stillweb.corpora.sources.files import data_suffix, expand_inputs
 from stillweb.corpora.sources.containers import Shard, file_shards, peek_columns, read_shard
 
-__all__ = ["CorpusSpec", "ColumnMap", "FORMATS", "MAX_ROW_CHARS", "detect_format", "beir_corpus_file"]
+__all__ = ["CorpusSpec", "ColumnMap", "CORPUS_FORMATS", "MAX_ROW_CHARS", "detect_format", "beir_corpus_file"]
 
-FORMATS = ("wiki18", "beir", "kilt", "hf-disk", "parquet", "jsonl", "json", "csv", "tsv")
+CORPUS_FORMATS = ("wiki18", "beir", "kilt", "hf-disk", "parquet", "jsonl", "json", "csv", "tsv")
 MAX_ROW_CHARS = 4_000_000  # a row whose text is longer is skipped as too_large
 _ID_CANDIDATES = ("id", "_id", "docid", "doc_id", "pid")
 _TEXT_CANDIDATES = ("text", "contents", "passage", "body", "content")
@@ -81,7 +81,7 @@ def detect_format(inputs: list[str | Path]) -> str:
     files = expand_inputs(inputs)
     container = _SUFFIX_CONTAINERS.get(data_suffix(files[0]))
     if container is None:
-        raise UsageError(f"{files[0]}: cannot tell the format from the name; give --format ({', '.join(FORMATS)})")
+        raise UsageError(f"{files[0]}: cannot tell the format from the name; give --format ({', '.join(CORPUS_FORMATS)})")
     if container in ("jsonl", "json"):
         columns = set(peek_columns(Shard(files[0], container)))
         if {"id", "contents"} <= columns and "title" not in columns:
@@ -112,8 +112,8 @@ class CorpusSpec:
         """A spec for ``inputs``; ``format=None`` detects it (:func:`detect_format`)."""
         if not inputs:
             raise UsageError("no corpus input given")
-        if format is not None and format not in FORMATS:
-            raise UsageError(f"unknown --format {format!r}; expected one of {', '.join(FORMATS)}")
+        if format is not None and format not in CORPUS_FORMATS:
+            raise UsageError(f"unknown --format {format!r}; expected one of {', '.join(CORPUS_FORMATS)}")
         chosen = format or detect_format(inputs)
         return cls(tuple(str(i) for i in inputs), chosen, columns or ColumnMap(), max_row_chars)
 
@@ -173,7 +173,7 @@ class CorpusSpec:
                 shown = f"column {column!r}" if column else f"{role} column"
                 raise UsageError(
                     f"{path}: no {shown} for the {self.format} format; columns found: {', '.join(found) or 'none'}. "
-                    f"Name the column with --{role}-column, or choose another --format ({', '.join(FORMATS)})"
+                    f"Name the column with --{role}-column, or choose another --format ({', '.join(CORPUS_FORMATS)})"
                 )
         return mapping
 

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number
-from stillweb.corpora.synthetic.wikitext_pages import MONTHS, render_unit
+from stillweb.corpora.synthetic.wikitext_pages import render_unit
+from stillweb.corpora.wikitext.dates import MONTH_NAMES
 from stillweb.corpora.synthetic.dates import decode_date
 from stillweb.corpora.synthetic.world import World
 
@@ -127,7 +128,7 @@ def _value(world: World, kind: str, fact: InfoboxField, facts: dict[str, list[In
             born = decode_date(facts["birth_date"][0].value)
             return f"{{{{death date and age|{year}|{month}|{day}|{born[0]}|{born[1]}|{born[2]}}}}}"
         if relation == "publication_date":
-            return f"{MONTHS[month - 1]} {day}, {year}"
+            return f"{MONTH_NAMES[month - 1]} {day}, {year}"
         if relation == "release_date" and kind == "film":
             return f"{{{{film date|{year}|{month}|{day}}}}}"
         return f"{{{{start date|{year}|{month}|{day}}}}}"

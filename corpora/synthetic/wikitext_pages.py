@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from urllib.parse import quote
 
+from stillweb.corpora.wikitext.dates import MONTH_NAMES
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic import names as nm
@@ -31,11 +32,9 @@ INFOBOX_TEMPLATES = {
     "company": "Infobox company", "university": "Infobox university", "award": "Infobox award",
     "book": "Infobox book", "film": "Infobox film", "album": "Infobox album", "event": "Infobox event",
 }
-DATE_TEMPLATES = {"birth_date": "birth date", "death_date": "death date"}
+DATE_FIELD_TEMPLATES = {"birth_date": "birth date", "death_date": "death date"}
 LOWERCASE_TEXT = frozenset({"occupation", "genre", "industry", "instrument", "awarded_for"})
 ITALIC_KINDS = frozenset({"book", "film", "album"})
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December")
 MAX_LISTED_WORKS = 12
 PARAGRAPH_VARIANTS = 48  # pre-composed filler paragraphs per (topic, sentence count)
 FACT_SECTION_FILLER = (4, 5, 6)  # filler sentences after the facts of a section
@@ -199,14 +198,14 @@ class _ArticleWriter:
     # ----- values ---------------------------------------------------------------------------
     def date_text(self, value: int) -> str:
         year, month, day = decode_date(value)
-        return f"{day} {MONTHS[month - 1]} {year}" if self.day_first else f"{MONTHS[month - 1]} {day}, {year}"
+        return f"{day} {MONTH_NAMES[month - 1]} {year}" if self.day_first else f"{MONTH_NAMES[month - 1]} {day}, {year}"
 
     def infobox_value(self, fact: InfoboxField) -> str:
         if fact.value_type == "entity":
             return self.world.link(fact.value)
         if fact.value_type == "date":
             year, month, day = decode_date(fact.value)
-            return f"{{{{{DATE_TEMPLATES.get(fact.relation, 'start date')}|{year}|{month}|{day}}}}}"
+            return f"{{{{{DATE_FIELD_TEMPLATES.get(fact.relation, 'start date')}|{year}|{month}|{day}}}}}"
         if fact.value_type == "number":
             return format_number(fact.value)
         return str(fact.value)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from stillweb.corpora.tasks.value_forms import MONTHS
+from stillweb.corpora.wikitext.dates import MONTH_NAMES
 
 __all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "value_text", "entity_label",
            "with_article", "merge_dated", "known_relations", "date_words", "natural_case"]
@@ -105,7 +105,7 @@ def value_text(relation: str, value: str, value_type: str, date: str | None, num
     """A literal value as a question writes it, with the preposition dates take."""
     if value_type == "date" and date and len(date) == 10:
         year, month, day = (int(part) for part in date.split("-"))
-        return f"on {MONTHS[month - 1]} {day}, {year}"
+        return f"on {MONTH_NAMES[month - 1]} {day}, {year}"
     if value_type == "year" or (date and len(date) == 4):
         return f"in {int((date or value)[:4])}"
     if value_type == "number" and number is not None:
@@ -130,7 +130,7 @@ def date_words(iso: str) -> str:
     if match is None:
         return iso
     year, month, day = int(match[1]), int(match[2]), int(match[3])
-    return f"{MONTHS[month - 1]} {day}, {year}" if 1 <= month <= 12 else iso
+    return f"{MONTH_NAMES[month - 1]} {day}, {year}" if 1 <= month <= 12 else iso
 
 
 _DATED_RE = re.compile(r"((?:who )?(?:born|died|founded|released|published))(?= (?:on |in the |in \d))")

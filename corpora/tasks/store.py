@@ -29,7 +29,7 @@ from stillweb.corpora.tasks.splits import SPLITS
 __all__ = ["check_task_set_name", "read_task_file", "read_tasks", "task_file", "task_set_dir", "tasks_table",
            "write_task_set"]
 
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+_SET_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
 
 def check_task_set_name(name: object) -> str:
@@ -39,7 +39,7 @@ def check_task_set_name(name: object) -> str:
     >>> check_task_set_name("hard-v2")
     'hard-v2'
     """
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not _SET_NAME.fullmatch(name):
         raise UsageError(f"bad task set name {name!r}: use 1-100 letters, digits, '_', '.' or '-', "
                          "not starting with '.' or '-' (a plain directory name, not a path)")
     return name

@@ -11,12 +11,10 @@ a fact when any form of its value appears in the evidence document.
 
 from __future__ import annotations
 
-__all__ = ["MONTHS", "date_forms", "number_forms", "value_forms"]
+from stillweb.corpora.wikitext.dates import MONTH_NAMES
 
-MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)
+__all__ = ["date_forms", "number_forms", "value_forms"]
+
 
 
 def date_forms(iso: str) -> list[str]:
@@ -28,10 +26,10 @@ def date_forms(iso: str) -> list[str]:
         return [iso]
     if len(numbers) == 3 and 1 <= numbers[1] <= 12:
         year, month, day = numbers
-        name = MONTHS[month - 1]
+        name = MONTH_NAMES[month - 1]
         return [iso, f"{day} {name} {year}", f"{name} {day}, {year}"]
     if len(numbers) == 2 and 1 <= numbers[1] <= 12:
-        return [iso, f"{MONTHS[numbers[1] - 1]} {numbers[0]}"]
+        return [iso, f"{MONTH_NAMES[numbers[1] - 1]} {numbers[0]}"]
     return [iso]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from mwparserfromhell.nodes import Template
 
-__all__ = ["Date", "DATE_TEMPLATES", "classify_value", "make_date", "parse_date_text", "template_date"]
+__all__ = ["Date", "DATE_TEMPLATES", "MONTH_NAMES", "MONTH_NUMBERS", "classify_value", "make_date", "parse_date_text", "template_date"]
 
 
 def classify_value(text: str, relation: str = "") -> tuple[str, str, float | None, str | None]:
@@ -63,19 +63,20 @@ class Date:
     def readable(self) -> str:
         if self.month is None:
             return str(self.year)
-        month = _MONTH_NAMES[self.month - 1]
+        month = MONTH_NAMES[self.month - 1]
         if self.day is None:
             return f"{month} {self.year}"
         return f"{self.day} {month} {self.year}" if self.day_first else f"{month} {self.day}, {self.year}"
 
 
-_MONTH_NAMES = (
+MONTH_NAMES = (
     "January", "February", "March", "April", "May", "June",
     "July", "August", "September", "October", "November", "December",
 )  # fmt: skip
-_MONTHS = {name.lower(): i for i, name in enumerate(_MONTH_NAMES, 1)}
-_MONTHS.update({name[:3].lower(): i for i, name in enumerate(_MONTH_NAMES, 1)})
-_MONTHS["sept"] = 9
+# Month names and abbreviations (lower case) -> month number: what dates in wikitext and answers use.
+MONTH_NUMBERS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
+MONTH_NUMBERS.update({name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1)})
+MONTH_NUMBERS["sept"] = 9
 
 _ISO_DATE_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
 _MDY_RE = re.compile(r"([A-Za-z]+)\.? (\d{1,2}),? (\d{1,4})")
@@ -92,7 +93,7 @@ def make_date(year: str | int, month: str | int | None, day: str | int | None, d
         y = int(year)
         if month is None or str(month).strip() == "":
             return Date(y) if 0 < y <= 9999 else None
-        m = int(month) if str(month).strip().isdigit() else _MONTHS.get(str(month).strip().lower().rstrip("."))
+        m = int(month) if str(month).strip().isdigit() else MONTH_NUMBERS.get(str(month).strip().lower().rstrip("."))
         if m is None:
             return None
         if day is None or str(day).strip() == "":

@@ -20,7 +20,7 @@ from stillweb.sandboxes.formats import get_format
 
 __all__ = ["AppReferenceAgent", "ReadOnlyAgent", "RandomCallAgent", "is_app_task", "MAX_RETRIES"]
 
-_TRANSIENT = re.compile(r"\b(429|503|504) (?:Too Many Requests|Service Unavailable|Gateway Timeout)")
+_TRANSIENT_ERROR = re.compile(r"\b(429|503|504) (?:Too Many Requests|Service Unavailable|Gateway Timeout)")
 _RETRY_AFTER = re.compile(r"retry after (\d+) minute")
 MAX_RETRIES = 6
 
@@ -60,7 +60,7 @@ class AppReferenceAgent:
             for call in calls:
                 for _ in range(MAX_RETRIES):
                     observation = yield get_format(self.tool_format).write_call(call["name"], call["arguments"])
-                    transient = _TRANSIENT.search(observation[:400])
+                    transient = _TRANSIENT_ERROR.search(observation[:400])
                     if transient is None:
                         break
                     waited = _RETRY_AFTER.search(observation[:400])

@@ -34,9 +34,9 @@ from stillweb.corpora.errors import UsageError
 from stillweb.envs.integrations.episode import text_env
 from stillweb.envs.mixture import MIXTURE_ENV_ID, MixtureEnv
 
-__all__ = ["ENV_ID", "StillwebTextEnv", "register_skyrl_env"]
+__all__ = ["SKYRL_ENV_ID", "StillwebTextEnv", "register_skyrl_env"]
 
-ENV_ID = "stillweb-wikiqa"
+SKYRL_ENV_ID = "stillweb-wikiqa"
 
 
 class StillwebTextEnv(BaseTextEnv):
@@ -85,7 +85,7 @@ class StillwebTextEnv(BaseTextEnv):
         self.env.close()
 
 
-def register_skyrl_env(env_id: str = ENV_ID) -> str:
+def register_skyrl_env(env_id: str = SKYRL_ENV_ID) -> str:
     """Register :class:`StillwebTextEnv` with SkyRL-gym under ``env_id`` (idempotent); returns the id."""
     if env_id not in registry:
         register(id=env_id, entry_point="stillweb.envs.integrations.skyrl:StillwebTextEnv")

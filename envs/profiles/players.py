@@ -27,7 +27,7 @@ __all__ = ["AGENTS", "PolicySpec", "Player", "make_player", "sample_seed"]
 
 AGENTS = ("reference", "random")
 Player = Callable[[str, Mapping[str, Any]], str]
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_PLAYER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class PolicySpec:
             raise UsageError(f"unknown policy kind {self.kind!r}; use 'chat' (an endpoint) or one of {AGENTS}")
         if self.kind == "chat" and not (self.base_url and self.model):
             raise UsageError("a chat policy needs base_url and model")
-        if not _NAME.match(self.name):
+        if not _PLAYER_NAME.match(self.name):
             raise UsageError(f"bad policy name {self.name!r}: letters, digits, '.', '_' and '-' only (it names a file)")
 
     @classmethod

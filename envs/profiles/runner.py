@@ -36,7 +36,7 @@ from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import task_set_dir
 from stillweb.envs.agents.chat_policy import PolicyFailure
 from stillweb.envs.profiles.players import PolicySpec, make_player, sample_seed
-from stillweb.envs.runs.recording import canonical_json
+from stillweb.corpora.canonical import canonical_json
 from stillweb.envs.wikiqa.env import WikiQAEnv
 
 BATCH = 4  # episodes per worker task: small, so results stream to the file as they finish

@@ -34,11 +34,11 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.quality import format_task_stats, task_set_stats
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
+from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir, write_task_set
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.profiles.runner import episodes_path, read_episodes, replay_actions
 from stillweb.envs.core.turn_budget import reference_steps
-from stillweb.envs.runs.recording import canonical_json
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.env import WikiQAEnv
 

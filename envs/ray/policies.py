@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from stillweb.corpora.errors import UsageError
-from stillweb.envs.runs.recording import canonical_json
+from stillweb.corpora.canonical import canonical_json
 
 __all__ = ["HttpPolicy", "Policy", "ScriptedPolicy"]
 

@@ -46,7 +46,9 @@ import ray
 from stillweb.corpora.checks import check_positive_int
 from stillweb.envs.ray.buffer import Trajectory, TrajectoryBuffer
 from stillweb.envs.ray.policies import Policy
-from stillweb.envs.runs.recording import canonical_json, header_record, reset_record, step_record
+from stillweb.corpora.canonical import canonical_json
+
+from stillweb.envs.runs.recording import header_record, reset_record, step_record
 
 __all__ = ["EpisodeSpec", "RolloutService", "RolloutWorker"]
 

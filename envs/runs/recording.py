@@ -18,38 +18,26 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import IO, Any
 
 import gymnasium as gym
 
+from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.runs.recorded_snapshot import locate_snapshot, snapshot_header
 from stillweb.envs.core.spaces import to_charset
 
 __all__ = [
-    "RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "canonical_json", "UNRECORDED_INFO_KEYS",
+    "RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "UNRECORDED_INFO_KEYS",
     "header_record", "reset_record", "step_record",
 ]
 
 UNRECORDED_INFO_KEYS = ("messages",)
-
-
-def canonical_json(value: Any) -> str:
-    """The one JSON text of a value: sorted keys, ASCII with escapes, no NaN.
-
-    ASCII escaping keeps lone surrogates (which policies can send) exact and
-    the file valid UTF-8.
-
-    >>> print(canonical_json({"b": 1, "a": [1.5, "é"]}))
-    {"a":[1.5,"\\u00e9"],"b":1}
-    """
-    return json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def header_record(spec: gym.envs.registration.EnvSpec, env: gym.Env | None = None) -> dict[str, Any]:
@@ -243,18 +231,3 @@ def _read(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _recorded(info: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in info.items() if key not in UNRECORDED_INFO_KEYS}
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready copy: dataclasses to dicts, tuples to lists, paths to str, numpy scalars to Python."""
-    if isinstance(value, PurePath):
-        return str(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _plain(dataclasses.asdict(value))
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
-    return value

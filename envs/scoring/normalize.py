@@ -21,30 +21,11 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
+from stillweb.corpora.wikitext.dates import MONTH_NUMBERS
+
 __all__ = ["normalize_answer", "answers_match", "token_f1", "best_f1"]
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=lambda m: (-len(m), m))) + r")\.?"
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTH_NUMBERS, key=lambda m: (-len(m), m))) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{1,4})"
 
@@ -120,7 +101,7 @@ def best_f1(prediction: str, golds: Iterable[str]) -> float:
 def _iso_date(match: re.Match) -> str:
     groups = match.groupdict()
     month_text = groups["month"]
-    month = int(month_text) if month_text.isdigit() else _MONTHS[month_text]
+    month = int(month_text) if month_text.isdigit() else MONTH_NUMBERS[month_text]
     year = int(groups["year"])
     if not 1 <= month <= 12:
         return match.group(0)

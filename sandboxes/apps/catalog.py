@@ -12,7 +12,7 @@ from stillweb.sandboxes.apps.resources import Field, Resource
 __all__ = ["RESOURCES"]
 
 _TEXT = Field()
-_NAME = Field(required=True, filter=True, max_length=100)
+_NAME_FIELD = Field(required=True, filter=True, max_length=100)
 
 
 def _size(values: dict) -> dict:
@@ -25,11 +25,11 @@ RESOURCES: tuple[tuple[str, Resource], ...] = (
                                            "city": Field(writable=False, filter=True), "employer": Field(writable=False)},
                          ops="lg", query=("name",))),
     ("contacts", Resource("contacts", "contact", {
-        "name": _NAME, "email": Field(filter=True), "phone": Field(max_length=40), "city": Field(filter=True),
+        "name": _NAME_FIELD, "email": Field(filter=True), "phone": Field(max_length=40), "city": Field(filter=True),
         "company": Field(filter=True), "birthday": Field(max_length=10, description="YYYY-MM-DD"),
         "favorite": Field(kind="boolean", filter=True, default=0), "notes": Field(max_length=1000, default="")},
         query=("name", "email"))),
-    ("contacts", Resource("contact_groups", "contact_group", {"name": _NAME}, children=(("group_members", "group_id"),))),
+    ("contacts", Resource("contact_groups", "contact_group", {"name": _NAME_FIELD}, children=(("group_members", "group_id"),))),
     ("contacts", Resource("group_members", "group_member", {
         "group_id": Field(kind="id", required=True, filter=True, ref="contact_groups"),
         "contact_id": Field(kind="id", required=True, filter=True, ref="contacts")},
@@ -50,7 +50,7 @@ RESOURCES: tuple[tuple[str, Resource], ...] = (
         "correspondent": Field(writable=False, filter=True), "subject": Field(writable=False), "body": Field(writable=False),
         "read": Field(kind="boolean", filter=True), "starred": Field(kind="boolean", filter=True),
         "sent_at": Field(writable=False)}, ops="lgud", query=("subject", "body", "correspondent"))),
-    ("files", Resource("folders", "folder", {"name": _NAME}, blockers=(("files", "folder_id"),))),
+    ("files", Resource("folders", "folder", {"name": _NAME_FIELD}, blockers=(("files", "folder_id"),))),
     ("files", Resource("files", "file", {
         "folder_id": Field(kind="id", required=True, filter=True, ref="folders"),
         "name": Field(required=True, filter=True, max_length=100), "content": Field(max_length=5000, default=""),
@@ -64,7 +64,7 @@ RESOURCES: tuple[tuple[str, Resource], ...] = (
     ("payments", Resource("accounts", "account", {
         "name": Field(required=True, max_length=100), "balance": Field(kind="integer", writable=False),
         "currency": Field(writable=False)}, ops="lgu")),
-    ("payments", Resource("payees", "payee", {"name": _NAME, "email": Field(required=True, filter=True)}, query=("name",))),
+    ("payments", Resource("payees", "payee", {"name": _NAME_FIELD, "email": Field(required=True, filter=True)}, query=("name",))),
     ("payments", Resource("transactions", "transaction", {
         "account_id": Field(kind="id", filter=True, ref="accounts"), "counterparty": Field(filter=True),
         "amount": Field(kind="integer"), "memo": Field(), "status": Field(filter=True), "at": Field()},
@@ -91,7 +91,7 @@ RESOURCES: tuple[tuple[str, Resource], ...] = (
         "flight_id": Field(kind="id", filter=True, ref="flights"), "passengers": Field(kind="integer"),
         "total": Field(kind="integer"), "status": Field(filter=True, enum=("booked", "cancelled")), "booked_at": Field()},
         ops="lg")),
-    ("todo", Resource("todo_lists", "todo_list", {"name": _NAME}, children=(("todos", "list_id"),))),
+    ("todo", Resource("todo_lists", "todo_list", {"name": _NAME_FIELD}, children=(("todos", "list_id"),))),
     ("todo", Resource("todos", "todo", {
         "list_id": Field(kind="id", required=True, filter=True, ref="todo_lists"), "title": Field(required=True, max_length=200),
         "due": Field(max_length=10, filter=True, description="YYYY-MM-DD"),

@@ -36,18 +36,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stillweb.corpora.canonical import canonical_json
+from stillweb.corpora.manifest import MANIFEST_NAME, load_manifest_json
 from stillweb.corpora.errors import DataError, UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = [
-    "FORMAT", "KINDS", "LOG_NAME", "MANIFEST_NAME", "SECRET_HEADERS", "SECRET_FIELDS",
+    "FROZEN_FORMAT", "UPSTREAM_KINDS", "LOG_NAME", "MANIFEST_NAME", "SECRET_HEADERS", "SECRET_FIELDS",
     "FrozenStore", "FrozenStoreError", "LogDamage", "canonical_json", "canonical_request", "request_key",
 ]
 
-FORMAT = "stillweb-frozen/1"
+FROZEN_FORMAT = "stillweb-frozen/1"
 FORMAT_VERSION = 1
-KINDS = ("http", "mcp")
-MANIFEST_NAME = "manifest.json"
+UPSTREAM_KINDS = ("http", "mcp")
 LOG_NAME = "records.log"
 # Request headers that carry credentials: never stored, and refused as "chosen headers".
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"})
@@ -66,11 +67,6 @@ class LogDamage:
 
     offset: int
     reason: str
-
-
-def canonical_json(value: Any) -> str:
-    """The one JSON text of ``value``: sorted keys, ASCII, compact, no NaN (so no raw newline)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def canonical_request(
@@ -153,8 +149,8 @@ class FrozenStore:
                secret_fields: Iterable[str] = SECRET_FIELDS) -> FrozenStore:
         """Open the store at ``path``, creating it if absent. An existing store must be of the same
         ``kind`` (``ValueError`` otherwise); recording into it adds to it."""
-        if kind not in KINDS:
-            raise UsageError(f"kind must be one of {KINDS}, got {kind!r}")
+        if kind not in UPSTREAM_KINDS:
+            raise UsageError(f"kind must be one of {UPSTREAM_KINDS}, got {kind!r}")
         path = Path(path)
         keep_headers = check_kept_headers(keep_headers)
         if (path / MANIFEST_NAME).exists():
@@ -166,7 +162,7 @@ class FrozenStore:
             raise UsageError(f"{path} exists and is not a frozen store: choose an empty or new directory")
         path.mkdir(parents=True, exist_ok=True)
         (path / LOG_NAME).touch()
-        manifest = {"format": FORMAT, "kind": kind, "upstream": upstream, "keep_headers": keep_headers,
+        manifest = {"format": FROZEN_FORMAT, "kind": kind, "upstream": upstream, "keep_headers": keep_headers,
                     "secret_fields": sorted({name.lower() for name in secret_fields})}
         store = cls(path, manifest)
         store.write_manifest()
@@ -229,7 +225,7 @@ class FrozenStore:
         with self._lock:
             self._refresh()
             if self._fingerprint is None:
-                digest = hashlib.sha256(f"{FORMAT}\0{self.kind}\0".encode())
+                digest = hashlib.sha256(f"{FROZEN_FORMAT}\0{self.kind}\0".encode())
                 for key in sorted(self._loaded.records):
                     digest.update(f"{key} {canonical_json(self._loaded.records[key]['response'])}\n".encode())
                 self._fingerprint = digest.hexdigest()
@@ -274,7 +270,7 @@ class FrozenStore:
             content = handle.read()
         fingerprint = self.fingerprint
         manifest = dict(self.manifest, **(extra or {}))
-        manifest.update(format=FORMAT, package_version=PACKAGE_VERSION, records=len(self), log_bytes=len(content),
+        manifest.update(format=FROZEN_FORMAT, package_version=PACKAGE_VERSION, records=len(self), log_bytes=len(content),
                         files={LOG_NAME: hashlib.sha256(content).hexdigest()}, fingerprint=fingerprint)
         write_atomically(self.path / MANIFEST_NAME, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         self.manifest = manifest
@@ -320,23 +316,16 @@ class FrozenStore:
 
 def read_frozen_manifest(path: Path) -> dict:
     """The manifest of a frozen store; :class:`FrozenStoreError` naming the file when it is not one."""
+    manifest = load_manifest_json(path, FrozenStoreError, "frozen store", "frozen store")
     manifest_path = Path(path) / MANIFEST_NAME
-    if not Path(path).is_dir():
-        raise FrozenStoreError(f"frozen store not found: {path}")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FrozenStoreError(f"not a frozen store (no {MANIFEST_NAME}): {manifest_path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise FrozenStoreError(f"damaged manifest {manifest_path}: {error}") from None
     written = manifest.get("format") if isinstance(manifest, dict) else None
     if isinstance(written, str) and written.startswith("stillweb-frozen/"):
         version = written.rpartition("/")[2]
         if version.isdigit() and int(version) > FORMAT_VERSION:
             raise FrozenStoreError(f"{manifest_path} was written by a newer stillweb (format {written}); this version "
-                                   f"reads {FORMAT}: upgrade stillweb to use this store")
-    if written != FORMAT or manifest.get("kind") not in KINDS:
-        raise FrozenStoreError(f"{manifest_path} is not a {FORMAT} manifest (format {written!r})")
+                                   f"reads {FROZEN_FORMAT}: upgrade stillweb to use this store")
+    if written != FROZEN_FORMAT or manifest.get("kind") not in UPSTREAM_KINDS:
+        raise FrozenStoreError(f"{manifest_path} is not a {FROZEN_FORMAT} manifest (format {written!r})")
     return manifest
 
 

@@ -31,7 +31,7 @@ _NOT_FORWARDED = frozenset({"host", "content-length", "connection", "transfer-en
                             "accept-encoding", "te", "trailer", "proxy-connection"})
 
 # Statuses that say "not now" rather than answer the call: never recorded, like a 5xx.
-_TRANSIENT = frozenset({408, 425, 429})
+_TRANSIENT_STATUS = frozenset({408, 425, 429})
 
 
 class HttpUpstream:
@@ -64,7 +64,7 @@ class HttpUpstream:
             raise UpstreamError(f"upstream timed out on {where}: {type(error).__name__}") from None
         except httpx.TransportError as error:
             raise UpstreamError(f"upstream is down or unreachable on {where}: {type(error).__name__}: {error}") from None
-        if response.status_code >= 500 or response.status_code in _TRANSIENT:
+        if response.status_code >= 500 or response.status_code in _TRANSIENT_STATUS:
             raise UpstreamError(f"upstream answered {response.status_code} to {where} (not recorded: retry later)")
         content_type = response.headers.get("content-type", "")
         try:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from stillweb.envs.runs.recording import canonical_json
+from stillweb.corpora.canonical import canonical_json
 from stillweb.server.viewer.trajectories import EpisodeRecord, flags_of
 
 __all__ = ["COMPARED_FIELDS", "Divergence", "compared_fields", "first_difference"]

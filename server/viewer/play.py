@@ -25,7 +25,8 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.agents.scripted import write_answer, write_call
 from stillweb.envs.runs.recorded_snapshot import snapshot_header
-from stillweb.envs.runs.recording import canonical_json, reset_record, step_record
+from stillweb.corpora.canonical import canonical_json
+from stillweb.envs.runs.recording import reset_record, step_record
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.evidence import TaskEvidence
 from stillweb.server.viewer.pages import error_page, render

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.extra
 skyrl_gym = pytest.importorskip("skyrl_gym")
 
 from stillweb.envs import ReferenceAgent, WikiQAEnv  # noqa: E402
-from stillweb.envs.integrations.skyrl import ENV_ID  # noqa: E402
+from stillweb.envs.integrations.skyrl import SKYRL_ENV_ID  # noqa: E402
 
 
 @pytest.mark.parametrize("tool_format", ["tongyi", "search_r1"])
@@ -19,7 +19,7 @@ def test_reference_episode_through_skyrl_make_matches_in_process(tasks_snapshot,
     config = {"snapshot": str(tasks_snapshot), "tasks": "hard", "tool_format": tool_format}  # default limits
     local = WikiQAEnv(**config)
     for task in list(local.tasks)[: None if tool_format == "tongyi" else 2]:
-        env = skyrl_gym.make(ENV_ID, env_config=OmegaConf.create(config), extras={"extra_info": {"task_id": task.task_id}})
+        env = skyrl_gym.make(SKYRL_ENV_ID, env_config=OmegaConf.create(config), extras={"extra_info": {"task_id": task.task_id}})
         prompt, metadata = env.init([])
         expected_prompt, info = local.reset(options={"task_id": task.task_id})
         assert metadata["task_id"] == task.task_id
@@ -40,8 +40,8 @@ def test_reference_episode_through_skyrl_make_matches_in_process(tasks_snapshot,
 
 def test_bad_config_names_the_problem_and_bad_text_is_an_observation(tasks_snapshot):
     with pytest.raises(ValueError, match="snapshot"):
-        skyrl_gym.make(ENV_ID, env_config={"tasks": "hard"})
-    env = skyrl_gym.make(ENV_ID, env_config={"snapshot": str(tasks_snapshot), "tasks": "hard"}, extras={"seed": 3})
+        skyrl_gym.make(SKYRL_ENV_ID, env_config={"tasks": "hard"})
+    env = skyrl_gym.make(SKYRL_ENV_ID, env_config={"snapshot": str(tasks_snapshot), "tasks": "hard"}, extras={"seed": 3})
     env.init([])
     out = env.step("<tool_call>{not json")
     assert not out["done"] and "Format error" in out["observations"][0]["content"]

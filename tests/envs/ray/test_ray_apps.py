@@ -8,7 +8,7 @@ import pytest
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.envs import ReferenceAgent
 from stillweb.envs.apps.agents import RandomCallAgent
-from stillweb.envs.runs.recording import canonical_json
+from stillweb.corpora.canonical import canonical_json
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.extra("ray")

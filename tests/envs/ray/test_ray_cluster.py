@@ -12,7 +12,7 @@ import pytest
 from support.paths import RAY_TEST_ENVIRONMENT
 from support.ray_env import ENV_ID, env_kwargs_for, multistream_copy, same_snapshot
 from stillweb.corpora.build_from_source import build_wikipedia
-from stillweb.envs.runs.recording import canonical_json
+from stillweb.corpora.canonical import canonical_json
 
 ray = pytest.importorskip("ray")
 # Opt-in: on this shared machine (load 15+) the driver's ray.init(address=cluster.address) inside pytest

@@ -14,7 +14,7 @@ import pytest
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.envs import RandomTextAgent, ReferenceAgent
 from support.ray_env import ENV_ID, env_kwargs_for
-from stillweb.envs.runs.recording import canonical_json
+from stillweb.corpora.canonical import canonical_json
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.extra("ray")

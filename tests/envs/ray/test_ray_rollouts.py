@@ -15,7 +15,8 @@ import gymnasium as gym
 import pytest
 
 from support.ray_env import ENV_ID, agent_scripts, env_kwargs_for, recorded_lines
-from stillweb.envs.runs.recording import canonical_json, replay, reset_record, step_record
+from stillweb.corpora.canonical import canonical_json
+from stillweb.envs.runs.recording import replay, reset_record, step_record
 from stillweb.server.app import start_server_process
 from support.network import free_port
 

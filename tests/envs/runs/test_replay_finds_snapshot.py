@@ -13,7 +13,7 @@ import pytest
 
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.envs import RecordEpisodes, ReferenceAgent, replay
-from stillweb.envs.runs.recording import canonical_json
+from stillweb.corpora.canonical import canonical_json
 
 
 @pytest.fixture()
