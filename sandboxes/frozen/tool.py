@@ -26,7 +26,8 @@ from typing import Any
 
 from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.frozen.replay import NOT_RECORDED, Replayer
-from stillweb.sandboxes.frozen.store import FrozenStore, canonical_json, canonical_request, request_key
+from stillweb.corpora.canonical import canonical_json
+from stillweb.sandboxes.frozen.store import FrozenStore, canonical_request, request_key
 from stillweb.sandboxes.frozen.upstream import HttpUpstream, McpUpstream, UpstreamError
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, preview
 
