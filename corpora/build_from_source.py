@@ -22,10 +22,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stillweb.corpora.errors import UsageError
+from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.accounting import RowAccount
-from stillweb.corpora.snapshot_build import WIKIPEDIA_URL_TEMPLATE, BuildResult, build_snapshot
+from stillweb.corpora.snapshot_build import (SOURCE_PREFIX, WIKIPEDIA_URL_TEMPLATE, BuildResult, build_snapshot,
+                                             remove_stale_builds)
 
 __all__ = ["build_synthetic", "build_wikipedia", "build_rows", "fact_recovery", "TRUTH_SCHEMA"]
 
@@ -82,13 +83,16 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
         raise UsageError(f"dump_style must be one of {DUMP_STYLES}, got {dump_style!r}")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = out.with_name(f".{out.name}.source-{os.getpid()}")
+    remove_stale_builds(out)
+    work = out.with_name(f"{SOURCE_PREFIX.format(name=out.name)}{os.getpid()}")
     work.mkdir(exist_ok=True)
+    kept = f"the snapshot already at {out} is unchanged" if out.exists() else f"nothing was created at {out}"
     try:
         dump_path, truth_path = work / "world.xml", work / "truth.parquet"
         world = generate_world(articles, seed)
-        write_xml_dump(world_pages(world) if dump_style == "synthetic" else wikipedia_style_pages(world), dump_path)
-        _write_truth(world, truth_path)
+        with writing(out, "the snapshot", f"the world's intermediate dump was removed; {kept}"):
+            write_xml_dump(world_pages(world) if dump_style == "synthetic" else wikipedia_style_pages(world), dump_path)
+            _write_truth(world, truth_path)
         del world  # the build reads the dump; the world's memory is not needed any more
 
         def add_truth(tmp: Path) -> dict:

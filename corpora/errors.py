@@ -8,6 +8,9 @@ Catch :class:`StillwebError` for "anything stillweb raised on purpose", or one b
   it should (truncated, damaged, from a newer version). Also a ``ValueError``.
 - :class:`UpstreamError`: a service stillweb called (a live tool, a policy or embeddings
   endpoint, a stillweb server) failed or stayed unreachable. Also a ``RuntimeError``.
+- :class:`StorageError`: writing to disk failed (the disk is full, a file-size limit or quota was
+  reached, the filesystem is read-only); the message names the path and what was kept. Also an
+  ``OSError``. :func:`writing` turns such a failure of a block of writes into one.
 - :class:`PolicyInputError`: raised inside a parser or a tool on a policy's text; the environment
   turns it into an observation that says how to call the tool correctly, never an exception that
   leaves the environment.
@@ -26,7 +29,13 @@ UsageError True
 
 from __future__ import annotations
 
-__all__ = ["StillwebError", "UsageError", "DataError", "UpstreamError", "PolicyInputError"]
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["StillwebError", "UsageError", "DataError", "UpstreamError", "StorageError", "PolicyInputError",
+           "disk_full", "writing"]
 
 
 class StillwebError(Exception):
@@ -47,3 +56,47 @@ class UpstreamError(StillwebError, RuntimeError):
 
 class PolicyInputError(StillwebError):
     """A policy's text or tool input that cannot be served; it becomes an observation, never leaves the env."""
+
+
+class StorageError(StillwebError, OSError):
+    """Writing to disk failed (full, over a size limit or quota, read-only); the message names the path and what was kept."""
+
+
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS})
+# pyarrow and tantivy report the OS error in their own message, without errno set
+_FULL_TEXTS = ("No space left on device", "File too large", "Disk quota exceeded", "Read-only file system")
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or a size limit, quota or read-only mount) refused a write.
+
+    >>> disk_full(OSError(errno.ENOSPC, "No space left on device")), disk_full(ValueError("bad"))
+    (True, False)
+    """
+    if isinstance(error, OSError) and error.errno in _FULL_ERRNOS:
+        return True
+    return isinstance(error, (OSError, ValueError, RuntimeError)) and any(text in str(error) for text in _FULL_TEXTS)
+
+
+@contextmanager
+def writing(path: str | Path, what: str, kept: str) -> Iterator[None]:
+    """Turn a full disk during the block into a :class:`StorageError` naming ``what`` at ``path`` and saying what was
+    ``kept``; the block cleans up its own partial files before the error leaves it.
+
+    >>> try:
+    ...     with writing("/data/snap", "the snapshot", "nothing was written"):
+    ...         raise OSError(errno.ENOSPC, "No space left on device")
+    ... except StorageError as error:
+    ...     print(str(error).split(". Free")[0])
+    could not write the snapshot /data/snap: [Errno 28] No space left on device; nothing was written
+    """
+    try:
+        yield
+    except StillwebError:
+        raise
+    except BaseException as error:
+        if not disk_full(error):
+            raise
+        reason = " ".join(str(error).split())
+        raise StorageError(f"could not write {what} {path}: {reason}; {kept}. Free space on its disk (or raise the "
+                           f"file size limit, ulimit -f) and run again") from error

@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from stillweb.corpora.manifest import read_snapshot_table
 from stillweb.corpora.records import ParsedPage
 
 __all__ = ["TOP_UNMAPPED", "InfoboxCounts", "graph_stats", "format_graph_stats"]
@@ -45,7 +45,7 @@ def graph_stats(snapshot_dir: str | Path) -> dict:
     directory = Path(snapshot_dir)
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     fields = manifest.get("counts", {}).get("infobox_fields")
-    facts = pq.read_table(directory / "facts.parquet", columns=["relation", "object"])
+    facts = read_snapshot_table(directory / "facts.parquet", columns=["relation", "object"])
     per_relation = facts.group_by("relation").aggregate([("relation", "count")]).to_pylist()
     entity_rows = facts.filter(pc.greater_equal(facts["object"], 0)).group_by("relation").aggregate([("relation", "count")])
     entities = {row["relation"]: row["relation_count"] for row in entity_rows.to_pylist()}

@@ -26,7 +26,10 @@ __all__ = [
     "SnapshotError",
     "content_fingerprint",
     "file_hashes",
+    "check_table_footers",
+    "damaged",
     "read_manifest",
+    "read_snapshot_table",
     "verify_snapshot",
     "write_manifest",
 ]
@@ -152,6 +155,32 @@ def read_manifest(directory: Path) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
         raise SnapshotError(f"{path} is not a {' or '.join(READABLE_FORMATS)} manifest")
     return manifest
+
+
+def damaged(path: Path, error: BaseException) -> SnapshotError:
+    """The error for a snapshot file that cannot be read: it names the file and how to find what else is damaged."""
+    reason = " ".join(str(error).split())  # pyarrow's messages span lines
+    return SnapshotError(f"cannot read {path}: {reason} (the file is damaged or truncated; "
+                         f"`stillweb verify {path.parent}` lists every damaged file; rebuild the snapshot)")
+
+
+def read_snapshot_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A parquet table of a snapshot; :class:`SnapshotError` naming the file when it is damaged or missing."""
+    try:
+        return pq.read_table(path, columns=columns)
+    except (OSError, pa.ArrowException) as error:
+        raise damaged(Path(path), error) from None
+
+
+def check_table_footers(directory: Path) -> None:
+    """Read the footer of each table file present (a few KB each): a truncated file fails here, naming it."""
+    for name in TABLE_FILES:
+        path = Path(directory) / name
+        if path.is_file():
+            try:
+                pq.read_metadata(path)
+            except (OSError, pa.ArrowException) as error:
+                raise damaged(path, error) from None
 
 
 def verify_snapshot(directory: Path) -> list[str]:

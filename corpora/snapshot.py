@@ -21,13 +21,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.columns import StringColumn
 from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, SearchIndex, query_terms
-from stillweb.corpora.manifest import SnapshotError, read_manifest
+from stillweb.corpora.manifest import SnapshotError, check_table_footers, damaged, read_manifest, read_snapshot_table
 from stillweb.corpora.records import Fact, SearchResult
 from stillweb.corpora.search_pool import SearchPool
 
@@ -107,8 +106,8 @@ class Snapshot:
         docs_path = path / "docs.arrow"
         try:
             self._docs = pa.ipc.open_file(pa.memory_map(str(docs_path), "r")).read_all()
-        except (OSError, pa.ArrowInvalid) as error:
-            raise SnapshotError(f"cannot read documents {docs_path}: {error}") from None
+        except (OSError, pa.ArrowException) as error:
+            raise damaged(docs_path, error) from None
         self._titles = StringColumn(self._docs.column("title"))
         self._texts = StringColumn(self._docs.column("text"))
         # Format 1 snapshots have no source ids: they read as "".
@@ -117,7 +116,8 @@ class Snapshot:
         try:
             self._index = SearchIndex(path / "index", manifest.get("index") or INDEX_PARAMETERS)
         except (OSError, ValueError) as error:
-            raise SnapshotError(f"cannot open the search index {path / 'index'}: {error}") from None
+            raise SnapshotError(f"cannot open the search index {path / 'index'}: {error} (damaged or truncated; "
+                                f"`stillweb verify {path}` lists every damaged file; rebuild the snapshot)") from None
         if self._index.num_docs != len(self):
             raise SnapshotError(
                 f"index {path / 'index'} has {self._index.num_docs} documents, docs.arrow has {len(self)}"
@@ -131,6 +131,7 @@ class Snapshot:
         for name in ("docs.arrow", "facts.parquet", "redirects.parquet", "index/meta.json"):
             if not (path / name).is_file():
                 raise SnapshotError(f"snapshot {path} is incomplete: missing {name}")
+        check_table_footers(path)
         return cls(path, manifest)
 
     def __len__(self) -> int:
@@ -253,7 +254,7 @@ class Snapshot:
 
     @cached_property
     def _redirects(self) -> dict[str, int]:
-        table = pq.read_table(self.path / "redirects.parquet")
+        table = read_snapshot_table(self.path / "redirects.parquet")
         return dict(zip(table.column("alias").to_pylist(), table.column("doc_id").to_pylist()))
 
     @property
@@ -306,10 +307,7 @@ class Snapshot:
     @cached_property
     def facts_table(self) -> pa.Table:
         """All facts (``facts.parquet``) as an Arrow table."""
-        try:
-            return pq.read_table(self.path / "facts.parquet")
-        except (OSError, pa.ArrowInvalid) as error:
-            raise SnapshotError(f"cannot read facts {self.path / 'facts.parquet'}: {error}") from None
+        return read_snapshot_table(self.path / "facts.parquet")
 
     def facts(self, subject: int | None = None, relation: str | None = None, object: int | None = None) -> list[Fact]:
         """Facts matching every given filter, in table order (``Fact.index`` is the row)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import glob
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
@@ -25,7 +26,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stillweb.corpora.errors import UsageError
+from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, IndexBuilder
 from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_stats import InfoboxCounts
@@ -174,6 +175,40 @@ class _DocsWriter:
         self._arrow_sink.close()
 
 
+BUILDING_PREFIX = ".{name}.building-"  # + the building process's pid: the build's temp directory beside --out
+OLD_PREFIX = ".{name}.old-"  # + pid: the replaced snapshot, between two renames where renameat2 is missing
+SOURCE_PREFIX = ".{name}.source-"  # + pid: the synthetic world's intermediate dump (build_from_source)
+
+
+def remove_stale_builds(out: Path) -> list[Path]:
+    """Remove the temp directories that killed builds of ``out`` left (their process is gone); returns them.
+
+    A build killed with SIGKILL (or by the OOM killer, or a power cut) cannot clean up after itself;
+    the next build of the same ``--out`` does it. A directory of a build still running is left alone.
+    """
+    removed = []
+    for prefix in (BUILDING_PREFIX, OLD_PREFIX, SOURCE_PREFIX):
+        start = prefix.format(name=out.name)
+        for path in sorted(out.parent.glob(glob.escape(start) + "*")):
+            pid = path.name[len(start):]
+            if pid.isdigit() and not _process_alive(int(pid)):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # this build's own directories (a synthetic build's dump is made before the snapshot)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 def _exchange(tmp: Path, out: Path) -> None:
     """Move the finished build to ``out``, atomically replacing any existing snapshot."""
     if not out.exists():
@@ -185,7 +220,7 @@ def _exchange(tmp: Path, out: Path) -> None:
     if renameat2 is not None and renameat2(at_fdcwd, bytes(tmp), at_fdcwd, bytes(out), rename_exchange) == 0:
         shutil.rmtree(tmp)  # tmp now holds the old snapshot
         return
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    old = out.with_name(f"{OLD_PREFIX.format(name=out.name)}{os.getpid()}")
     os.rename(out, old)
     os.rename(tmp, out)
     shutil.rmtree(old)
@@ -228,75 +263,78 @@ def build_snapshot(
     account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    pool = None
-    index = None
-    try:
-        graph = GraphWriter(tmp / ".graph-spill")
-        titles: list[str] = []
-        kinds: dict[str, int] = {}
-        infobox = InfoboxCounts()
-        chunks = _chunks(pages, graph, account, _PARSE_CHUNK)
-        if workers > 1:  # started as stillweb.corpora.processes says; chunks of pages go to them pickled
-            pool = process_context().Pool(workers, initializer=ignore_interrupts)
-            parsed_chunks = pool.imap(_parse_chunk, chunks)
-        else:
-            parsed_chunks = map(_parse_chunk, chunks)
-        docs = _DocsWriter(tmp, url_template)
-        index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS)
-        bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
-        for chunk in parsed_chunks:
-            for position, page in chunk:
-                box = render_fact_box(page)
-                text = f"{box}\n\n{page.text}" if box else page.text
-                if not account.admit(page.title, text, page.source_id, position):
-                    continue
-                pieces = split_passages(page, text, passage_words) if passage_words else [(page, text)]
-                for number, (piece, piece_text) in enumerate(pieces):
-                    doc_id = len(titles)
-                    titles.append(piece.title)
-                    docs.add(doc_id, piece, piece_text)
-                    index.add(doc_id, piece.title, piece_text)
-                    if number == 0:
-                        graph.add_page(doc_id, page)
-                        infobox.add(page)
-                    kinds[piece.kind] = kinds.get(piece.kind, 0) + 1
-            bar.update(len(chunk))
-        bar.close()
-        if pool is not None:
-            pool.close()
-            pool.join()
-            pool = None
-        docs.close()
-        if not titles:
-            raise UsageError("the source yielded no article pages: nothing to build")
-        segments = index.finish()
-        counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items())),
-                  "infobox_fields": infobox.summary()}
-        shutil.rmtree(tmp / ".graph-spill")
-        if extra_files is not None:
-            counts.update(extra_files(tmp))
-        counts["rows"] = account.summary()
-        manifest = {
-            "name": out.name,
-            "source": source,
-            "parameters": parameters,
-            "counts": counts,
-            "index": dict(index_parameters, segments=segments),
-            "package_version": PACKAGE_VERSION,
-            "fingerprint": content_fingerprint(tmp, index_parameters),
-        }
-        manifest = write_manifest(tmp, manifest)
-        _exchange(tmp, out)
-        return BuildResult(out, manifest)
-    except BaseException:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-        if index is not None and not index.finished:
-            index.abort()  # tantivy's threads must stop writing before the directory goes
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    kept = f"the snapshot already at {out} is unchanged" if out.exists() else f"nothing was created at {out}"
+    with writing(out, "the snapshot", f"the build's temporary files were removed; {kept}"):  # a full disk names --out
+        remove_stale_builds(out)
+        tmp = out.with_name(f"{BUILDING_PREFIX.format(name=out.name)}{os.getpid()}")
+        if tmp.exists():  # left by an earlier process that had this pid
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        pool = None
+        index = None
+        try:
+            graph = GraphWriter(tmp / ".graph-spill")
+            titles: list[str] = []
+            kinds: dict[str, int] = {}
+            infobox = InfoboxCounts()
+            chunks = _chunks(pages, graph, account, _PARSE_CHUNK)
+            if workers > 1:  # started as stillweb.corpora.processes says; chunks of pages go to them pickled
+                pool = process_context().Pool(workers, initializer=ignore_interrupts)
+                parsed_chunks = pool.imap(_parse_chunk, chunks)
+            else:
+                parsed_chunks = map(_parse_chunk, chunks)
+            docs = _DocsWriter(tmp, url_template)
+            index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS)
+            bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
+            for chunk in parsed_chunks:
+                for position, page in chunk:
+                    box = render_fact_box(page)
+                    text = f"{box}\n\n{page.text}" if box else page.text
+                    if not account.admit(page.title, text, page.source_id, position):
+                        continue
+                    pieces = split_passages(page, text, passage_words) if passage_words else [(page, text)]
+                    for number, (piece, piece_text) in enumerate(pieces):
+                        doc_id = len(titles)
+                        titles.append(piece.title)
+                        docs.add(doc_id, piece, piece_text)
+                        index.add(doc_id, piece.title, piece_text)
+                        if number == 0:
+                            graph.add_page(doc_id, page)
+                            infobox.add(page)
+                        kinds[piece.kind] = kinds.get(piece.kind, 0) + 1
+                bar.update(len(chunk))
+            bar.close()
+            if pool is not None:
+                pool.close()
+                pool.join()
+                pool = None
+            docs.close()
+            if not titles:
+                raise UsageError("the source yielded no article pages: nothing to build")
+            segments = index.finish()
+            counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items())),
+                      "infobox_fields": infobox.summary()}
+            shutil.rmtree(tmp / ".graph-spill")
+            if extra_files is not None:
+                counts.update(extra_files(tmp))
+            counts["rows"] = account.summary()
+            manifest = {
+                "name": out.name,
+                "source": source,
+                "parameters": parameters,
+                "counts": counts,
+                "index": dict(index_parameters, segments=segments),
+                "package_version": PACKAGE_VERSION,
+                "fingerprint": content_fingerprint(tmp, index_parameters),
+            }
+            manifest = write_manifest(tmp, manifest)
+            _exchange(tmp, out)
+            return BuildResult(out, manifest)
+        except BaseException:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+            if index is not None and not index.finished:
+                index.abort()  # tantivy's threads must stop writing before the directory goes
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise

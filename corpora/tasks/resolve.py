@@ -34,8 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow.parquet as pq
 
+from stillweb.corpora.manifest import read_snapshot_table
 from stillweb.corpora.errors import DataError
 from stillweb.corpora.tasks.value_forms import value_forms
 
@@ -120,7 +120,7 @@ class FactTables:
 
     def __init__(self, snapshot: str | Path) -> None:
         path = Path(snapshot)
-        docs = pq.read_table(path / "docs.parquet", columns=["doc_id", "title"]).to_pydict()
+        docs = read_snapshot_table(path / "docs.parquet", columns=["doc_id", "title"]).to_pydict()
         self.ids: dict[str, int] = {}
         self.labels: list[str] = []
         self.forms: dict[int, set[str]] = defaultdict(set)  # id -> normalized surface forms
@@ -130,7 +130,7 @@ class FactTables:
         self.by_name: dict[str, int] = {name_key(self.labels[page]): page for page in page_of_doc.values()}
         redirects = path / "redirects.parquet"
         if redirects.exists():
-            table = pq.read_table(redirects).to_pydict()
+            table = read_snapshot_table(redirects).to_pydict()
             for alias, doc_id in zip(table["alias"], table["doc_id"]):
                 if doc_id in page_of_doc:
                     self.by_name.setdefault(name_key(alias), page_of_doc[doc_id])
@@ -141,8 +141,8 @@ class FactTables:
         self.by_form: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
         years: dict[str, list[tuple[int, int]]] = defaultdict(list)
         numbers: dict[str, list[tuple[float, int]]] = defaultdict(list)
-        facts = pq.read_table(path / "facts.parquet",
-                              columns=["subject", "relation", "value", "value_type", "object", "number", "date"]).to_pydict()
+        facts = read_snapshot_table(path / "facts.parquet",
+                                    columns=["subject", "relation", "value", "value_type", "object", "number", "date"]).to_pydict()
         for subject, relation, value, kind, obj, number, date in zip(*facts.values()):
             if subject not in page_of_doc or not relation:
                 continue

@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stillweb.corpora.errors import UsageError
+from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.tasks.record import TASKS_SCHEMA, TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 
@@ -80,21 +80,23 @@ def write_task_set(
 ) -> Path:
     """Write the split files and the card (``card(dir)`` writes it) atomically; returns the set dir."""
     final = task_set_dir(snapshot_path, name)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=final.parent))
-    try:
-        for split in SPLITS:
-            table = tasks_table([t for t in tasks if t.split == split])
-            pq.write_table(table, staging / f"{split}.parquet", compression="zstd")
-        card(staging)
-        if final.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=final.parent))
-            final.rename(retired / name)
-            staging.rename(final)
-            shutil.rmtree(retired)
-        else:
-            staging.rename(final)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    kept = f"the set already at {final} is unchanged" if final.exists() else f"nothing was created at {final}"
+    with writing(final, "the task set", f"its temporary files were removed; {kept}"):  # a full disk names the set
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=final.parent))
+        try:
+            for split in SPLITS:
+                table = tasks_table([t for t in tasks if t.split == split])
+                pq.write_table(table, staging / f"{split}.parquet", compression="zstd")
+            card(staging)
+            if final.exists():
+                retired = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=final.parent))
+                final.rename(retired / name)
+                staging.rename(final)
+                shutil.rmtree(retired)
+            else:
+                staging.rename(final)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     return final

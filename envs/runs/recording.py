@@ -27,7 +27,7 @@ from typing import IO, Any
 import gymnasium as gym
 
 from stillweb.corpora.canonical import canonical_json
-from stillweb.corpora.errors import UsageError
+from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.runs.recorded_snapshot import locate_snapshot, snapshot_header
 from stillweb.envs.core.spaces import to_charset
@@ -80,7 +80,8 @@ class RecordEpisodes(gym.Wrapper):
         if spec is None:
             raise UsageError("RecordEpisodes needs an env made by gym.make (it records env.spec to replay it)")
         self.path = Path(path)
-        self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+        self._file: IO[bytes] | None = self.path.open("wb", buffering=0)  # every line reaches the file whole, or not
+        self._written = 0  # bytes of complete lines
         self._write(header_record(spec, env))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -103,10 +104,26 @@ class RecordEpisodes(gym.Wrapper):
         super().close()
 
     def _write(self, record: dict[str, Any]) -> None:
+        """Append one line. A write the disk refuses (full, a size limit) cuts the file back to its complete
+        lines, closes it and raises :class:`StorageError` naming it (the episode's env stays usable)."""
         if self._file is None:
             raise RuntimeError(f"recording {self.path} is closed")
-        self._file.write(canonical_json(record) + "\n")
-        self._file.flush()
+        line = (canonical_json(record) + "\n").encode("utf-8")
+        rest = memoryview(line)
+        try:
+            while rest:
+                rest = rest[self._file.write(rest):]  # an unbuffered write may take part of it
+        except OSError:
+            self._file.truncate(self._written)
+            self._file.close()
+            self._file = None
+            kept = (f"the recording keeps its complete lines ({self._written} bytes) and was closed" if self._written
+                    else "the empty file was removed")
+            if not self._written:
+                self.path.unlink(missing_ok=True)
+            with writing(self.path, "the recording", kept):
+                raise
+        self._written += len(line)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from urllib.parse import urlencode
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
+from stillweb.corpora.manifest import read_snapshot_table
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.index import MAX_K, MAX_QUERY_CHARS, matching_spans
 from stillweb.sandboxes import ToolRegistry
@@ -36,7 +36,7 @@ class DocumentGraph:
     @cached_property
     def _links(self) -> pa.Table:
         path = self.snapshot.path / "links.parquet"
-        return pq.read_table(path) if path.is_file() else pa.table({"source": pa.array([], pa.int32()), "target": pa.array([], pa.int32())})
+        return read_snapshot_table(path) if path.is_file() else pa.table({"source": pa.array([], pa.int32()), "target": pa.array([], pa.int32())})
 
     def links(self, doc_id: int, column: str, other: str) -> list[int]:
         """Doc ids at ``other`` of links whose ``column`` is ``doc_id``, ascending and distinct."""
