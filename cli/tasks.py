@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from stillweb.corpora.errors import UsageError
+from stillweb.cli.task_polish import add_polish_parser
 from stillweb.cli.task_show import add_show_parser
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
 
@@ -109,6 +110,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from stillweb.cli import task_profiles
 
     task_profiles.register(actions)  # profile, filter, reverify
+    add_polish_parser(actions)
 
 
 def run_generate(args: argparse.Namespace) -> int:
