@@ -3,6 +3,7 @@
 - ``stillweb/WikiQA-v0`` (:class:`WikiQAEnv`): multi-turn deep research with tools.
 - ``stillweb/Lookup-v0`` (:class:`LookupEnv`): single-turn sanity task.
 - ``stillweb/Apps-v0`` (:class:`~stillweb.envs.apps.env.AppsEnv`): stateful app APIs, checked by the final state.
+- ``stillweb/BFCL-v0`` (:class:`~stillweb.envs.bfcl.env.BfclEnv`): BFCL's multi-turn tasks, rewarded by BFCL's checker.
 - ``stillweb/Mixture-v0`` (:class:`~stillweb.envs.mixture.MixtureEnv`): a seeded, weighted mixture of the others.
 - ``stillweb/Remote-v0`` (:class:`~stillweb.envs.remote.RemoteEnv`): either of them served over HTTP.
 
@@ -50,6 +51,7 @@ for _env_id, _entry_point in (
     ("stillweb/Remote-v0", "stillweb.envs.remote:RemoteEnv"),
     ("stillweb/Apps-v0", "stillweb.envs.apps.env:AppsEnv"),
     ("stillweb/Mixture-v0", "stillweb.envs.mixture:MixtureEnv"),
+    ("stillweb/BFCL-v0", "stillweb.envs.bfcl.env:BfclEnv"),
 ):
     if _env_id not in registry:
         register(id=_env_id, entry_point=_entry_point, disable_env_checker=True)

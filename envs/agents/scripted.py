@@ -81,11 +81,15 @@ class ReferenceAgent:
     """
 
     def __new__(cls, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> Any:
-        """An app task (one with a reference ``program``) gets the ``Apps-v0`` reference agent."""
+        """An app task (one with a reference ``program``) gets the ``Apps-v0`` reference agent, a BFCL
+        task (one with BFCL's ``ground_truth``) the ``BFCL-v0`` one."""
         from stillweb.envs.apps.agents import AppReferenceAgent, is_app_task
+        from stillweb.envs.bfcl.agents import BfclReferenceAgent, is_bfcl_task
 
         if cls is ReferenceAgent and is_app_task(task):
             return AppReferenceAgent(task, tool_format)
+        if cls is ReferenceAgent and is_bfcl_task(task):
+            return BfclReferenceAgent(task, tool_format)
         return super().__new__(cls)
 
     def __init__(self, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> None:
