@@ -17,7 +17,8 @@ import json
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,20 +134,33 @@ class SessionStore:
         self.idle_timeout_s = idle_timeout_s
         self.clock = clock
         self._live: dict[str, EnvSession] = {}
+        self._pending = 0  # sessions whose environments are being built (see slot)
         self._ended: OrderedDict[str, str] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._live)
 
-    def check_capacity(self) -> None:
-        """Expire idle sessions, then raise 429 if no session can be added."""
+    def check_capacity(self, pending: int = 0) -> None:
+        """Expire idle sessions, then raise 429 if no session can be added beside ``pending`` ones being made."""
         self.expire_idle()
-        if len(self._live) >= self.max_sessions:
+        if len(self._live) + pending >= self.max_sessions:
             raise SessionError(
                 "too_many_sessions",
                 f"the server holds its maximum of {self.max_sessions} sessions: close sessions (DELETE /sessions/{{id}}) "
                 f"or wait for idle ones to expire after {self.idle_timeout_s:g} s",
             )
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold a place for a session being made (429 at once when there is none): its environment is built
+        only if it will fit, so a storm of creates at the limit costs no environment builds. Requests run on
+        one event loop: nothing else runs between the check and the count."""
+        self.check_capacity(self._pending)
+        self._pending += 1
+        try:
+            yield
+        finally:
+            self._pending -= 1
 
     def add(self, env_id: str, kwargs: dict[str, Any], env: gym.Env) -> EnvSession:
         """Register a new session around ``env`` (429 if full; ``env`` is closed then)."""

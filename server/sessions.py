@@ -79,10 +79,10 @@ def add_session_routes(app: FastAPI, catalog: SnapshotCatalog, env_ids: Iterable
         """Build the environment (``gym.make(env_id, **kwargs)``) and return the new session's id."""
         if body.env_id not in allowed:
             raise ApiError(422, "unknown_env_id", f"env_id {body.env_id[:200]!r} is not served; available: {list(allowed)}")
-        store.check_capacity()
-        snapshot_name, kwargs = _env_kwargs(body.kwargs, catalog)
-        env = await run_blocking(request, _make_env, body.env_id, kwargs)
-        session = store.add(body.env_id, {**body.kwargs, "snapshot": snapshot_name}, env)
+        with store.slot():  # 429 before building anything when the server is full
+            snapshot_name, kwargs = _env_kwargs(body.kwargs, catalog)
+            env = await run_blocking(request, _make_env, body.env_id, kwargs)
+            session = store.add(body.env_id, {**body.kwargs, "snapshot": snapshot_name}, env)
         request.app.state.counter.add("sessions_created")
         return _session_info(session)
 
