@@ -9,6 +9,7 @@ from stillweb.corpora.errors import UsageError
 
 EXAMPLES = """examples:
   stillweb eval retrieval snapshots/scifact --beir beir/scifact --baseline bm25s
+  stillweb eval retrieval snapshots/scifact --beir beir/scifact --baseline bm25s --baseline pyserini
   stillweb eval retrieval snapshots/wiki18 --queries nq-test.tsv --qrels nq-test.qrels --run runs/nq.trec
   python scripts/multihop_passages.py ../shared/data/hotpotqa_train_100.json --out /tmp/mh \\
       && stillweb build corpus /tmp/mh --out /tmp/mh/snap && stillweb eval retrieval /tmp/mh/snap --beir /tmp/mh --baseline bm25s
@@ -35,7 +36,9 @@ def register(subparsers) -> None:
     retrieval.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     retrieval.add_argument("--run", metavar="FILE", help="write stillweb's TREC run file here")
     retrieval.add_argument("--k", type=int, default=100, help="documents retrieved per query (1..100, default 100)")
-    retrieval.add_argument("--baseline", choices=["bm25s"], help="also run bm25s on the same rows and compare")
+    retrieval.add_argument("--baseline", choices=["bm25s", "pyserini"], action="append", default=[],
+                           help="also run this engine on the same rows and compare (repeatable): bm25s (eval extra) "
+                                "or pyserini (pyserini extra and a JDK 17: bash scripts/install_jdk.sh)")
     retrieval.add_argument("--json", action="store_true", help="print the scores as JSON")
     retrieval.set_defaults(handler=_run_retrieval)
 
@@ -56,8 +59,8 @@ def _run_retrieval(args) -> int:
     snapshot = Snapshot.open(args.snapshot)
     queries, qrels = ev.load_queries(queries_path), ev.load_qrels(qrels_path)
     runs = {"stillweb": ev.run_snapshot(snapshot, queries, args.k)}
-    if args.baseline:
-        runs[args.baseline] = ev.run_bm25s(snapshot, queries, args.k)
+    for name in dict.fromkeys(args.baseline):
+        runs[name] = ev.run_baseline(name, snapshot, queries, args.k)
     if args.run:
         ev.write_trec_run(runs["stillweb"], args.run)
     scores = {name: ev.evaluate(qrels, run) for name, run in runs.items()}

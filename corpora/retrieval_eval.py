@@ -9,7 +9,7 @@ Runs are written as TREC run files; the scores printed are ``ir_measures``'
 for exactly that run, so ``ir_measures`` (or ``trec_eval``) on the file agrees.
 
 Requires the ``eval`` extra (``pip install 'stillweb[eval]'``: ir-measures, bm25s,
-PyStemmer).
+PyStemmer); the Pyserini baseline the ``pyserini`` extra and a JDK 17.
 
 >>> queries, qrels = load_queries("beir/scifact/queries.jsonl"), load_qrels("beir/scifact/qrels/test.tsv")  # doctest: +SKIP
 >>> evaluate(qrels, run_snapshot(Snapshot.open("snapshots/scifact"), queries))        # doctest: +SKIP
@@ -26,7 +26,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.sources.files import open_lines
 
-__all__ = ["MEASURES", "load_queries", "load_qrels", "beir_paths", "run_snapshot", "run_bm25s", "evaluate",
+__all__ = ["MEASURES", "load_queries", "load_qrels", "beir_paths", "run_snapshot", "run_bm25s", "run_baseline", "evaluate",
            "write_trec_run", "Run"]
 
 MEASURES = ("R@10", "R@100", "nDCG@10", "RR@10")  # recall@k, nDCG@10, MRR@10 in ir_measures' names
@@ -115,25 +115,25 @@ def _score(value: float) -> float:
     return round(float(value), 6)
 
 
-def run_bm25s(snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
-    """bm25s (Lucene BM25, English stop words, Snowball English stemmer) over the same
-    rows as the snapshot, each indexed as ``title + "\\n" + text``."""
-    import bm25s
-    import Stemmer
+def run_baseline(name: str, snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
+    """Another engine's BM25 ranking (``"bm25s"`` or ``"pyserini"``, see
+    :mod:`stillweb.corpora.retrieval_baselines`) over the same rows as the snapshot, each
+    indexed as ``title + "\\n" + text``."""
+    from stillweb.corpora.retrieval_baselines import baseline_index
 
-    stemmer = Stemmer.Stemmer("english")
     docs = [snapshot.get(i) for i in range(len(snapshot))]
-    corpus = bm25s.tokenize([f"{d.title}\n{d.text}" for d in docs], stopwords="en", stemmer=stemmer, show_progress=False)
-    retriever = bm25s.BM25()
-    retriever.index(corpus, show_progress=False)
+    index = baseline_index(name, [f"{d.title}\n{d.text}" for d in docs])
     ids = _document_ids(snapshot)
-    qids = [qid for qid, text in queries.items() if text.strip()]
-    tokens = bm25s.tokenize([queries[q] for q in qids], stopwords="en", stemmer=stemmer, show_progress=False)
-    found, scores = retriever.retrieve(tokens, k=min(k, len(docs)), show_progress=False, n_threads=1)
-    run: Run = {qid: {} for qid in queries}
-    for row, qid in enumerate(qids):
-        run[qid] = {ids[int(d)]: _score(s) for d, s in zip(found[row], scores[row]) if s > 0}
-    return run
+    qids = list(queries)
+    found = index.search([queries[q] for q in qids], min(k, len(docs)))
+    if hasattr(index, "close"):
+        index.close()
+    return {qid: {ids[row]: _score(score) for row, score in hits} for qid, hits in zip(qids, found)}
+
+
+def run_bm25s(snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
+    """bm25s (Lucene BM25, English stop words, Snowball English stemmer) over the same rows as the snapshot."""
+    return run_baseline("bm25s", snapshot, queries, k)
 
 
 def evaluate(qrels: dict[str, dict[str, int]], run: Run, measures: tuple[str, ...] = MEASURES) -> dict[str, float]:

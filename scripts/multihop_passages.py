@@ -1,9 +1,11 @@
-"""Turn HotpotQA / 2WikiMultihopQA questions into a BEIR-style passage corpus with qrels.
+"""Turn HotpotQA / 2WikiMultihopQA / MuSiQue questions into a BEIR-style passage corpus with qrels.
 
-Every context paragraph (title, sentences) is cut into passages of ``--sentences``
-consecutive sentences, so several passages share a page title, as in every
-passage corpus. A passage is relevant to a question when it holds one of the
-question's supporting facts (title, sentence index). Writes, in ``--out``:
+Every HotpotQA / 2Wiki context paragraph (title, sentences) is cut into passages of
+``--sentences`` consecutive sentences, so several passages share a page title, as in
+every passage corpus. A passage is relevant to a question when it holds one of the
+question's supporting facts (title, sentence index). A MuSiQue paragraph (``title``,
+``paragraph_text``; its records have ``paragraphs``) is one passage, relevant when it
+is marked ``is_supporting``. Writes, in ``--out``:
 
 - ``corpus.jsonl``: ``{"_id", "title", "text"}`` (BEIR corpus format);
 - ``queries.jsonl``: ``{"_id", "text"}`` (the question text);
@@ -24,8 +26,30 @@ import json
 from pathlib import Path
 
 
+def musique_passages(questions: list[dict], prefix: str) -> tuple[list[dict], dict[str, str], dict[str, set[str]]]:
+    """(corpus rows, query id -> question, query id -> relevant passage ids) for MuSiQue records."""
+    corpus: list[dict] = []
+    seen: dict[tuple[str, str], str] = {}  # (title, paragraph) -> its passage id
+    queries: dict[str, str] = {}
+    qrels: dict[str, set[str]] = {}
+    for number, question in enumerate(questions):
+        qid = f"{prefix}q{number}"
+        queries[qid] = question["question"]
+        qrels[qid] = set()
+        for paragraph in question["paragraphs"]:
+            key = (paragraph["title"], paragraph["paragraph_text"].strip())
+            if key not in seen:
+                seen[key] = f"{prefix}p{len(corpus)}"
+                corpus.append({"_id": seen[key], "title": key[0], "text": key[1] or key[0]})
+            if paragraph.get("is_supporting"):
+                qrels[qid].add(seen[key])
+    return corpus, queries, qrels
+
+
 def passage_corpus(questions: list[dict], sentences: int, prefix: str) -> tuple[list[dict], dict[str, str], dict[str, set[str]]]:
     """(corpus rows, query id -> question, query id -> relevant passage ids) for one dataset."""
+    if questions and "paragraphs" in questions[0]:
+        return musique_passages(questions, prefix)
     corpus: list[dict] = []
     seen: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # paragraph -> its passage ids
     queries: dict[str, str] = {}
@@ -65,7 +89,7 @@ def write_beir(folder: Path, corpus: list[dict], queries: dict[str, str], qrels:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("datasets", nargs="+", type=Path, help="HotpotQA / 2WikiMultihopQA JSON files")
+    parser.add_argument("datasets", nargs="+", type=Path, help="HotpotQA / 2WikiMultihopQA / MuSiQue JSON files (a JSON array)")
     parser.add_argument("--out", type=Path, required=True, help="folder for corpus.jsonl, queries.jsonl, qrels/test.tsv")
     parser.add_argument("--sentences", type=int, default=2, help="sentences per passage (default 2)")
     args = parser.parse_args(argv)

@@ -69,3 +69,31 @@ def test_beir_folder_without_qrels_is_a_clear_error(beir, tmp_path, capsys):
     assert "BEIR folder has no qrels/test.tsv" in capsys.readouterr().err
     assert cli_main(["eval", "retrieval", str(beir / "snap")]) == 2
     assert "give --queries and --qrels" in capsys.readouterr().err
+
+
+def test_an_unknown_baseline_names_the_choices(beir, capsys):
+    from stillweb.corpora.errors import UsageError
+    from stillweb.corpora.retrieval_baselines import baseline_index
+
+    with pytest.raises(UsageError, match="unknown baseline 'lucene': choose one of bm25s, pyserini"):
+        baseline_index("lucene", ["a"])
+    with pytest.raises(SystemExit):
+        cli_main(["eval", "retrieval", str(beir / "snap"), "--beir", str(beir), "--baseline", "lucene"])
+    assert "invalid choice: 'lucene' (choose from 'bm25s', 'pyserini')" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # starts a JVM (about 20 s)
+def test_pyserini_baseline_on_the_same_rows(beir, tmp_path, capsys):
+    pytest.importorskip("pyserini")
+    pytest.importorskip("faiss")
+    args = ["eval", "retrieval", str(beir / "snap"), "--beir", str(beir), "--json", "--k", "3"]
+    assert cli_main(args + ["--baseline", "pyserini", "--baseline", "bm25s"]) == 0
+    scores = json.loads(capsys.readouterr().out)["scores"]
+    assert set(scores) == {"stillweb", "pyserini", "bm25s"}
+    assert scores["pyserini"]["R@10"] == 1.0 and scores["pyserini"]["RR@10"] == 1.0, scores
+    from stillweb.corpora import retrieval_eval as ev
+    from stillweb.corpora.snapshot import Snapshot
+
+    run = ev.run_baseline("pyserini", Snapshot.open(beir / "snap"), {**QUERIES, "blank": "  "}, k=2)
+    assert run["blank"] == {} and max(run["q2"], key=run["q2"].get) == "d2" and len(run["q1"]) == 2
+    assert all(score > 0 for scores in run.values() for score in scores.values())
