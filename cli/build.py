@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from stillweb.cli import build_dense
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
@@ -30,7 +31,8 @@ CORPUS_EXAMPLES = """examples:
   stillweb build corpus collection.tsv --format tsv --out snapshots/msmarco   (headerless: id, text)
 """
 EXAMPLES = "examples:\n" + "".join(text.split("\n", 1)[1].split("\n", 1)[0] + "\n"
-                                    for text in (SYNTHETIC_EXAMPLES, WIKIPEDIA_EXAMPLES, CORPUS_EXAMPLES))
+                                    for text in (SYNTHETIC_EXAMPLES, WIKIPEDIA_EXAMPLES, CORPUS_EXAMPLES,
+                                                 build_dense.EXAMPLES))
 
 
 def _positive(name: str):
@@ -105,6 +107,7 @@ def register(subparsers) -> None:
     corpus.add_argument("--ray", action="store_true",
                         help="read shards (parquet row groups, JSON-lines byte ranges) as Ray tasks; same snapshot")
     corpus.set_defaults(handler=_run_corpus)
+    build_dense.register(sources)
 
 
 def _report(result) -> int:

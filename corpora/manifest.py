@@ -32,6 +32,7 @@ __all__ = [
     "read_snapshot_table",
     "verify_snapshot",
     "write_manifest",
+    "write_manifest_as_is",
 ]
 
 FORMAT = "stillweb-snapshot/2"  # 2: docs carry ``source_id`` (the corpus's own id)
@@ -123,6 +124,12 @@ def content_fingerprint(directory: Path, index_parameters: dict) -> str:
 def write_manifest(directory: Path, manifest: dict) -> dict:
     """Add file hashes to ``manifest`` and write it as ``manifest.json``."""
     manifest = dict(manifest, format=FORMAT, files=file_hashes(directory))
+    return write_manifest_as_is(directory, manifest)
+
+
+def write_manifest_as_is(directory: Path, manifest: dict) -> dict:
+    """Write ``manifest`` as ``manifest.json`` unchanged (its format and file hashes as given: an addition
+    such as ``stillweb build dense`` keeps the snapshot's format and hashes only the files it adds)."""
     text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     (directory / MANIFEST_NAME).write_text(text, encoding="utf-8")
     return manifest

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,7 +25,9 @@ import pyarrow.compute as pc
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.columns import StringColumn
-from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, SearchIndex, query_terms
+from stillweb.corpora.dense import DENSE_DIR, FUSION_DEPTH, DenseIndex, check_mode, fuse, no_dense_index
+from stillweb.corpora.embeddings import ENDPOINT_VARIABLE, STORE_VARIABLE, QueryEmbedder
+from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS, SearchIndex, query_terms
 from stillweb.corpora.manifest import SnapshotError, check_table_footers, damaged, read_manifest, read_snapshot_table
 from stillweb.corpora.records import Fact, SearchResult
 from stillweb.corpora.search_pool import SearchPool
@@ -97,11 +99,14 @@ def _check_k(k: object) -> None:
 class Snapshot:
     """An opened snapshot directory. Use :meth:`open`."""
 
-    def __init__(self, path: Path, manifest: dict) -> None:
+    def __init__(self, path: Path, manifest: dict, query_embedder: QueryEmbedder | None = None) -> None:
         self.path = path
         self.manifest = manifest
         self.fingerprint: str = manifest["fingerprint"]
+        self.dense_info: dict | None = manifest.get("dense")  # the dense index's model and parameters, if any
+        self.query_embedder = query_embedder or self._default_embedder()
         self._pool: SearchPool | None = None
+        self._pool_embedder: QueryEmbedder | None = None  # what the pool's workers were opened with
         self._pool_lock = threading.Lock()
         docs_path = path / "docs.arrow"
         try:
@@ -124,15 +129,37 @@ class Snapshot:
             )
 
     @classmethod
-    def open(cls, path: str | Path) -> "Snapshot":
-        """Open the snapshot at ``path``; :class:`SnapshotError` names what is missing or damaged."""
+    def open(cls, path: str | Path, query_embedder: QueryEmbedder | None = None) -> "Snapshot":
+        """Open the snapshot at ``path``; :class:`SnapshotError` names what is missing or damaged.
+
+        ``query_embedder`` says where dense and hybrid searches find query embeddings (default:
+        :meth:`use_query_embeddings` with no arguments)."""
         path = Path(path).expanduser().resolve()
         manifest = read_manifest(path)
         for name in ("docs.arrow", "facts.parquet", "redirects.parquet", "index/meta.json"):
             if not (path / name).is_file():
                 raise SnapshotError(f"snapshot {path} is incomplete: missing {name}")
         check_table_footers(path)
-        return cls(path, manifest)
+        return cls(path, manifest, query_embedder)
+
+    def _default_embedder(self) -> QueryEmbedder | None:
+        if self.dense_info is None:
+            return None
+        store = os.environ.get(STORE_VARIABLE)
+        return QueryEmbedder(model=self.dense_info["model"], query_prefix=self.dense_info.get("query_prefix", ""),
+                             store=Path(store) if store else None, endpoint=os.environ.get(ENDPOINT_VARIABLE) or None)
+
+    def use_query_embeddings(self, endpoint: str | None = None, store: str | Path | None = None,
+                             timeout: float = 60.0) -> None:
+        """Where dense and hybrid searches get query embeddings: recorded in ``store`` (default: the
+        ``$STILLWEB_QUERY_EMBEDDINGS`` file, else ``<snapshot>.query-embeddings.log`` beside the snapshot);
+        a query not recorded yet is embedded by ``endpoint`` (default ``$STILLWEB_EMBEDDINGS_ENDPOINT``) and
+        recorded, or without one is a :class:`~stillweb.corpora.embeddings.QueryNotRecorded` error."""
+        if self.dense_info is None:
+            raise UsageError(no_dense_index(self.path))
+        default = self._default_embedder()
+        self.query_embedder = QueryEmbedder(default.model, default.query_prefix, Path(store) if store else default.store,
+                                            endpoint or default.endpoint, timeout)
 
     def __len__(self) -> int:
         return self._docs.num_rows
@@ -142,17 +169,21 @@ class Snapshot:
 
     # -- search ---------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 10) -> list[SearchResult]:
-        """Rank documents for ``query`` (BM25 over title and body, title weighs more).
+    def search(self, query: str, k: int = 10, mode: str = "bm25") -> list[SearchResult]:
+        """Rank documents for ``query``: ``mode`` ``"bm25"`` (title and body, title weighs more),
+        ``"dense"`` (the dense index, :mod:`stillweb.corpora.dense`) or ``"hybrid"`` (both fused).
 
         Any text is accepted: tantivy syntax is honoured where valid and the
         rest is read leniently; text past the first 2,000 characters is
         ignored. Ties are broken by ascending ``doc_id``. Raises ``ValueError``
-        for an empty query or ``k`` outside 1..100.
+        for an empty query, ``k`` outside 1..100, an unknown mode, or dense
+        search on a snapshot without a dense index; dense and hybrid raise
+        :class:`~stillweb.corpora.embeddings.QueryNotRecorded` for a query with no
+        recorded embedding and no server to make one.
         """
         _check_query(query, "query")
         _check_k(k)
-        hits = self._index.search(query, k)
+        hits = self._rank(query, k, check_mode(mode))
         ids = [doc_id for doc_id, _score in hits]
         needles = snippet_needles(query)
         return [
@@ -161,7 +192,25 @@ class Snapshot:
                                                                self._source_ids_of(ids))
         ]
 
-    def search_many(self, queries: Sequence[str], k: int = 10, workers: int | None = None) -> list[list[SearchResult]]:
+    def _rank(self, query: str, k: int, mode: str) -> list[tuple[int, float]]:
+        if mode == "bm25":
+            return self._index.search(query, k)
+        if self._dense is None:
+            raise UsageError(no_dense_index(self.path))
+        dense = self._dense.search(self.query_embedder.embed(query[:MAX_QUERY_CHARS], self.path), max(k, FUSION_DEPTH))
+        if mode == "dense":
+            return dense[:k]
+        bm25 = self._index.search(query, FUSION_DEPTH)
+        return fuse({"bm25": [doc_id for doc_id, _ in bm25], "dense": [doc_id for doc_id, _ in dense]}, k)
+
+    @cached_property
+    def _dense(self) -> DenseIndex | None:
+        if self.dense_info is None:
+            return None
+        return DenseIndex(self.path / DENSE_DIR, self.dense_info, len(self))
+
+    def search_many(self, queries: Sequence[str], k: int = 10, workers: int | None = None,
+                    mode: str = "bm25") -> list[list[SearchResult]]:
         """:meth:`search` for each of ``queries``, in input order, spread over ``workers`` processes.
 
         The results equal ``[self.search(q, k) for q in queries]``. ``workers``
@@ -174,21 +223,24 @@ class Snapshot:
         for position, query in enumerate(queries):
             _check_query(query, f"queries[{position}]")
         _check_k(k)
+        check_mode(mode)
         if workers is None:
             workers = len(os.sched_getaffinity(0))
         check_positive_int("workers", workers)
         if workers == 1 or len(queries) < MIN_POOL_BATCH:
-            return [self.search(query, k) for query in queries]
+            return [self.search(query, k, mode) for query in queries]
+        embedder = self.query_embedder
         with self._pool_lock:  # server threads may send batches at once: one pool per snapshot
-            if self._pool is None or self._pool.workers != workers:
+            if self._pool is None or self._pool.workers != workers or self._pool_embedder != embedder:
                 self._close_pool()
-                self._pool = SearchPool(self.path, workers, Snapshot.open)
+                opener = partial(Snapshot.open, query_embedder=embedder)
+                self._pool, self._pool_embedder = SearchPool(self.path, workers, opener), embedder
             pool = self._pool
         try:
-            return pool.search_many(queries, k)
+            return pool.search_many(queries, k, mode)
         except BrokenProcessPool:  # a worker was killed: answer here, start afresh next time
             self.close()
-            return [self.search(query, k) for query in queries]
+            return [self.search(query, k, mode) for query in queries]
 
     def close(self) -> None:
         """Stop the worker processes of :meth:`search_many`, if any (the snapshot stays usable)."""

@@ -209,7 +209,7 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _exchange(tmp: Path, out: Path) -> None:
+def exchange_into_place(tmp: Path, out: Path) -> None:
     """Move the finished build to ``out``, atomically replacing any existing snapshot."""
     if not out.exists():
         os.rename(tmp, out)
@@ -328,7 +328,7 @@ def build_snapshot(
                 "fingerprint": content_fingerprint(tmp, index_parameters),
             }
             manifest = write_manifest(tmp, manifest)
-            _exchange(tmp, out)
+            exchange_into_place(tmp, out)
             return BuildResult(out, manifest)
         except BaseException:
             if pool is not None:

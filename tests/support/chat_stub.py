@@ -73,7 +73,7 @@ def serve(app, port: int) -> Iterator[str]:
     while not server.started and thread.is_alive():
         time.sleep(0.02)
     if not server.started:
-        raise RuntimeError(f"the chat stub did not start on 127.0.0.1:{port}")
+        raise RuntimeError(f"the stub server did not start on 127.0.0.1:{port}")
     try:
         yield f"http://127.0.0.1:{port}/v1"
     finally:
