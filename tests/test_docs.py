@@ -20,7 +20,8 @@ FILES = [path.relative_to(ROOT) for path in markdown_files(ROOT) if path.is_file
 SLOW = {Path("docs/trainers.md")}
 # The extras (modules) a file's blocks import: the test skips without them (fails under STILLWEB_REQUIRE_EXTRAS=1).
 EXTRAS = {Path("docs/trainers.md"): ("trl", "openenv.core", "verl", "skyrl_gym", "mcp", "verifiers.v1"),
-          Path("docs/ray.md"): ("ray",)}  # the local-Ray recipe
+          Path("docs/ray.md"): ("ray",),  # the local-Ray recipe
+          Path("docs/bfcl.md"): ("bfcl_eval",)}  # the bfcl extra (scripts/install_bfcl.sh)
 
 
 @pytest.fixture(scope="module")

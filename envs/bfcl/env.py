@@ -58,6 +58,7 @@ class _Episode:
     messages: list[dict[str, str]]
     offered: set[str]
     state: dict[str, Any]
+    fingerprint: str = ""
     turns: int = 0
     user_turn: int = 0
     calls: list[list[list[Call]]] = field(default_factory=lambda: [[]])  # per user turn, per step
@@ -82,6 +83,8 @@ class BfclEnv(gym.Env[str, str]):
         max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors:
             see :class:`~stillweb.envs.wikiqa.env.EpisodeLimits`.
         mask_truncated, actions: as in ``WikiQA-v0``.
+        snapshot: not used (BFCL-v0 reads no snapshot); accepted because a server session and the
+            adapters pass their snapshot to every environment.
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -91,7 +94,7 @@ class BfclEnv(gym.Env[str, str]):
                  max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
                  max_calls_per_turn: int = 4, max_context_tokens: int = 131072, max_format_errors: int | None = 3,
                  mask_truncated: bool = True, actions: ActionChecks | Mapping[str, Any] | None = None,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, snapshot: Any = None) -> None:
         if render_mode not in (None, "ansi"):
             raise UsageError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         if tool_format not in BFCL_FORMATS:
@@ -103,6 +106,7 @@ class BfclEnv(gym.Env[str, str]):
         self.category = category
         self.tasks: TaskSet = bfcl_tasks(category, split, tasks)
         self.bfcl_version = bfcl_version()
+        self.data_fingerprint = f"bfcl-eval=={self.bfcl_version}"  # info["snapshot_fingerprint"]: what the tasks come from
         self.limits = EpisodeLimits(max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors)
         self.api_seed = api_seed
         self.mask_truncated = mask_truncated
@@ -112,6 +116,7 @@ class BfclEnv(gym.Env[str, str]):
         self.action_space = unicode_text_space(ACTION_MAX_CHARS)
         self._picker = TaskPicker(self.tasks, "bfcl")
         self._seed = 0
+        self._prompts: dict[str, tuple[str, frozenset[str]]] = {}
         self._episode: _Episode | None = None
 
     # -- Gymnasium API ------------------------------------------------------------------
@@ -125,14 +130,18 @@ class BfclEnv(gym.Env[str, str]):
         extra = task.extra
         world = BfclWorld(task.task_id, extra["initial_config"], extra["involved_classes"],
                           self.category == "multi_turn_long_context", self._world_seed())
-        held_back = {name for names in extra["missed_function"].values() for name in names}
-        docs = [doc for name in extra["involved_classes"] for doc in function_docs(name) if doc["name"] not in held_back]
-        prompt = self.format.system_prompt([openai_schema(doc) for doc in docs] + [REPLY_SCHEMA],
-                                           max_calls_per_turn=self.limits.max_calls_per_turn)
+        if task.task_id not in self._prompts:  # the same task's prompt every time: made once
+            held_back = {name for names in extra["missed_function"].values() for name in names}
+            docs = [doc for name in extra["involved_classes"] for doc in function_docs(name) if doc["name"] not in held_back]
+            prompt = self.format.system_prompt([openai_schema(doc) for doc in docs] + [REPLY_SCHEMA],
+                                               max_calls_per_turn=self.limits.max_calls_per_turn)
+            self._prompts[task.task_id] = prompt, frozenset(doc["name"] for doc in docs) & set(world.method_class)
+        prompt, offered = self._prompts[task.task_id]
         first = self._user_turn(task, 0)
         messages = [{"role": "system", "content": prompt}, {"role": "user", "content": first}]
-        offered = {doc["name"] for doc in docs} & set(world.method_class)
-        self._episode = _Episode(task, world, messages, offered, world.state(), chars=len(prompt) + len(first))
+        state = world.state()
+        self._episode = _Episode(task, world, messages, set(offered), state, state_fingerprint(state),
+                                 chars=len(prompt) + len(first))
         return to_charset(f"{prompt}\n\n{first}"), self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -195,6 +204,17 @@ class BfclEnv(gym.Env[str, str]):
         episode = self._current()
         return score_bfcl_episode(episode.task, episode.calls, episode.user_turn, self._world_seed())
 
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI definitions of the functions offered now (and ``answer``); before a reset, those of
+        the first task."""
+        episode = self._episode
+        task = episode.task if episode is not None else self.tasks[0]
+        offered = episode.offered if episode is not None else None
+        held_back = {name for names in task.extra["missed_function"].values() for name in names}
+        docs = [doc for cls in task.extra["involved_classes"] for doc in function_docs(cls)
+                if (doc["name"] in offered if offered is not None else doc["name"] not in held_back)]
+        return [openai_schema(doc) for doc in docs] + [REPLY_SCHEMA]
+
     @property
     def world(self) -> BfclWorld:
         """The current episode's API instances (``RuntimeError`` before ``reset``)."""
@@ -252,7 +272,9 @@ class BfclEnv(gym.Env[str, str]):
         """The changes of this step in the touched classes' state (the cached state is updated)."""
         now = episode.world.state(sorted(classes))
         diff = state_diff({name: episode.state[name] for name in now}, now)
-        episode.state.update(now)
+        if diff:
+            episode.state.update(now)
+            episode.fingerprint = state_fingerprint(episode.state)
         return diff
 
     def _limit_reached(self, episode: _Episode) -> tuple[str | None, str | None]:
@@ -272,12 +294,13 @@ class BfclEnv(gym.Env[str, str]):
         return {
             "task_id": episode.task.task_id,
             "category": self.category,
+            "snapshot_fingerprint": self.data_fingerprint,
             "bfcl_version": self.bfcl_version,
             "package_version": PACKAGE_VERSION,
             "turn": episode.turns,
             "user_turn": episode.user_turn,
             "tool_calls": episode.tool_calls,
-            "state_fingerprint": state_fingerprint(episode.state),
+            "state_fingerprint": episode.fingerprint,
             "hallucination_counts": dict(episode.counts),
             "messages": list(episode.messages),
         }

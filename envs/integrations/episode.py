@@ -29,15 +29,22 @@ from stillweb.envs.wikiqa.env import WikiQAEnv
 __all__ = ["DEFAULT_TOOLS", "INSTRUCTIONS", "TEXT_ENV_IDS", "ToolEpisode", "ToolStep", "text_env", "tool_content"]
 
 # The environments the adapters can run (``env_id``).
-TEXT_ENV_IDS = ("stillweb/WikiQA-v0", "stillweb/Apps-v0")
+TEXT_ENV_IDS = ("stillweb/WikiQA-v0", "stillweb/Apps-v0", "stillweb/BFCL-v0")
 
 
 def text_env(snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train",
              env_id: str = "stillweb/WikiQA-v0", **env_kwargs: Any):
     """The text environment ``env_id`` (one of :data:`TEXT_ENV_IDS`) the adapters drive.
 
-    ``Apps-v0`` takes an app task set (default ``"core"``) and no ``tools`` whitelist.
+    ``Apps-v0`` takes an app task set (default ``"core"``) and no ``tools`` whitelist; ``BFCL-v0``
+    takes no snapshot, ``tasks`` as task ids, its own splits (``"default"`` for any other) and ``category``.
     """
+    if env_id == "stillweb/BFCL-v0":
+        from stillweb.envs.bfcl.env import BfclEnv
+        from stillweb.envs.bfcl.splits import BFCL_SPLITS
+
+        env_kwargs.pop("tools", None)
+        return BfclEnv(split=split if split in BFCL_SPLITS else "default", tasks=tasks, **env_kwargs)
     if env_id == "stillweb/Apps-v0":
         from stillweb.envs.apps.env import AppsEnv
 
@@ -93,7 +100,7 @@ class ToolEpisode:
                  **env_kwargs: Any) -> None:
         if "tool_format" in env_kwargs:
             raise UsageError("ToolEpisode always steps its env in the 'openai' format; do not pass tool_format")
-        self.apps = env_id == "stillweb/Apps-v0"
+        self.apps = env_id in ("stillweb/Apps-v0", "stillweb/BFCL-v0")  # user turns, functions of their own
         self.env = text_env(snapshot, tasks, split, env_id, tool_format="openai", tools=None if tools is None else list(tools),
                             max_calls_per_turn=1, **env_kwargs)
         self.last: ToolStep | None = None
@@ -109,6 +116,8 @@ class ToolEpisode:
         endpoints and its ``answer``, or the registry's tools, ``answer`` among them)."""
         from stillweb.envs.apps.prompt import ANSWER_SCHEMA
 
+        if hasattr(self.env, "tool_schemas"):  # BFCL-v0: the functions its task offers now
+            return self.env.tool_schemas()
         return self.env.registry.schemas() + ([ANSWER_SCHEMA] if self.apps else [])
 
     @property

@@ -72,7 +72,8 @@ class StillwebEnvironment(Environment[StillwebAction, StillwebObservation, Still
     def __init__(self, snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train", **env_kwargs: Any) -> None:
         super().__init__()
         self.env = text_env(snapshot, tasks, split, **env_kwargs)  # env_id="stillweb/Apps-v0": the app world
-        self._state = StillwebState(snapshot_fingerprint=self.env.snapshot.fingerprint)
+        snapshot = getattr(self.env, "snapshot", None)  # BFCL-v0 reads the bfcl-eval package, not a snapshot
+        self._state = StillwebState(snapshot_fingerprint=snapshot.fingerprint if snapshot is not None else self.env.data_fingerprint)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None,
               **kwargs: Any) -> StillwebObservation:
