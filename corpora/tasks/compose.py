@@ -33,6 +33,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.graph import FactGraph
+from stillweb.corpora.tasks.minimal import drop_redundant_branches
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
@@ -119,7 +120,7 @@ def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Com
         proof = prove(query, graph)
     if proof.expected not in proof.answers:
         return Composition(None, proof, "inconsistent")
-    proof = builder.drop_redundant_branches(proof)
+    proof = drop_redundant_branches(query, graph, proof)
     if rng.chance(params.union_rate):
         proof = builder.try_union(proof)
     if not params.min_hops <= query.hops <= max_hops:
@@ -296,40 +297,6 @@ class _Builder:
             return False
         nodes = sorted(self.query.nodes, key=lambda n: (-proof.candidates[n.name], n.name))
         return any(self._add_constant(n, allow_describe=False) or self._add_branch(n) for n in nodes)
-
-    def drop_redundant_branches(self, proof: Proof) -> Proof:
-        """Minimal questions: drop each branch off the target (a child subtree, or a constant of a
-        literal answer's holder) whose removal leaves the answer unique, so the stated hops are
-        what a solver needs; a branch is kept when it is the target's last."""
-        root = self.query.root
-        for branch in [*root.children, *range(len(root.constants) - 1, -1, -1)]:
-            if len(root.children) + len(root.constants) <= 1:
-                break
-            nodes, children, constants = list(self.query.nodes), list(root.children), list(root.constants)
-            if isinstance(branch, str):
-                gone = self._subtree(branch)
-                root.children.remove(branch)
-                self.query.nodes = [n for n in self.query.nodes if n.name not in gone]
-            else:
-                del root.constants[branch]
-            pruned = prove(self.query, self.graph)
-            if pruned.unique:
-                proof = pruned
-            else:
-                self.query.nodes, root.children, root.constants = nodes, children, constants
-        self._keep_live_obfuscations()
-        return proof
-
-    def _subtree(self, name: str) -> set[str]:
-        node = self.query.node(name)
-        return {name}.union(*(self._subtree(child) for child in node.children))
-
-    def _keep_live_obfuscations(self) -> None:
-        """Forget the obfuscation records of constants and variables no longer in the query."""
-        names = {n.name for n in self.query.nodes}
-        live = {(c.relation, label) for n in self.query.nodes for c in n.constants for label in c.condition.labels}
-        self.query.obfuscations = [o for o in self.query.obfuscations
-                                   if (o.variable in names if o.variable else (o.relation, o.obfuscated) in live)]
 
     def _add_branch(self, node: Node) -> bool:
         """Intersection on the target, which takes no constant: a new one-hop variable
