@@ -29,10 +29,11 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.scoring.normalize import answers_match, best_f1
 from stillweb.envs.core.snapshot_cache import shared_snapshot
-from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
-from stillweb.envs.core.steps import check_step
+from stillweb.envs.core.degenerate import ACTION_TOO_LONG
+from stillweb.envs.core.limits import EpisodeLimits
+from stillweb.envs.core.spaces import to_charset
+from stillweb.envs.core.steps import check_step, over_long_observation
 from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet
-from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS
 
 __all__ = ["LookupEnv", "lookup_tasks_from_facts", "tagged_answer"]
 
@@ -49,11 +50,14 @@ class LookupEnv(gym.Env[str, str]):
         snapshot: a snapshot path; needed when ``tasks`` is None (tasks from facts).
         tasks: list of task dicts with a ``passage``; ``None`` derives them from facts.
         max_tasks: how many fact-derived tasks to build (the first facts in table order).
+        max_action_chars: the action cap (:class:`~stillweb.envs.core.limits.EpisodeLimits`): a longer
+            action is not read; the episode ends truncated (``action_too_long``) with reward 0.
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, snapshot: str | Path | None = None, tasks: Sequence[Mapping[str, Any]] | None = None, max_tasks: int = 1000) -> None:
+    def __init__(self, snapshot: str | Path | None = None, tasks: Sequence[Mapping[str, Any]] | None = None,
+                 max_tasks: int = 1000, max_action_chars: int | None = None) -> None:
         if snapshot is None and tasks is None:
             raise UsageError("LookupEnv needs tasks=[...] (dicts with question, answer, passage) or a snapshot path")
         self.snapshot = shared_snapshot(snapshot) if snapshot is not None else None
@@ -62,8 +66,9 @@ class LookupEnv(gym.Env[str, str]):
             if not record.get("passage"):
                 raise UsageError(f"Lookup task record lacks a 'passage': {dict(record)!r:.200}")
         self.tasks = TaskSet((Task.from_dict(record) for record in records), source="lookup tasks")
-        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
-        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self.limits = EpisodeLimits(max_turns=1, **({} if max_action_chars is None else {"max_action_chars": max_action_chars}))
+        self.observation_space = self.limits.observation_space()
+        self.action_space = self.limits.action_space()
         self._picker = TaskPicker(self.tasks, "lookup")
         self._task: Task | None = None
 
@@ -81,13 +86,19 @@ class LookupEnv(gym.Env[str, str]):
         return to_charset(observation), self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Score the answer; the episode always terminates. ``RuntimeError`` outside an episode."""
+        """Score the answer; the episode terminates (or, for an action over the cap, is truncated).
+        ``RuntimeError`` outside an episode."""
         check_step(self._task is None, action)
-        answer = to_charset(tagged_answer(action[:ACTION_MAX_CHARS * 16])).strip()
         info = self._info()
-        if len(answer) > MAX_ANSWER_CHARS:  # refused unscored: normalizing it would cost time for nothing
+        if self.limits.over_long(action):
+            self._task = None
+            info.update(answer=None, outcome=0.0, f1=0.0, truncation_reason=ACTION_TOO_LONG)
+            return over_long_observation(action, self.limits.max_action_chars), 0.0, False, True, info
+        answer = to_charset(tagged_answer(action)).strip()
+        cap = self.limits.max_answer_chars
+        if len(answer) > cap:  # refused unscored: normalizing it would cost time for nothing
             correct = False
-            info["answer_error"] = (f"the answer is {len(answer)} characters long; at most {MAX_ANSWER_CHARS}: "
+            info["answer_error"] = (f"the answer is {len(answer)} characters long; at most {cap}: "
                                     "give a short answer (a name, a number, a date)")
         else:
             correct = answers_match(answer, self._task.golds)

@@ -32,7 +32,7 @@ import gymnasium as gym
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
+from stillweb.envs.core.limits import EpisodeLimits
 
 __all__ = ["MIXTURE_ENV_ID", "MixtureEnv", "mixable_env_ids"]
 
@@ -71,8 +71,8 @@ class MixtureEnv(gym.Env[str, str]):
         self.weights = [float(envs[env_id]) for env_id in self.env_ids]
         self.members = {env_id: _make_member(env_id, shared_kwargs, member_kwargs.get(env_id, {}))
                         for env_id in self.env_ids}
-        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
-        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self.observation_space = EpisodeLimits().observation_space()
+        self.action_space = EpisodeLimits().action_space()
         self.active: str | None = None
         self._seed_base, self._episode_number = 0, -1
 

@@ -42,7 +42,7 @@ import gymnasium as gym
 from stillweb.corpora.errors import UpstreamError, UsageError
 from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
+from stillweb.envs.core.limits import EpisodeLimits
 
 __all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "RemoteTasks", "REMOTE_ENV_ID"]
 
@@ -161,8 +161,8 @@ class RemoteEnv(gym.Env[str, str]):
         self.env_kwargs = env_kwargs
         self.retries = retries
         self.backoff = backoff
-        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
-        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self.observation_space = EpisodeLimits().observation_space()
+        self.action_space = EpisodeLimits().action_space()
         self.resumes = 0  # how many times the session was rebuilt on the server
         self._client_tag = secrets.token_hex(6)  # request ids: never reach observations or rewards
         self._request_numbers = itertools.count()

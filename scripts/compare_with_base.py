@@ -33,8 +33,7 @@ import json, subprocess, sys
 from pathlib import Path
 import gymnasium as gym
 import stillweb.envs  # registers the environments
-from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent, run_episode
-from stillweb.envs.runs.recording import RecordEpisodes
+from stillweb.envs import RandomTextAgent, RecordEpisodes, ReferenceAgent, run_episode  # both layouts
 
 work = Path(sys.argv[1])
 cli = [str(Path(sys.executable).parent / "stillweb")]  # the console script of this venv

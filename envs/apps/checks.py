@@ -41,6 +41,11 @@ class AppChecks:
     answered_turns: int
     changed_tables: tuple[str, ...]
 
+    @property
+    def total(self) -> float:
+        """The reward: the binary outcome."""
+        return self.outcome
+
     def as_dict(self) -> dict[str, Any]:
         """The checks as ``info["reward_parts"]``."""
         parts = asdict(self)

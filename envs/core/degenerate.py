@@ -14,7 +14,8 @@ loss. The environment sees every action, so it flags it deterministically:
   format, private-use, unassigned or replacement characters;
 - ``near_miss_call``: the action broke the call format yet looks like a call
   (JSON braces, tool-call tags, a ``"name"``/``"arguments"``/``"action"`` key);
-- ``over_long``: more than ``max_action_chars`` characters. Such an action is
+- ``over_long``: more than the limits' ``max_action_chars`` characters
+  (:class:`~stillweb.envs.core.limits.EpisodeLimits`). Such an action is
   not parsed: it ends the episode as *truncated* (``action_too_long``), masked
   like other truncations, never a failure reward.
 
@@ -35,7 +36,6 @@ from typing import Any
 
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.config import config_from
-from stillweb.sandboxes.formats import MAX_ACTION_CHARS
 
 __all__ = ["ActionChecks", "ACTION_FLAGS", "ACTION_TOO_LONG"]
 
@@ -48,7 +48,7 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class ActionChecks:
-    """Thresholds of the degenerate-action flags and the action length cap (see the module docstring).
+    """Thresholds of the degenerate-action flags (see the module docstring; the action cap is the limits').
 
     Only the first ``scan_chars`` characters are scanned for repeats, so a check
     costs the same on any action.
@@ -60,11 +60,10 @@ class ActionChecks:
     min_trigrams: int = 16
     min_distinct_trigrams: float = 0.5
     max_non_text_share: float = 0.1
-    max_action_chars: int = MAX_ACTION_CHARS
     scan_chars: int = 20_000
 
     def __post_init__(self) -> None:
-        for name in ("letter_run", "char_run", "unit_chars", "min_trigrams", "max_action_chars", "scan_chars"):
+        for name in ("letter_run", "char_run", "unit_chars", "min_trigrams", "scan_chars"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 2:
                 raise UsageError(f"ActionChecks.{name} must be an integer >= 2, got {value!r}")
@@ -90,14 +89,11 @@ class ActionChecks:
         """Checks from themselves, a dict of their fields (unknown keys are an error), or None (defaults)."""
         return config_from(cls, value)
 
-    def over_long(self, action: str) -> bool:
-        """True when the action exceeds the length cap (it ends the episode as truncated)."""
-        return len(action) > self.max_action_chars
-
-    def flags(self, action: str, format_error: bool) -> tuple[str, ...]:
+    def flags(self, action: str, format_error: bool, over_long: bool = False) -> tuple[str, ...]:
         """The degenerate-action flags of one action, in :data:`ACTION_FLAGS` order.
 
-        ``format_error``: the action failed to parse in the env's call format.
+        ``format_error``: the action failed to parse in the env's call format; ``over_long``: it was
+        longer than the limits' ``max_action_chars`` (:meth:`~stillweb.envs.core.limits.EpisodeLimits.over_long`).
         """
         text = action[: self.scan_chars]
         letters, chars, tandem = self._patterns
@@ -106,7 +102,7 @@ class ActionChecks:
             "repeated_ngrams": bool(tandem.search(text)) or self._mostly_repeated_trigrams(text),
             "non_text": _non_text_share(text) > self.max_non_text_share,
             "near_miss_call": format_error and _looks_like_a_call(text),
-            "over_long": self.over_long(action),
+            "over_long": over_long,
         }
         return tuple(name for name in ACTION_FLAGS if raised[name])
 

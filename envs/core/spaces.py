@@ -37,16 +37,27 @@ from gymnasium.vector.utils.shared_memory import (
     write_to_shared_memory,
 )
 
-__all__ = ["SharedTextBatch", "UnicodeText", "unicode_text_space", "to_charset", "ACTION_MAX_CHARS", "OBSERVATION_MAX_CHARS"]
+__all__ = ["SharedTextBatch", "UnicodeText", "unicode_text_space", "to_charset", "OBSERVATION_MAX_CHARS"]
 
-ACTION_MAX_CHARS = 1 << 12  # sampling bound of the action space; longer actions are still accepted
-OBSERVATION_MAX_CHARS = 1 << 16  # observations are clipped to this many characters
+OBSERVATION_MAX_CHARS = 1 << 16  # observations are clipped to this many characters (EpisodeLimits' default)
 
 _OUTSIDE_CHARSET = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
 
 
 class UnicodeText(Text):
-    """A ``Text`` space whose vectorised shared memory stores code points, length-prefixed."""
+    """A ``Text`` space whose vectorised shared memory stores code points, length-prefixed.
+
+    It contains every string of ``min_length`` to ``max_length`` characters: the environments
+    read a character outside the charset (a lone surrogate, an emoji) as U+FFFD
+    (:func:`to_charset`), so they accept it; samples come from the charset.
+
+    >>> unicode_text_space(3).contains("\\U0001F600\\ud800"), unicode_text_space(3).contains("abcd")
+    (True, False)
+    """
+
+    def contains(self, x: object) -> bool:
+        """Whether ``x`` is a string of an accepted length (any characters: see the class docstring)."""
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
 
 
 @functools.cache

@@ -1,8 +1,8 @@
 """What a step of every text environment shares (``WikiQA-v0``, ``Apps-v0``; ``Lookup-v0`` the checks).
 
 - :func:`check_step`: the developer-boundary errors of ``step`` (no episode, a non-string action);
-- :func:`over_long_observation`: the observation of an action over ``actions.max_action_chars``;
-- :func:`clip_observation`: an observation cut to ``OBSERVATION_MAX_CHARS``, saying so;
+- :func:`over_long_observation`: the observation of an action over ``limits.max_action_chars``;
+- :func:`clip_observation`: an observation cut to ``limits.max_observation_chars``, saying so;
 - :func:`ending_info`: the ``info`` keys of the step that ends an episode (reward parts,
   outcome, why it ended, whether to mask it from the loss);
 - :func:`latest_message`: what ``render()`` shows in ``render_mode="ansi"``.
@@ -23,9 +23,10 @@ __all__ = ["ScoredEpisode", "check_step", "over_long_observation", "clip_observa
 
 
 class ScoredEpisode(Protocol):
-    """The score of an ended episode: its parts (``as_dict``) and the outcome."""
+    """The score of an ended episode: its parts (``as_dict``), the outcome and the reward (``total``)."""
 
     outcome: float
+    total: float
 
     def as_dict(self) -> dict[str, Any]: ...
 
@@ -44,12 +45,12 @@ def over_long_observation(action: str, max_action_chars: int) -> str:
             f"{max_action_chars}; the episode ends here (truncated).")
 
 
-def clip_observation(text: str) -> str:
-    """``text``, or its head with a note when it is longer than ``OBSERVATION_MAX_CHARS``."""
-    if len(text) <= OBSERVATION_MAX_CHARS:
+def clip_observation(text: str, max_chars: int = OBSERVATION_MAX_CHARS) -> str:
+    """``text``, or its head with a note when it is longer than ``max_chars`` (the limits' observation cap)."""
+    if len(text) <= max_chars:
         return text
-    note = f"\n[... clipped to {OBSERVATION_MAX_CHARS} characters]"
-    return text[: OBSERVATION_MAX_CHARS - len(note)] + note
+    note = f"\n[... clipped to {max_chars} characters]"
+    return text[: max_chars - len(note)] + note if max_chars > len(note) else text[:max_chars]
 
 
 def ending_info(parts: ScoredEpisode, ending: str, reason: str | None, mask_truncated: bool) -> dict[str, Any]:

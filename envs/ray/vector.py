@@ -23,6 +23,7 @@ from gymnasium.vector.utils import batch_space
 
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.ray.pool import EnvPool, Pending
+from stillweb.envs.core.limits import EpisodeLimits
 
 __all__ = ["RayVectorEnv"]
 
@@ -109,11 +110,9 @@ class RayVectorEnv(VectorEnv):
 
 def _spaces(env_id: str) -> tuple[gym.Space, gym.Space]:
     """The observation and action spaces of ``env_id`` (stillweb environments: unicode text)."""
-    from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, unicode_text_space
-
     if not env_id.startswith("stillweb/"):
         raise UsageError(f"RayVectorEnv serves stillweb environments, got {env_id!r}")
-    return unicode_text_space(OBSERVATION_MAX_CHARS), unicode_text_space(ACTION_MAX_CHARS)
+    return EpisodeLimits().observation_space(), EpisodeLimits().action_space()
 
 
 def _seeds(seed: int | Sequence[int | None] | None, count: int) -> list[int | None]:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.config import config_from
+from stillweb.envs.core.counts import HallucinationCounts
 from stillweb.envs.scoring.normalize import answers_match, best_f1, normalize_answer
 from stillweb.envs.core.task_loader import EvidenceItem, Task
 
@@ -74,17 +75,6 @@ class RewardConfig:
     def from_value(cls, value: "RewardConfig | Mapping[str, Any] | None") -> "RewardConfig":
         """A config from itself, a dict of its fields (unknown keys are an error), or None (default)."""
         return config_from(cls, value)
-
-
-@dataclass
-class HallucinationCounts:
-    """Counters of the four hallucination signals (plus format errors) in one episode."""
-
-    unknown_tool: int = 0
-    bad_arguments: int = 0
-    format_error: int = 0
-    bad_citation: int = 0
-    unsupported_answer: int = 0
 
 
 @dataclass

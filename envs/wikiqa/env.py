@@ -7,7 +7,7 @@ policy's text into tool calls, runs them through the snapshot's tools and
 returns their rendered results. The episode *terminates* when the agent
 answers (or makes ``max_format_errors`` format errors) and is *truncated* when
 a limit stops it (turns, tool calls, context tokens, an action longer than
-``actions.max_action_chars``); ``info["mask_from_loss"]`` then recommends
+``limits.max_action_chars``); ``info["mask_from_loss"]`` then recommends
 dropping it from the loss rather than punishing it.
 
 Every step's ``info["action_flags"]`` names the degenerate-action flags the
@@ -30,22 +30,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.core.context import (ContextConfig, ContextManager, DroppedItem, TokenCounter, ToolEvent, Turn,
-                                   approx_token_count)
-from stillweb.envs.core.degenerate import ACTION_TOO_LONG, ActionChecks
+                                        approx_token_count)
+from stillweb.envs.core.degenerate import ActionChecks
+from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
 from stillweb.envs.core.episode_stats import EpisodeStats
+from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
+from stillweb.envs.core.snapshot_cache import shared_snapshot
+from stillweb.envs.core.spaces import to_charset
+from stillweb.envs.core.task_loader import TaskPicker, TaskSet, TaskSource, load_tasks
+from stillweb.envs.core.turn_budget import turn_budget, warn_if_short
 from stillweb.envs.scoring.normalize import normalize_answer
 from stillweb.envs.scoring.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
-from stillweb.envs.core.snapshot_cache import shared_snapshot
-from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
-from stillweb.envs.core.steps import check_step, clip_observation, ending_info, latest_message, over_long_observation
-from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet, TaskSource, load_tasks
-from stillweb.envs.core.turn_budget import turn_budget, warn_if_short
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.frozen import FrozenTool
@@ -54,32 +52,11 @@ from stillweb.sandboxes.tools.answer import resolve_citations
 __all__ = ["WikiQAEnv", "EpisodeLimits"]
 
 
-
-@dataclass(frozen=True)
-class EpisodeLimits:
-    """Limits that end an episode: turns, tool calls and context tokens truncate it;
-    ``max_format_errors`` format errors (``None``: unlimited) terminate it with outcome 0."""
-
-    max_turns: int = 16
-    max_tool_calls: int = 64
-    max_calls_per_turn: int = 4
-    max_context_tokens: int = 32768
-    max_format_errors: int | None = 3
-
-    def __post_init__(self) -> None:
-        for name in ("max_turns", "max_tool_calls", "max_calls_per_turn", "max_context_tokens"):
-            check_positive_int(name, getattr(self, name))
-        if self.max_format_errors is not None:
-            check_positive_int("max_format_errors (or None)", self.max_format_errors)
-
-
 @dataclass
-class _Episode:
+class _Episode(EpisodeState):
     """Mutable state of the episode in progress."""
 
-    task: Task
-    head: list[dict[str, str]]
-    messages: list[dict[str, str]]
+    head: list[dict[str, str]] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
     tool_calls: int = 0
     context_tokens: int = 0
@@ -90,23 +67,9 @@ class _Episode:
     dropped: tuple[DroppedItem, ...] = ()
     frozen_sources: dict[str, int] = field(default_factory=dict)
     stats: EpisodeStats = field(default_factory=EpisodeStats)
-    done: bool = False
 
 
-@dataclass
-class _TurnOutcome:
-    """What one action did: its answer (and resolved citations) or its results, one per call."""
-
-    answer: str | None = None
-    citations: list[dict[str, Any]] = field(default_factory=list)
-    results: list[ToolResult] = field(default_factory=list)
-    calls: list[ToolCall | None] = field(default_factory=list)
-    thought: str = ""
-    abstained: bool = False
-    format_error: bool = False
-
-
-class WikiQAEnv(gym.Env[str, str]):
+class WikiQAEnv(TextEnv):
     """Multi-turn question answering with search/open/find tools over a snapshot.
 
     Args:
@@ -117,7 +80,8 @@ class WikiQAEnv(gym.Env[str, str]):
         tool_format: ``"tongyi"`` (default), ``"openai"`` or ``"search_r1"``.
         tools: whitelist of tool names (default: every tool).
         max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens,
-        max_format_errors: see :class:`EpisodeLimits`. ``max_turns=None`` (default) is
+        max_format_errors, max_action_chars: see :class:`~stillweb.envs.core.limits.EpisodeLimits`.
+            ``max_turns=None`` (default) is
             1.5x the task set's p99 reference steps and ``max_tool_calls=None`` that times
             ``max_calls_per_turn`` (:mod:`stillweb.envs.core.turn_budget`; ``info["limits"]``).
         reward: a :class:`RewardConfig` or a dict of its fields.
@@ -126,7 +90,7 @@ class WikiQAEnv(gym.Env[str, str]):
         token_counter: ``Callable[[str], int]`` for context tokens (default: bytes/4).
         mask_truncated: recommend masking truncated episodes from the loss.
         actions: an :class:`~stillweb.envs.core.degenerate.ActionChecks` or a dict of its
-            fields: the degenerate-action thresholds and the action length cap.
+            fields: the degenerate-action thresholds.
         frozen_tools: frozen live tools to mount (a list of
             :class:`~stillweb.sandboxes.frozen.FrozenToolSpec` dicts): beside the snapshot's
             tools, or instead of the one of the same name. Their store fingerprints join
@@ -134,8 +98,6 @@ class WikiQAEnv(gym.Env[str, str]):
             ``{"tool", "key", "source"}`` per frozen call and ``info["frozen"]`` counts the
             episode's ``live`` and ``not_recorded`` calls and each tool's ``on_miss``.
     """
-
-    metadata = {"render_modes": ["ansi"]}
 
     def __init__(
         self,
@@ -156,32 +118,29 @@ class WikiQAEnv(gym.Env[str, str]):
         actions: ActionChecks | Mapping[str, Any] | None = None,
         frozen_tools: list[Mapping[str, Any]] | None = None,
         render_mode: str | None = None,
+        max_action_chars: int | None = None,
     ) -> None:
-        if render_mode not in (None, "ansi"):
-            raise UsageError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.snapshot = shared_snapshot(snapshot)
         self.tasks: TaskSet = load_tasks(_default_task_set(self.snapshot.path) if tasks is None else tasks, self.snapshot.path, split)
+        actions, action_cap = pop_action_cap(actions, max_action_chars)
         budget = turn_budget(self.tasks)
         if max_turns is not None:
             warn_if_short(max_turns, budget)
-        self.limits = EpisodeLimits(budget.max_turns if max_turns is None else max_turns,
-                                    budget.tool_calls(max_calls_per_turn) if max_tool_calls is None else max_tool_calls,
-                                    max_calls_per_turn, max_context_tokens, max_format_errors)
-        self._limits_info = {"max_turns": self.limits.max_turns, "max_tool_calls": self.limits.max_tool_calls,
+        limits = EpisodeLimits(budget.max_turns if max_turns is None else max_turns,
+                               budget.tool_calls(max_calls_per_turn) if max_tool_calls is None else max_tool_calls,
+                               max_calls_per_turn, max_context_tokens, max_format_errors,
+                               **action_cap)
+        self._limits_info = {"max_turns": limits.max_turns, "max_tool_calls": limits.max_tool_calls,
                              "p99_reference_steps": budget.p99_reference_steps,
                              "source": "task set" if max_turns is None else "explicit"}
         self.reward_config = RewardConfig.from_value(reward)
         self.context_manager = _context_manager(context, token_counter or approx_token_count, tool_format)
         self.count_tokens = token_counter or approx_token_count
-        self.mask_truncated = mask_truncated
-        self.action_checks = ActionChecks.from_value(actions)
-        self.format = get_format(tool_format, max_calls_per_turn=max_calls_per_turn)
+        self.setup_core(limits, get_format(tool_format, **limits.format_options()), actions, mask_truncated)
         self.frozen = [FrozenTool.from_spec(spec) for spec in frozen_tools or ()]
         self.registry = ToolRegistry(self.snapshot, tools=tools, extra=self.frozen)
         self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
-        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
-        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
         self._picker = TaskPicker(self.tasks, "wikiqa")
         self._episode: _Episode | None = None
 
@@ -197,87 +156,61 @@ class WikiQAEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         task = self._picker.pick(seed, options)
         head = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}]
-        self._episode = _Episode(task=task, head=head, messages=list(head))
+        self._episode = _Episode(task=task, messages=list(head), head=head)
         self._episode.context_tokens = sum(self.count_tokens(message["content"]) for message in head)
         observation = to_charset(f"{self.system_prompt}\n\n{task.question}")
-        return observation, self._info()
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Run the policy's text: tool calls give their results, an answer ends the episode.
-
-        Raises ``RuntimeError`` if called before ``reset`` or after the episode
-        ended, ``TypeError`` if ``action`` is not a string.
-        """
-        episode = self._episode
-        check_step(episode is None or episode.done, action)
-        action = to_charset(action)
-        over_long = self.action_checks.over_long(action)
-        turn = _TurnOutcome() if over_long else self._act(action, episode)
-        flags = self.action_checks.flags(action, format_error=turn.format_error)
-        episode.stats.add_step(len(action), [call for call in turn.calls if call is not None], turn.format_error, flags)
-        results = turn.results
-        events = tuple(self._record_result(call, result, episode) for call, result in zip(turn.calls, results))
-        observation = self.format.render_results(results) if results else ""
-        if over_long:
-            observation = over_long_observation(action, self.action_checks.max_action_chars)
-        observation = clip_observation(to_charset(observation))
-        episode.observations.append(observation)
-        episode.turns.append(Turn(action=action, events=events, observation=observation))
-        self._extend_context(action, observation, episode)
-        ending, reason = ("truncated", ACTION_TOO_LONG) if over_long else self._ending(turn.answer, episode)
-        info = self._info()
-        info.update(thought=turn.thought, tool_flags=[result.flag for result in results], action_flags=list(flags),
-                    shown_docs=self._shown_docs(events))
-        if self.frozen:
-            info["frozen_calls"] = _frozen_calls(results, episode)
-            info["frozen"] = self._frozen_summary(episode)
-        reward = 0.0
-        if ending:
-            episode.done = True
-            parts = self._score(turn, episode)
-            reward = parts.total
-            info.update(
-                answer=turn.answer,
-                cited_source_ids=[self._source_id(item.get("doc_id")) if isinstance(item, dict) else None
-                                  for item in turn.citations],
-                **ending_info(parts, ending, reason, self.mask_truncated),
-                episode_stats=episode.stats.as_dict(),
-            )
-        return observation, reward, ending == "terminated", ending == "truncated", info
-
-    def render(self) -> str | None:
-        """The latest message of the history (``render_mode="ansi"``)."""
-        return latest_message(self.render_mode, self._episode)
+        return observation, self.base_info()
 
     def close(self) -> None:
         """Forget the episode (the shared snapshot stays open for other envs); idempotent."""
         self._episode = None
 
-    # -- one step ------------------------------------------------------------------------
+    # -- the core's hooks ----------------------------------------------------------------
 
-    def _act(self, action: str, episode: _Episode) -> _TurnOutcome:
-        """Parse ``action`` and run its calls (or take its answer)."""
-        parsed = self.format.parse(action)
-        if parsed.error is not None:
-            episode.counts.format_error += 1
-            return _TurnOutcome(results=[parsed.error_result()], calls=[None], thought=parsed.thought, format_error=True)
-        if parsed.answer is not None:
-            citations = resolve_citations(self.snapshot, parsed.citations)
-            return _TurnOutcome(answer=parsed.answer, citations=citations, thought=parsed.thought, abstained=parsed.abstained)
-        results = [self._run_call(call, episode) for call in parsed.calls]
-        return _TurnOutcome(results=results, calls=list(parsed.calls), thought=parsed.thought)
+    def on_answer(self, step: StepOutcome, episode: _Episode) -> None:
+        """An answer (or abstention) ends the episode; its citations are resolved to doc ids."""
+        step.extra["citations"] = resolve_citations(self.snapshot, step.parsed.citations)
+        step.ending = ("terminated", "answered")
 
-    def _run_call(self, call: ToolCall, episode: _Episode) -> ToolResult:
-        if episode.tool_calls >= self.limits.max_tool_calls:
-            text = f"Not run: the episode's budget of {self.limits.max_tool_calls} tool calls is spent. Give your final answer."
-            return ToolResult(name=call.name, text=text, flag="bad_arguments", call_id=call.call_id)
+    def run_call(self, call: ToolCall, episode: _Episode) -> ToolResult:
+        """Run one call through the snapshot's tools."""
         episode.tool_calls += 1
-        result = self.registry.call(call)
-        if result.flag == "unknown_tool":
-            episode.counts.unknown_tool += 1
-        elif result.flag == "bad_arguments":
-            episode.counts.bad_arguments += 1
-        return result
+        return self.registry.call(call)
+
+    def record_step(self, step: StepOutcome, episode: _Episode) -> None:
+        """Count the step's figures, note the docs it showed, extend the (managed) context."""
+        episode.stats.add_step(len(step.action), [call for call in step.calls if call is not None], step.format_error,
+                               step.flags)
+        events = tuple(self._record_result(call, result, episode) for call, result in zip(step.calls, step.results))
+        step.extra["events"] = events
+        episode.observations.append(step.observation)
+        episode.turns.append(Turn(action=step.action, events=events, observation=step.observation))
+        self._extend_context(step.action, step.observation, episode)
+
+    def turns(self, episode: _Episode) -> int:
+        return len(episode.turns)
+
+    def tool_calls(self, episode: _Episode) -> int:
+        return episode.tool_calls
+
+    def context_tokens(self, episode: _Episode) -> int:
+        return episode.context_tokens
+
+    def step_info(self, step: StepOutcome, episode: _Episode) -> dict[str, Any]:
+        info = {**super().step_info(step, episode), "shown_docs": self._shown_docs(step.extra["events"])}
+        if self.frozen:
+            info["frozen_calls"] = _frozen_calls(step.results, episode)
+            info["frozen"] = self._frozen_summary(episode)
+        return info
+
+    def end_info(self, step: StepOutcome, episode: _Episode) -> dict[str, Any]:
+        citations = step.extra.get("citations", [])
+        return {"answer": step.answer,
+                "cited_source_ids": [self._source_id(item.get("doc_id")) if isinstance(item, dict) else None
+                                     for item in citations]}
+
+    def final_info(self, step: StepOutcome, episode: _Episode) -> dict[str, Any]:
+        return {"episode_stats": episode.stats.as_dict()}
 
     def _record_result(self, call: ToolCall | None, result: ToolResult, episode: _Episode) -> ToolEvent:
         """Note which docs a result showed or opened; the event for the context manager."""
@@ -310,27 +243,12 @@ class WikiQAEnv(gym.Env[str, str]):
         episode.context_tokens = managed.tokens
         episode.dropped = managed.dropped
 
-    def _ending(self, answer: str | None, episode: _Episode) -> tuple[str | None, str | None]:
-        """("terminated" | "truncated" | None, reason)."""
-        limits = self.limits
-        if answer is not None:
-            return "terminated", "answered"
-        if limits.max_format_errors is not None and episode.counts.format_error >= limits.max_format_errors:
-            return "terminated", "format_errors"
-        if len(episode.turns) >= limits.max_turns:
-            return "truncated", "max_turns"
-        if episode.tool_calls >= limits.max_tool_calls:
-            return "truncated", "max_tool_calls"
-        if episode.context_tokens > limits.max_context_tokens:
-            return "truncated", "context_tokens"
-        return None, None
-
-    def _score(self, turn: _TurnOutcome, episode: _Episode) -> RewardParts:
-        answer = turn.answer
-        cited = tuple(item.get("doc_id") if isinstance(item, dict) else None for item in turn.citations)
+    def score(self, step: StepOutcome, episode: _Episode, ending: str) -> RewardParts:
+        answer = step.answer
+        cited = tuple(item.get("doc_id") if isinstance(item, dict) else None for item in step.extra.get("citations", []))
         trace = EpisodeTrace(
             answer=answer,
-            abstained=turn.abstained,
+            abstained=bool(step.parsed is not None and step.parsed.abstained),
             steps=len(episode.turns),
             cited=cited,
             seen_docs=frozenset(episode.seen_docs),
@@ -340,7 +258,7 @@ class WikiQAEnv(gym.Env[str, str]):
         )
         return score_episode(episode.task, trace, self.reward_config)
 
-    def _info(self) -> dict[str, Any]:
+    def base_info(self) -> dict[str, Any]:
         episode = self._episode
         assert episode is not None
         info: dict[str, Any] = {
@@ -351,7 +269,7 @@ class WikiQAEnv(gym.Env[str, str]):
             "turn": len(episode.turns),
             "tool_calls": episode.tool_calls,
             "context_tokens": episode.context_tokens,
-            "hallucination_counts": dict(vars(episode.counts)),
+            "hallucination_counts": episode.counts.as_dict(),
             "messages": list(episode.messages),
         }
         if self.context_manager is not None:

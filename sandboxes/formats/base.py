@@ -4,8 +4,8 @@ tags and JSON, and the base class.
 A format turns the policy's text into a :class:`ParsedAction` and tool results
 back into text. Parsing never raises and never hangs, whatever the text:
 
-- at most :data:`MAX_ACTION_CHARS` characters are accepted; longer text is a
-  format error (nothing is scanned);
+- at most ``max_action_chars`` characters are accepted (default :data:`MAX_ACTION_CHARS`;
+  an environment passes its limits' cap); longer text is a format error (nothing is scanned);
 - tags are found with ``str.find`` (linear time), never with backtracking regexes;
 - JSON is read with :func:`load_json`, which turns decode errors, deep nesting
   (``RecursionError``) and non-standard constants (``NaN``) into error messages.
@@ -205,22 +205,27 @@ def tool_list_json(schemas: list[dict]) -> str:
 class ToolCallFormat(ABC):
     """A way of writing tool calls and answers in text. Subclasses implement the three methods below.
 
-    ``max_calls_per_turn`` bounds the calls one action may hold; more is a format error.
+    ``max_calls_per_turn`` bounds the calls one action may hold; more is a format error. Longer actions
+    than ``max_action_chars`` and longer answers than ``max_answer_chars`` are format errors too (an
+    environment passes its :class:`~stillweb.envs.core.limits.EpisodeLimits`' caps).
     """
 
     name: str = ""
 
-    def __init__(self, max_calls_per_turn: int = 1) -> None:
+    def __init__(self, max_calls_per_turn: int = 1, max_action_chars: int = MAX_ACTION_CHARS,
+                 max_answer_chars: int = MAX_ANSWER_CHARS) -> None:
         self.max_calls_per_turn = check_positive_int("max_calls_per_turn", max_calls_per_turn)
+        self.max_action_chars = check_positive_int("max_action_chars", max_action_chars)
+        self.max_answer_chars = check_positive_int("max_answer_chars", max_answer_chars)
 
     def parse(self, text: str) -> ParsedAction:
         """The action in ``text``; never raises (problems are ``ParsedAction.error``)."""
         try:
             if not isinstance(text, str):
                 raise FormatProblem(f"the action must be text, got {type(text).__name__}")
-            if len(text) > MAX_ACTION_CHARS:
-                raise FormatProblem(f"the action is too long ({len(text)} characters; at most {MAX_ACTION_CHARS})")
-            return _short_answer(self._parse(text))
+            if len(text) > self.max_action_chars:
+                raise FormatProblem(f"the action is too long ({len(text)} characters; at most {self.max_action_chars})")
+            return _short_answer(self._parse(text), self.max_answer_chars)
         except FormatProblem as problem:
             return ParsedAction(error=f"Format error: {problem}. {self.how_to_call()}")
         except Exception as error:  # the agent boundary: never crash on policy text
@@ -280,12 +285,12 @@ class ToolCallFormat(ABC):
         return ParsedAction(answer=text.strip(), citations=checked_citations(citations), thought=thought, abstained=abstain)
 
 
-def _short_answer(parsed: ParsedAction) -> ParsedAction:
+def _short_answer(parsed: ParsedAction, max_answer_chars: int) -> ParsedAction:
     """``parsed`` unchanged; :class:`FormatProblem` when its answer (or abstention reason) is longer than
-    :data:`MAX_ANSWER_CHARS`: a long answer is refused before anything normalizes or scores it."""
-    if parsed.answer is not None and len(parsed.answer) > MAX_ANSWER_CHARS:
+    ``max_answer_chars``: a long answer is refused before anything normalizes or scores it."""
+    if parsed.answer is not None and len(parsed.answer) > max_answer_chars:
         what = "abstention reason" if parsed.abstained else "answer"
-        raise FormatProblem(f"the {what} is {len(parsed.answer)} characters long; at most {MAX_ANSWER_CHARS}: "
+        raise FormatProblem(f"the {what} is {len(parsed.answer)} characters long; at most {max_answer_chars}: "
                             "give a short answer (a name, a number, a date)")
     return parsed
 

@@ -32,8 +32,8 @@ class SearchR1Format(ToolCallFormat):
 
     name = "search_r1"
 
-    def __init__(self, max_calls_per_turn: int = 1, search_k: int = 3) -> None:
-        super().__init__(max_calls_per_turn)
+    def __init__(self, max_calls_per_turn: int = 1, search_k: int = 3, **caps: int) -> None:
+        super().__init__(max_calls_per_turn, **caps)
         self.search_k = check_positive_int("search_k", search_k)
 
     def _parse(self, text: str) -> ParsedAction:

@@ -1,0 +1,246 @@
+"""The episode core every tool environment is built on: one step skeleton, one ending ladder.
+
+:class:`TextEnv` is a Gymnasium environment whose actions and observations are text. Its
+``step`` is the same for every environment (``WikiQA-v0``, ``Apps-v0`` and the ones to come):
+
+1. **parse**: an action over ``limits.max_action_chars`` is not parsed (the episode ends,
+   truncated, ``action_too_long``); otherwise the call format reads it;
+2. **checks**: a format error is counted and shown; the degenerate-action flags are raised;
+3. **tools**: each call runs while the episode's call budget lasts (a call past it is refused,
+   not run); an answer goes to :meth:`TextEnv.on_answer`;
+4. **observation**: the results rendered in the call format, clipped to
+   ``limits.max_observation_chars``;
+5. **ending**: the answer's ending, else :func:`ending_of` (format errors terminate; turns,
+   tool calls and context tokens truncate), then the score and ``info``.
+
+A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``), its check
+(:meth:`TextEnv.score`) and what it records of a step (:meth:`TextEnv.record_step`,
+:meth:`TextEnv.step_info`); docs/interfaces.md shows a whole environment in 40 lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from stillweb.corpora.errors import UsageError
+from stillweb.envs.core.counts import EpisodeCounts
+from stillweb.envs.core.degenerate import ACTION_TOO_LONG, ActionChecks
+from stillweb.envs.core.limits import EpisodeLimits
+from stillweb.envs.core.spaces import to_charset
+from stillweb.envs.core.steps import (ScoredEpisode, check_step, clip_observation, ending_info, latest_message,
+                                      over_long_observation)
+from stillweb.envs.core.task_loader import Task
+from stillweb.sandboxes.formats.base import ParsedAction, ToolCallFormat
+from stillweb.sandboxes.tools.types import ToolCall, ToolResult
+
+__all__ = ["TextEnv", "EpisodeState", "StepOutcome", "ending_of", "check_render_mode"]
+
+
+@dataclass
+class EpisodeState:
+    """What every episode keeps: its task, the conversation, the counts, whether it is over."""
+
+    task: Task
+    messages: list[dict[str, str]]
+    counts: EpisodeCounts = field(default_factory=EpisodeCounts)
+    done: bool = False
+
+
+@dataclass
+class StepOutcome:
+    """What one action did: its parse, its calls and their results, its answer, its observation
+    and (when the action itself ends the episode) the ending and why."""
+
+    action: str
+    parsed: ParsedAction | None = None
+    calls: list[ToolCall | None] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    answer: str | None = None
+    observation: str = ""
+    flags: tuple[str, ...] = ()
+    ending: tuple[str, str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def over_long(self) -> bool:
+        """The action was over the cap (not parsed)."""
+        return self.ending == ("truncated", ACTION_TOO_LONG)
+
+    @property
+    def format_error(self) -> bool:
+        """The action broke the call format."""
+        return self.parsed is not None and self.parsed.error is not None
+
+    @property
+    def thought(self) -> str:
+        """The action's reasoning text (empty when it was not parsed)."""
+        return self.parsed.thought if self.parsed is not None else ""
+
+
+def ending_of(limits: EpisodeLimits, counts: EpisodeCounts, turns: int, tool_calls: int,
+              context_tokens: int) -> tuple[str | None, str | None]:
+    """The ending ladder: ``("terminated" | "truncated" | None, reason)`` of an episode that has not
+    answered: ``format_errors`` terminates; ``max_turns``, ``max_tool_calls`` and ``context_tokens``
+    truncate, in that order.
+
+    >>> ending_of(EpisodeLimits(max_turns=2), EpisodeCounts(), turns=2, tool_calls=0, context_tokens=0)
+    ('truncated', 'max_turns')
+    """
+    if limits.max_format_errors is not None and counts.format_error >= limits.max_format_errors:
+        return "terminated", "format_errors"
+    if turns >= limits.max_turns:
+        return "truncated", "max_turns"
+    if tool_calls >= limits.max_tool_calls:
+        return "truncated", "max_tool_calls"
+    if context_tokens > limits.max_context_tokens:
+        return "truncated", "context_tokens"
+    return None, None
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """``render_mode`` if it is ``None`` or ``"ansi"``; ``ValueError`` otherwise."""
+    if render_mode not in (None, "ansi"):
+        raise UsageError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+    return render_mode
+
+
+class TextEnv(gym.Env[str, str]):
+    """A text environment on the episode core (see the module docstring).
+
+    A subclass sets ``limits``, ``format``, ``action_checks`` and ``mask_truncated`` (see
+    :meth:`setup_core`), starts ``self._episode`` (an :class:`EpisodeState`) in ``reset``, and
+    implements :meth:`run_call`, :meth:`score`, :meth:`turns`, :meth:`tool_calls`,
+    :meth:`context_tokens`, :meth:`record_step`, :meth:`base_info` and :meth:`step_info`.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+    limits: EpisodeLimits
+    format: ToolCallFormat
+    action_checks: ActionChecks
+    mask_truncated: bool
+    budget_note = "Not run: the episode's budget of {limit} tool calls is spent. Give your final answer."
+    _episode: Any = None
+
+    def setup_core(self, limits: EpisodeLimits, call_format: ToolCallFormat, actions: Any, mask_truncated: bool) -> None:
+        """Set the limits, the call format, the degenerate-action checks and the spaces (from the limits)."""
+        self.limits = limits
+        self.format = call_format
+        self.action_checks = ActionChecks.from_value(actions)
+        self.mask_truncated = mask_truncated
+        self.observation_space = limits.observation_space()
+        self.action_space = limits.action_space()
+
+    # -- the skeleton ---------------------------------------------------------------------
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run the policy's text: tool calls give their results, an answer (or a limit) ends the episode.
+
+        Raises ``RuntimeError`` if called before ``reset`` or after the episode
+        ended, ``TypeError`` if ``action`` is not a string.
+        """
+        episode = self._episode
+        check_step(episode is None or episode.done, action)
+        step = StepOutcome(to_charset(action))
+        self.begin_step(step, episode)
+        if self.limits.over_long(step.action):
+            step.ending = ("truncated", ACTION_TOO_LONG)
+            step.observation = over_long_observation(step.action, self.limits.max_action_chars)
+        else:
+            self._act(step, episode)
+        step.flags = self.action_checks.flags(step.action, format_error=step.format_error, over_long=step.over_long)
+        if step.results:
+            step.observation = self.format.render_results(step.results)
+        step.observation = clip_observation(to_charset(step.observation), self.limits.max_observation_chars)
+        self.record_step(step, episode)
+        ending, reason = step.ending or ending_of(self.limits, episode.counts, self.turns(episode),
+                                                  self.tool_calls(episode), self.context_tokens(episode))
+        info = self.base_info()
+        info.update(self.step_info(step, episode))
+        reward = 0.0
+        if ending is not None:
+            episode.done = True
+            parts = self.score(step, episode, ending)
+            reward = parts.total
+            info.update(self.end_info(step, episode))
+            info.update(ending_info(parts, ending, reason, self.mask_truncated))
+            info.update(self.final_info(step, episode))
+        return step.observation, reward, ending == "terminated", ending == "truncated", info
+
+    def _act(self, step: StepOutcome, episode: EpisodeState) -> None:
+        """Parse the action; count a format error, take an answer or run the calls."""
+        parsed = step.parsed = self.format.parse(step.action)
+        if parsed.error is not None:
+            episode.counts.format_error += 1
+            step.results, step.calls = [parsed.error_result()], [None]
+        elif parsed.answer is not None:
+            step.answer = parsed.answer
+            self.on_answer(step, episode)
+        else:
+            step.calls = list(parsed.calls)
+            step.results = [self._call_within_budget(call, episode) for call in parsed.calls]
+
+    def _call_within_budget(self, call: ToolCall, episode: EpisodeState) -> ToolResult:
+        """The call's result, or a refusal (not run) once the episode's call budget is spent."""
+        if self.tool_calls(episode) >= self.limits.max_tool_calls:
+            text = self.budget_note.format(limit=self.limits.max_tool_calls)
+            return ToolResult(name=str(call.name)[:100], text=text, flag="bad_arguments", call_id=call.call_id)
+        result = self.run_call(call, episode)
+        episode.counts.count_result(result.flag)
+        return result
+
+    def render(self) -> str | None:
+        """The latest message of the history (``render_mode="ansi"``)."""
+        return latest_message(getattr(self, "render_mode", None), self._episode)
+
+    # -- what an environment gives --------------------------------------------------------
+
+    def begin_step(self, step: StepOutcome, episode: Any) -> None:
+        """Note what the step starts from (default: nothing)."""
+
+    def on_answer(self, step: StepOutcome, episode: Any) -> None:
+        """Take the answer in ``step.parsed`` (default: it ends the episode, ``answered``)."""
+        step.ending = ("terminated", "answered")
+
+    def run_call(self, call: ToolCall, episode: Any) -> ToolResult:
+        """Run one tool call (within the budget); its flag is counted by the core."""
+        raise NotImplementedError
+
+    def record_step(self, step: StepOutcome, episode: Any) -> None:
+        """Add the step to the episode's history (default: the two messages)."""
+        episode.messages += [{"role": "assistant", "content": step.action}, {"role": "user", "content": step.observation}]
+
+    def turns(self, episode: Any) -> int:
+        """Steps taken in the episode."""
+        raise NotImplementedError
+
+    def tool_calls(self, episode: Any) -> int:
+        """Tool calls run in the episode (what ``max_tool_calls`` bounds)."""
+        raise NotImplementedError
+
+    def context_tokens(self, episode: Any) -> int:
+        """Tokens of the conversation so far (what ``max_context_tokens`` bounds)."""
+        raise NotImplementedError
+
+    def score(self, step: StepOutcome, episode: Any, ending: str) -> ScoredEpisode:
+        """The reward parts of the ended episode (``total`` is the reward)."""
+        raise NotImplementedError
+
+    def base_info(self) -> dict[str, Any]:
+        """The ``info`` of every reset and step."""
+        raise NotImplementedError
+
+    def step_info(self, step: StepOutcome, episode: Any) -> dict[str, Any]:
+        """The ``info`` keys of a step (after :meth:`base_info`)."""
+        return {"thought": step.thought, "tool_flags": [result.flag for result in step.results],
+                "action_flags": list(step.flags)}
+
+    def end_info(self, step: StepOutcome, episode: Any) -> dict[str, Any]:
+        """The ``info`` keys of the last step before the reward parts (default: the answer)."""
+        return {"answer": step.answer}
+
+    def final_info(self, step: StepOutcome, episode: Any) -> dict[str, Any]:
+        """The ``info`` keys of the last step after the reward parts (default: none)."""
+        return {}

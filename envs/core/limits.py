@@ -1,0 +1,93 @@
+"""The one limits object of an episode: what ends it and how long its texts may be.
+
+:class:`EpisodeLimits` holds every cap a text environment enforces: turns, tool calls (in
+all, and per turn), context tokens and format errors end the episode; the action,
+observation and answer caps bound its texts. The action space, the call formats, the
+degenerate-action checks and the observation clip all read them from here, so an action
+the environment accepts is always in its action space (Gymnasium's rule).
+
+The text caps' defaults live in the lowest layer that enforces them: the action and answer
+caps in :mod:`stillweb.sandboxes.formats` and :mod:`stillweb.sandboxes.tools.answer`.
+
+>>> limits = EpisodeLimits(max_action_chars=1_000)
+>>> limits.action_space().contains("x" * 1_000), limits.over_long("x" * 1_001)
+(True, True)
+>>> EpisodeLimits(max_turns=0)  # doctest: +IGNORE_EXCEPTION_DETAIL
+Traceback (most recent call last):
+UsageError: max_turns must be a positive integer, got 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stillweb.corpora.checks import check_positive_int
+from stillweb.envs.core.spaces import OBSERVATION_MAX_CHARS, UnicodeText, unicode_text_space
+from stillweb.sandboxes.formats import MAX_ACTION_CHARS
+from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS
+
+__all__ = ["EpisodeLimits", "pop_action_cap", "MAX_ACTION_CHARS", "MAX_ANSWER_CHARS", "OBSERVATION_MAX_CHARS"]
+
+_POSITIVE = ("max_turns", "max_tool_calls", "max_calls_per_turn", "max_context_tokens",
+             "max_action_chars", "max_observation_chars", "max_answer_chars")
+
+
+@dataclass(frozen=True)
+class EpisodeLimits:
+    """Limits of one episode (every field a positive integer).
+
+    ``max_turns``, ``max_tool_calls`` and ``max_context_tokens`` truncate the episode;
+    ``max_format_errors`` format errors (``None``: unlimited) terminate it with outcome 0;
+    ``max_calls_per_turn`` more calls in one action is a format error. An action over
+    ``max_action_chars`` is not parsed (the episode ends, truncated), an observation over
+    ``max_observation_chars`` is clipped, an answer over ``max_answer_chars`` is a format error.
+    """
+
+    max_turns: int = 16
+    max_tool_calls: int = 64
+    max_calls_per_turn: int = 4
+    max_context_tokens: int = 32768
+    max_format_errors: int | None = 3
+    max_action_chars: int = MAX_ACTION_CHARS
+    max_observation_chars: int = OBSERVATION_MAX_CHARS
+    max_answer_chars: int = MAX_ANSWER_CHARS
+
+    def __post_init__(self) -> None:
+        for name in _POSITIVE:
+            check_positive_int(name, getattr(self, name))
+        if self.max_format_errors is not None:
+            check_positive_int("max_format_errors (or None)", self.max_format_errors)
+
+    def over_long(self, action: str) -> bool:
+        """Whether ``action`` is longer than the action cap (it is then not parsed)."""
+        return len(action) > self.max_action_chars
+
+    def action_space(self) -> UnicodeText:
+        """The text space of every action the environment parses: up to ``max_action_chars`` characters."""
+        return unicode_text_space(self.max_action_chars)
+
+    def observation_space(self) -> UnicodeText:
+        """The text space of every observation: up to ``max_observation_chars`` characters."""
+        return unicode_text_space(self.max_observation_chars)
+
+    def format_options(self) -> dict[str, int]:
+        """The caps a call format enforces (:func:`~stillweb.sandboxes.formats.get_format` options)."""
+        return {"max_calls_per_turn": self.max_calls_per_turn, "max_action_chars": self.max_action_chars,
+                "max_answer_chars": self.max_answer_chars}
+
+
+def pop_action_cap(actions: Any, max_action_chars: int | None) -> tuple[Any, dict[str, int]]:
+    """``(actions without "max_action_chars", {"max_action_chars": cap} or {})``: an environment's
+    ``max_action_chars`` argument, or the cap an ``actions`` dict still names (where it lived before
+    the limits object; recordings keep such kwargs), for :class:`EpisodeLimits`.
+
+    >>> pop_action_cap({"letter_run": 6, "max_action_chars": 900}, None)
+    ({'letter_run': 6}, {'max_action_chars': 900})
+    """
+    if isinstance(actions, Mapping) and "max_action_chars" in actions:
+        actions = dict(actions)
+        cap = actions.pop("max_action_chars")
+        max_action_chars = cap if max_action_chars is None else max_action_chars
+    return actions, ({} if max_action_chars is None else {"max_action_chars": max_action_chars})
