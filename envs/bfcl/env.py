@@ -37,10 +37,10 @@ from stillweb.envs.bfcl.prompt import ADDED_FUNCTIONS_PROMPT, REPLY_SCHEMA, open
 from stillweb.envs.bfcl.splits import bfcl_tasks
 from stillweb.envs.bfcl.state import state_diff, state_fingerprint
 from stillweb.envs.core.degenerate import ACTION_TOO_LONG, ActionChecks
-from stillweb.envs.core.spaces import ACTION_MAX_CHARS, OBSERVATION_MAX_CHARS, to_charset, unicode_text_space
+from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
+from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.steps import check_step, clip_observation, ending_info, latest_message, over_long_observation
 from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet
-from stillweb.envs.wikiqa.env import EpisodeLimits
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.formats.base import tool_list_json
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult, preview
@@ -94,7 +94,7 @@ class BfclEnv(gym.Env[str, str]):
                  max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
                  max_calls_per_turn: int = 4, max_context_tokens: int = 131072, max_format_errors: int | None = 3,
                  mask_truncated: bool = True, actions: ActionChecks | Mapping[str, Any] | None = None,
-                 render_mode: str | None = None, snapshot: Any = None) -> None:
+                 render_mode: str | None = None, snapshot: Any = None, max_action_chars: int | None = None) -> None:
         if render_mode not in (None, "ansi"):
             raise UsageError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         if tool_format not in BFCL_FORMATS:
@@ -107,13 +107,15 @@ class BfclEnv(gym.Env[str, str]):
         self.tasks: TaskSet = bfcl_tasks(category, split, tasks)
         self.bfcl_version = bfcl_version()
         self.data_fingerprint = f"bfcl-eval=={self.bfcl_version}"  # info["snapshot_fingerprint"]: what the tasks come from
-        self.limits = EpisodeLimits(max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors)
+        actions, action_cap = pop_action_cap(actions, max_action_chars)
+        self.limits = EpisodeLimits(max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors,
+                                    **action_cap)
         self.api_seed = api_seed
         self.mask_truncated = mask_truncated
         self.action_checks = ActionChecks.from_value(actions)
-        self.format = get_format(tool_format, max_calls_per_turn=max_calls_per_turn)
-        self.observation_space = unicode_text_space(OBSERVATION_MAX_CHARS)
-        self.action_space = unicode_text_space(ACTION_MAX_CHARS)
+        self.format = get_format(tool_format, **self.limits.format_options())
+        self.observation_space = self.limits.observation_space()
+        self.action_space = self.limits.action_space()
         self._picker = TaskPicker(self.tasks, "bfcl")
         self._seed = 0
         self._prompts: dict[str, tuple[str, frozenset[str]]] = {}
@@ -150,13 +152,13 @@ class BfclEnv(gym.Env[str, str]):
         check_step(episode is None or episode.done, action)
         action = to_charset(action)
         episode.turns += 1
-        over_long = self.action_checks.over_long(action)
+        over_long = self.limits.over_long(action)
         parsed = None if over_long else self.format.parse(action)
         results: list[ToolResult] = []
         ending, reason, observation, diff = None, None, "", []
         if over_long:
             ending, reason = "truncated", ACTION_TOO_LONG
-            observation = over_long_observation(action, self.action_checks.max_action_chars)
+            observation = over_long_observation(action, self.limits.max_action_chars)
         elif parsed.error is not None:
             episode.counts["format_error"] += 1
             results = [parsed.error_result()]
@@ -174,12 +176,13 @@ class BfclEnv(gym.Env[str, str]):
                 diff = self._state_change(episode, {episode.world.method_class[name] for name, _ in step_calls})
         if results:
             observation = self.format.render_results(results)
-        observation = clip_observation(to_charset(observation))
+        observation = clip_observation(to_charset(observation), self.limits.max_observation_chars)
         episode.messages += [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
         episode.chars += len(action) + len(observation)
         if ending is None:
             ending, reason = self._limit_reached(episode)
-        flags = self.action_checks.flags(action, format_error=parsed is not None and parsed.error is not None)
+        flags = self.action_checks.flags(action, format_error=parsed is not None and parsed.error is not None,
+                                         over_long=over_long)
         info = self._info()
         info.update(tool_flags=[result.flag for result in results], action_flags=list(flags), state_diff=diff,
                     thought=parsed.thought if parsed else "")
