@@ -7,7 +7,10 @@ query, best first; with scores ``{"document": {"id", "contents", "doc_id"}, "sco
 without them the documents alone. ``id`` is the corpus's own id (a wiki-18 or
 BEIR passage id, so gold ids and qrels match), or the doc id when the corpus has
 none; ``contents`` is ``"Title\\ntext"`` (the text cut to ``max_chars``). A blank
-query has no results.
+query has no results. ``"retriever": "dense"`` or ``"hybrid"`` ranks with the
+snapshot's dense index (400 ``no_dense_index`` without one; 404 ``not_recorded``
+for a query whose embedding was never recorded and no embeddings server is set;
+503 ``unavailable`` when that server fails).
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request
 
+from stillweb.corpora.dense import no_dense_index
+from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
 from stillweb.corpora.snapshot import SearchResult, Snapshot
 
-from stillweb.server.plumbing import ERROR_RESPONSES, ErrorBody, run_blocking
+from stillweb.server.plumbing import ERROR_RESPONSES, ApiError, ErrorBody, run_blocking
 from stillweb.server.models import RetrievedDocument, RetrieveRequest, RetrieveResponse, ScoredDocument
 
 if TYPE_CHECKING:
@@ -43,7 +48,8 @@ def retrieval_router(catalog: SnapshotCatalog) -> APIRouter:
         """BM25 retrieval for a batch of queries, in Search-R1's request and response format."""
         snapshot = catalog.snapshot(body.snapshot)
         topk = body.topk or DEFAULT_TOPK
-        result = await run_blocking(request, retrieve, snapshot, body.query_list(), topk, body.return_scores, body.max_chars)
+        result = await run_blocking(request, retrieve, snapshot, body.query_list(), topk, body.return_scores, body.max_chars,
+                                    body.retriever)
         request.app.state.counter.add("retrievals", len(result))
         return RetrieveResponse(result=result)
 
@@ -51,11 +57,18 @@ def retrieval_router(catalog: SnapshotCatalog) -> APIRouter:
 
 
 def retrieve(
-    snapshot: Snapshot, queries: list[str], topk: int, return_scores: bool, max_chars: int
+    snapshot: Snapshot, queries: list[str], topk: int, return_scores: bool, max_chars: int, retriever: str = "bm25"
 ) -> list[list[ScoredDocument]] | list[list[RetrievedDocument]]:
-    """Search each query (the batch spread over every core by :meth:`Snapshot.search_many`);
-    Search-R1 shaped results in query order."""
-    pages = iter(snapshot.search_many([query for query in queries if query.strip()], topk))
+    """Search each query (the batch spread over every core by :meth:`Snapshot.search_many`) with
+    ``retriever``; Search-R1 shaped results in query order."""
+    if retriever != "bm25" and snapshot.dense_info is None:
+        raise ApiError(400, "no_dense_index", no_dense_index(snapshot.path))
+    try:
+        pages = iter(snapshot.search_many([query for query in queries if query.strip()], topk, mode=retriever))
+    except QueryNotRecorded as error:
+        raise ApiError(404, "not_recorded", str(error)) from None
+    except EmbeddingsError as error:
+        raise ApiError(503, "unavailable", str(error)) from None
     per_query = []
     for query in queries:
         hits = next(pages) if query.strip() else []

@@ -9,6 +9,11 @@ The model sees a numbered list per query::
 and ``data`` holds the same results structured. ``query`` may be a list of up to
 :data:`MAX_QUERIES` queries (Tongyi DeepResearch's ``query: array``); results come
 back per query, in the order given.
+
+On a snapshot with a dense index (``stillweb build dense``) the tool also takes
+``retriever``: ``"bm25"`` (the default), ``"dense"`` or ``"hybrid"``
+(:meth:`Snapshot.search`'s modes). Elsewhere its schema and description are
+exactly those of a BM25-only tool, so existing prompts stay byte-identical.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from stillweb.corpora.dense import SEARCH_MODES
+from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
+from stillweb.corpora.errors import DataError
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
 
 if TYPE_CHECKING:
@@ -66,42 +74,69 @@ class SearchTool(Tool):
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
+        if snapshot.dense_info is not None:  # offered only where it can work: other schemas stay as they were
+            self.description = self.description + DENSE_DESCRIPTION
+            self.parameters = {**self.parameters, "properties": {**self.parameters["properties"], "retriever": RETRIEVER}}
 
-    def run(self, arguments: dict, presearched: Mapping[tuple[str, int], list[SearchResult]] | None = None) -> ToolResult:
+    def run(self, arguments: dict, presearched: Mapping[tuple[str, int, str], list[SearchResult]] | None = None) -> ToolResult:
         """Results for each query, as a numbered list (text) and as dicts (data).
 
-        ``presearched`` holds results already searched for ``(query, k)`` pairs (see
-        :meth:`searches`); other queries are searched here.
+        ``presearched`` holds results already searched for ``(query, k, retriever)``
+        (see :meth:`search_many`); other queries are searched here.
         """
-        queries, k = _queries(arguments)
+        queries, k, mode = _queries(arguments)
         if any(not q.strip() for q in queries):
             message = f"every query must contain a word. Example: {example_call(self.name, self.example)}"
             raise ToolInputError("bad_arguments", message)
         sections, data = [], []
         for q in queries:
-            results = presearched[q, k] if presearched is not None and (q, k) in presearched else self.snapshot.search(q, k)
+            if presearched is not None and (q, k, mode) in presearched:
+                results = presearched[q, k, mode]
+            else:
+                results = self._search(q, k, mode)
             sections.append(_render(q, results))
             data.append({"query": q, "results": [_as_dict(result) for result in results]})
         shown = tuple(dict.fromkeys(hit["doc_id"] for query in data for hit in query["results"]))
         return self.result("\n\n".join(sections), {"queries": data}, shown_docs=shown)
 
 
-    def search_many(self, calls_arguments: Sequence[dict]) -> dict[tuple[str, int], list[SearchResult]]:
-        """The results of every query of many (validated) calls, searched as one batch on every core
-        (:meth:`Snapshot.search_many`), keyed by ``(query, k)`` for :meth:`run`."""
+    def _search(self, query: str, k: int, mode: str) -> list[SearchResult]:
+        """One search; a query embedding that cannot be had is an error observation, never another ranking."""
+        try:
+            return self.snapshot.search(query, k, mode)
+        except QueryNotRecorded as error:
+            raise ToolInputError("not_recorded", f"{error} (query {json.dumps(query, ensure_ascii=False)})") from None
+        except EmbeddingsError as error:
+            raise ToolInputError("unavailable", f"the {mode} retriever is unavailable: {error}; "
+                                                "retry, or search with retriever='bm25'") from None
+        except DataError as error:
+            raise ToolInputError("tool_error", f"the {mode} retriever failed: {error}") from None
+
+    def search_many(self, calls_arguments: Sequence[dict]) -> dict[tuple[str, int, str], list[SearchResult]]:
+        """The results of every BM25 query of many (validated) calls, searched as one batch on every core
+        (:meth:`Snapshot.search_many`), keyed by ``(query, k, retriever)`` for :meth:`run` (dense and hybrid
+        queries are searched by :meth:`run`, where a missing embedding becomes that call's observation)."""
         by_k: dict[int, dict[str, None]] = {}
         for arguments in calls_arguments:
-            queries, k = _queries(arguments)
-            by_k.setdefault(k, {}).update((q, None) for q in queries if q.strip())
-        presearched: dict[tuple[str, int], list[SearchResult]] = {}
+            queries, k, mode = _queries(arguments)
+            if mode == "bm25":
+                by_k.setdefault(k, {}).update((q, None) for q in queries if q.strip())
+        presearched: dict[tuple[str, int, str], list[SearchResult]] = {}
         for k, queries in by_k.items():
-            presearched.update(zip(((q, k) for q in queries), self.snapshot.search_many(list(queries), k)))
+            presearched.update(zip(((q, k, "bm25") for q in queries), self.snapshot.search_many(list(queries), k)))
         return presearched
 
 
-def _queries(arguments: dict) -> tuple[list[str], int]:
+DENSE_DESCRIPTION = (" 'retriever' chooses the ranking: 'bm25' (keywords, the default), 'dense' (embeddings: meaning "
+                     "over exact words) or 'hybrid' (both fused).")
+RETRIEVER = {"type": "string", "enum": list(SEARCH_MODES), "default": "bm25",
+             "description": "Ranking: bm25 (keywords), dense (embeddings) or hybrid (both fused)."}
+
+
+def _queries(arguments: dict) -> tuple[list[str], int, str]:
     query = arguments["query"]
-    return ([query] if isinstance(query, str) else list(query)), arguments.get("k", DEFAULT_K)
+    return ([query] if isinstance(query, str) else list(query)), arguments.get("k", DEFAULT_K), \
+        arguments.get("retriever", "bm25")
 
 
 def _render(query: str, results: list[SearchResult]) -> str:
