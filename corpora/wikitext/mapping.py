@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.wikitext.titles import template_key
 
 __all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "template_key"]
 
@@ -66,16 +67,6 @@ def fold_key(raw: str) -> tuple[str, str]:
     key = _SEPARATORS_RE.sub("_", raw.strip().lower()).strip("_")
     match = _NUMBERED_RE.fullmatch(key)
     return (match[1], match[2]) if match else (key, "")
-
-
-def template_key(name: str) -> str:
-    """A template name as the mapping lists it: ``infobox military person`` -> ``military person``."""
-    name = name.strip().lower()
-    if name.startswith("infobox"):
-        name = name[7:]
-    elif name.endswith(" infobox"):
-        name = name[:-8]
-    return name.strip(" _-")
 
 
 class InfoboxMapping:

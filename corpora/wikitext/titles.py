@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from mwparserfromhell.nodes import Template
 
-__all__ = ["normalize_title", "namespace_kind", "template_name", "is_infobox", "is_disambiguation", "unique"]
+__all__ = ["normalize_title", "namespace_kind", "template_name", "template_key", "is_infobox", "is_disambiguation", "unique"]
 
 
 def normalize_title(raw: str) -> str:
@@ -47,6 +47,16 @@ def template_name(template: Template) -> str:
     name = _COMMENT_RE.sub("", str(template.name)).replace("_", " ")
     name = SPACES_RE.sub(" ", name).strip().lower()
     return name[9:].strip() if name.startswith("template:") else name
+
+
+def template_key(name: str) -> str:
+    """A template name as the mappings list it: ``Infobox military person`` -> ``military person``."""
+    name = SPACES_RE.sub(" ", name.replace("_", " ")).strip().lower()
+    if name.startswith("infobox"):
+        name = name[7:]
+    elif name.endswith(" infobox"):
+        name = name[:-8]
+    return name.strip(" _-")
 
 
 def is_infobox(name: str) -> bool:
