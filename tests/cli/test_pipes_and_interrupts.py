@@ -14,17 +14,35 @@ import sys
 
 import pytest
 
-from support.cli_runs import PRINTING_COMMANDS, fill, make_workspace, run_interrupted, run_into_closed_pipe
+from support.chat_stub import chat_stub_app, serve
+from support.cli_runs import (EXTRA_COMMANDS, PRINTING_COMMANDS, SERVERS, command_words, fill, leaf_commands,
+                              make_workspace, run_interrupted, run_into_closed_pipe)
 from support.network import free_port, wait_until_answers
 
-IDS = [name for name, _argv in PRINTING_COMMANDS]
+
+def _params():
+    """The printing commands as parameters (commands of an extra marked ``extra``)."""
+    return [pytest.param(argv, id=name, marks=[pytest.mark.extra] if name in EXTRA_COMMANDS else [])
+            for name, argv in PRINTING_COMMANDS]
+
+
 _RUN_NUMBER = itertools.count()
 
 
 @pytest.fixture(scope="module")
 def workspace(tasks_snapshot, tmp_path_factory):
-    """The inputs of every printing command (a snapshot copy with a profile and app tasks, a recording, stores)."""
-    return make_workspace(tmp_path_factory.mktemp("cli-workspace"), tasks_snapshot)
+    """The inputs of every printing command (a snapshot copy with a profile and app tasks, a recording, stores,
+    corpus files) and a chat endpoint (for ``tasks polish``) while the module runs."""
+    from stillweb.corpora.tasks.store import read_tasks
+
+    with serve(chat_stub_app(read_tasks(tasks_snapshot, "hard", "train")), free_port()) as url:
+        yield make_workspace(tmp_path_factory.mktemp("cli-workspace"), tasks_snapshot, url)
+
+
+def _needs(argv):
+    name = next(name for name, known in PRINTING_COMMANDS if known == argv)
+    if name in EXTRA_COMMANDS:
+        pytest.importorskip(EXTRA_COMMANDS[name])
 
 
 def _argv(argv, workspace, tmp_path):
@@ -37,8 +55,9 @@ def assert_no_traceback(stderr: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("argv", [argv for _name, argv in PRINTING_COMMANDS], ids=IDS)
+@pytest.mark.parametrize("argv", _params())
 def test_a_closed_pipe_ends_the_command_quietly_with_141(argv, workspace, tmp_path):
+    _needs(argv)
     result = run_into_closed_pipe(_argv(argv, workspace, tmp_path))
     assert_no_traceback(result.stderr)
     expected = 0 if "--help" in argv else 141  # argparse drops the help it cannot write and exits 0 itself
@@ -46,8 +65,9 @@ def test_a_closed_pipe_ends_the_command_quietly_with_141(argv, workspace, tmp_pa
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("argv", [argv for _name, argv in PRINTING_COMMANDS], ids=IDS)
+@pytest.mark.parametrize("argv", _params())
 def test_ctrl_c_at_the_first_line_ends_the_command_with_130(argv, workspace, tmp_path):
+    _needs(argv)
     result = run_interrupted(_argv(argv, workspace, tmp_path))
     assert_no_traceback(result.stderr)
     assert result.returncode == 130, result.stderr[-3000:]
@@ -81,18 +101,25 @@ def test_ctrl_c_mid_build_with_workers_stops_them_and_keeps_the_snapshot_there(w
     assert sorted(path.name for path in tmp_path.iterdir()) == ["snap"]
 
 
+def test_every_command_is_tested_here():
+    """A new command joins PRINTING_COMMANDS (or SERVERS): this list is the test's, not a guess."""
+    covered = {command_words(argv) for _name, argv in PRINTING_COMMANDS} | set(SERVERS)
+    assert sorted(set(leaf_commands()) - covered) == []
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("command", ["serve", "view"])
+@pytest.mark.parametrize("command", sorted(SERVERS))
 def test_ctrl_c_stops_a_server_cleanly(command, workspace, tmp_path):
     """A server's Ctrl-C is its normal stop: it says so and exits 0 (as ``python -m http.server`` does)."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "stillweb.cli.main", command, workspace["snap"], "--port", str(port)],
+    argv, ready = SERVERS[command]
+    process = subprocess.Popen([sys.executable, "-m", "stillweb.cli.main",
+                                *fill(argv, {**workspace, "port": str(port)}, tmp_path / "out")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_until_answers(f"http://127.0.0.1:{port}/{'view/' if command == 'view' else 'health'}")
+        assert wait_until_answers(f"http://127.0.0.1:{port}/{ready}")
     finally:
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=60)
     assert_no_traceback(stderr)
     assert process.returncode == 0, stderr
-    assert "listening on" in stdout and "stopped serving on" in stdout

@@ -33,14 +33,19 @@ setattr(sys, name, FirstWriteInterrupts(getattr(sys, name)))
 sys.exit(main(sys.argv[2:]))
 """
 
-# Each printing command: (test id, argv with {snap}, {apps}, {rec}, {store}, {store2}, {usage}, {out} filled in).
-# {out} is a fresh path per run, so commands that write can run more than once.
+# Each printing command: (test id, argv with {snap}, {apps}, {rec}, {store}, {store2}, {usage}, {dump}, {corpus},
+# {queries}, {qrels}, {policy} and {out} filled in). {out} is a fresh path per run, so commands that write can run
+# more than once. Commands of an extra are in EXTRA_COMMANDS (test id -> the module they need).
 PRINTING_COMMANDS = [
     ("info", ["info", "{snap}"]),
     ("info-json", ["info", "{snap}", "--json"]),
     ("verify", ["verify", "{snap}"]),
     ("graph-stats", ["graph", "stats", "{snap}"]),
     ("build", ["build", "synthetic", "--articles", "30", "--seed", "1", "--out", "{out}"]),
+    ("build-wikipedia", ["build", "wikipedia", "{dump}", "--out", "{out}", "--workers", "1"]),
+    ("build-corpus", ["build", "corpus", "{corpus}", "--out", "{out}", "--workers", "1"]),
+    ("build-parquet", ["build", "parquet", "{corpus}", "--out", "{out}", "--workers", "1"]),
+    ("eval-retrieval", ["eval", "retrieval", "{snap}", "--queries", "{queries}", "--qrels", "{qrels}", "--k", "10"]),
     ("quickstart", ["quickstart", "--out", "{snap}", "--articles", "300", "--seed", "0", "--episodes", "1"]),
     ("tasks-generate", ["tasks", "generate", "{snap}", "--name", "{name}", "--count", "2", "--verify", "0"]),
     ("tasks-show", ["tasks", "show", "{snap}", "hard"]),
@@ -50,6 +55,7 @@ PRINTING_COMMANDS = [
     ("tasks-profile", ["tasks", "profile", "{snap}", "hard", "--agent", "reference", "-k", "1", "--policy-name", "{name}"]),
     ("tasks-filter", ["tasks", "filter", "{snap}", "hard", "--profile", "reference", "--pass-rate", "0:1", "--out", "{name}"]),
     ("tasks-reverify", ["tasks", "reverify", "{snap}", "hard", "--profile", "reference"]),
+    ("tasks-polish", ["tasks", "polish", "{snap}", "hard", "--policy", "{policy}", "--out", "{name}"]),
     ("apps-generate", ["apps", "generate", "{apps}", "--name", "{name}", "--count", "9", "--no-verify"]),
     ("apps-verify", ["apps", "verify", "{apps}", "core"]),
     ("apps-export", ["apps", "export", "{apps}", "core", "--out", "{out}"]),
@@ -61,11 +67,45 @@ PRINTING_COMMANDS = [
     ("freeze-prune", ["freeze", "prune", "{store}", "--used", "{usage}", "--out", "{out}"]),
     ("help", ["tasks", "--help"]),
 ]
+EXTRA_COMMANDS = {"eval-retrieval": "ir_measures"}
+
+# Commands that serve until stopped: their Ctrl-C is their normal stop (tests/cli/test_pipes_and_interrupts.py
+# starts each, waits until it answers, interrupts it), with the argv and the path that answers once it is up.
+SERVERS = {
+    "serve": (["serve", "{snap}", "--port", "{port}"], "health"),
+    "view": (["view", "{snap}", "--port", "{port}"], "view/"),
+    "mcp": (["mcp", "{snap}", "--http", "--port", "{port}"], "mcp"),
+    "freeze serve": (["freeze", "serve", "{store}", "--port", "{port}"], "health"),
+    "freeze record": (["freeze", "record", "--upstream", "http://127.0.0.1:9", "--out", "{out}", "--port", "{port}"],
+                      "health"),
+}
 
 
-def make_workspace(folder: Path, tasks_snapshot: Path) -> dict[str, str]:
+def leaf_commands() -> list[str]:
+    """Every ``stillweb`` command that runs (``tasks show``...), as the parser knows them."""
+    import argparse
+
+    from stillweb.cli.main import make_parser
+
+    def leaves(parser, words):
+        actions = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+        if not actions:
+            return [" ".join(words)]
+        return [leaf for name, sub in actions[0].choices.items() for leaf in leaves(sub, [*words, name])]
+
+    return leaves(make_parser(), [])
+
+
+def command_words(argv: list[str]) -> str:
+    """The command an argv runs (``tasks show``): its longest prefix that is a command."""
+    commands = set(leaf_commands())
+    return next((" ".join(argv[:end]) for end in range(len(argv), 0, -1) if " ".join(argv[:end]) in commands), "")
+
+
+def make_workspace(folder: Path, tasks_snapshot: Path, policy_url: str) -> dict[str, str]:
     """Inputs for every command of :data:`PRINTING_COMMANDS` under ``folder``: a copy of the tasks snapshot
-    (with a reference profile and a small app task set ``core``), a recording and two frozen stores."""
+    (with a reference profile and a small app task set ``core``), a recording, two frozen stores, a small
+    MediaWiki dump, a jsonl corpus, queries and qrels; ``policy_url``: a chat endpoint for ``tasks polish``."""
     import gymnasium as gym
 
     import stillweb.envs  # noqa: F401 - registers the environments
@@ -96,7 +136,26 @@ def make_workspace(folder: Path, tasks_snapshot: Path) -> dict[str, str]:
     usage = folder / "usage.jsonl"
     usage.write_text(json.dumps({"key": stores[0][0]["key"], "source": "store"}) + "\n", encoding="utf-8")
     return {"snap": str(snap), "apps": str(apps), "rec": str(recording), "store": str(folder / "store"),
-            "store2": str(folder / "store2"), "usage": str(usage)}
+            "store2": str(folder / "store2"), "usage": str(usage), "policy": policy_url, **_corpus_files(folder, snap)}
+
+
+def _corpus_files(folder: Path, snap: Path) -> dict[str, str]:
+    """A two-page MediaWiki dump, a 40-row jsonl corpus, and two queries with qrels over ``snap``."""
+    from stillweb.corpora.records import RawPage
+    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.synthetic import write_xml_dump
+
+    dump = folder / "dump.xml"
+    write_xml_dump([RawPage("Alpha", "Alpha is a [[Beta|river]] town."), RawPage("Beta", "Beta is a river.")], dump)
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "title": f"Doc {i}", "text": f"river {i} town"}) + "\n"
+                              for i in range(40)), encoding="utf-8")
+    snapshot = Snapshot.open(snap)
+    queries, qrels = folder / "queries.tsv", folder / "qrels.tsv"
+    queries.write_text("".join(f"q{i}\t{snapshot.title_of(i)}\n" for i in range(2)), encoding="utf-8")
+    qrels.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\t{snapshot.source_id_of(i)}\t1\n" for i in range(2)),
+                     encoding="utf-8")
+    return {"dump": str(dump), "corpus": str(corpus), "queries": str(queries), "qrels": str(qrels)}
 
 
 def fill(argv: list[str], workspace: dict[str, str], out: Path) -> list[str]:

@@ -10,13 +10,16 @@ from pathlib import Path
 
 
 def wait_until_answers(url: str, tries: int = 600) -> bool:
-    """Poll ``url`` every 0.1 s (at most ``tries`` times) until it answers; whether it did."""
+    """Poll ``url`` every 0.1 s (at most ``tries`` times) until it answers (any HTTP status); whether it did."""
     import time
+    import urllib.error
     import urllib.request
 
     for _ in range(tries):
         try:
             urllib.request.urlopen(url, timeout=2)
+            return True
+        except urllib.error.HTTPError:  # it answered (an error status is an answer)
             return True
         except OSError:
             time.sleep(0.1)
