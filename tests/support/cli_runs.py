@@ -34,7 +34,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 # Each printing command: (test id, argv with {snap}, {apps}, {rec}, {store}, {store2}, {usage}, {dump}, {corpus},
-# {queries}, {qrels}, {policy} and {out} filled in). {out} is a fresh path per run, so commands that write can run
+# {queries}, {qrels}, {dense}, {vectors}, {policy} and {out} filled in). {out} is a fresh path per run, so commands that write can run
 # more than once. Commands of an extra are in EXTRA_COMMANDS (test id -> the module they need).
 PRINTING_COMMANDS = [
     ("info", ["info", "{snap}"]),
@@ -45,6 +45,7 @@ PRINTING_COMMANDS = [
     ("build-wikipedia", ["build", "wikipedia", "{dump}", "--out", "{out}", "--workers", "1"]),
     ("build-corpus", ["build", "corpus", "{corpus}", "--out", "{out}", "--workers", "1"]),
     ("build-parquet", ["build", "parquet", "{corpus}", "--out", "{out}", "--workers", "1"]),
+    ("build-dense", ["build", "dense", "{dense}", "--model", "seeded-8d", "--vectors", "{vectors}"]),
     ("eval-retrieval", ["eval", "retrieval", "{snap}", "--queries", "{queries}", "--qrels", "{qrels}", "--k", "10"]),
     ("quickstart", ["quickstart", "--out", "{snap}", "--articles", "300", "--seed", "0", "--episodes", "1"]),
     ("tasks-generate", ["tasks", "generate", "{snap}", "--name", "{name}", "--count", "2", "--verify", "0"]),
@@ -140,7 +141,10 @@ def make_workspace(folder: Path, tasks_snapshot: Path, policy_url: str) -> dict[
 
 
 def _corpus_files(folder: Path, snap: Path) -> dict[str, str]:
-    """A two-page MediaWiki dump, a 40-row jsonl corpus, and two queries with qrels over ``snap``."""
+    """A two-page MediaWiki dump, a 40-row jsonl corpus, two queries with qrels over ``snap``, and a copy of
+    ``snap`` with seeded 8-dimension vectors for its documents."""
+    import numpy
+
     from stillweb.corpora.records import RawPage
     from stillweb.corpora.snapshot import Snapshot
     from stillweb.corpora.synthetic import write_xml_dump
@@ -155,7 +159,12 @@ def _corpus_files(folder: Path, snap: Path) -> dict[str, str]:
     queries.write_text("".join(f"q{i}\t{snapshot.title_of(i)}\n" for i in range(2)), encoding="utf-8")
     qrels.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\t{snapshot.source_id_of(i)}\t1\n" for i in range(2)),
                      encoding="utf-8")
-    return {"dump": str(dump), "corpus": str(corpus), "queries": str(queries), "qrels": str(qrels)}
+    dense, vectors = folder / "dense", folder / "vectors.npz"  # build dense rewrites its snapshot: a copy of its own
+    shutil.copytree(snap, dense)
+    ids = [snapshot.source_id_of(doc_id) for doc_id in range(len(snapshot))]
+    numpy.savez(vectors, ids=numpy.array(ids), vectors=numpy.random.default_rng(0).standard_normal((len(ids), 8), "float32"))
+    return {"dump": str(dump), "corpus": str(corpus), "queries": str(queries), "qrels": str(qrels), "dense": str(dense),
+            "vectors": str(vectors)}
 
 
 def fill(argv: list[str], workspace: dict[str, str], out: Path) -> list[str]:
