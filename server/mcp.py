@@ -62,15 +62,18 @@ def build_server(snapshot: str | Path, tools: list[str] | None = None, tasks: st
     """The MCP server of ``snapshot``'s tools (``tools``: a whitelist); ``tasks`` adds per-session episodes.
 
     ``env_id="stillweb/Apps-v0"`` serves the app world's endpoints instead (``tasks``: an app task set,
-    required: an endpoint acts on the state of the session's episode)."""
-    apps = env_kwargs.get("env_id") == "stillweb/Apps-v0"
-    if apps and tasks is None:
+    required: an endpoint acts on the state of the session's episode); ``env_id="stillweb/BFCL-v0"``
+    BFCL's functions (``snapshot`` unused, ``tasks``: task ids or ``None`` for the whole category)."""
+    bfcl = env_kwargs.get("env_id") == "stillweb/BFCL-v0"
+    apps = bfcl or env_kwargs.get("env_id") == "stillweb/Apps-v0"  # functions that act on an episode's state
+    if apps and tasks is None and not bfcl:
         raise UsageError("the app world's endpoints act on an episode's state: pass tasks=<an app task set>")
-    probe = ToolEpisode(snapshot, tasks, split, tools=tools, **env_kwargs) if tasks is not None else None  # fail now
-    registry = probe.registry if apps else ToolRegistry(shared_snapshot(snapshot), tools=tools)
+    episodic = tasks is not None or bfcl
+    probe = ToolEpisode(snapshot, tasks, split, tools=tools, **env_kwargs) if episodic else None  # fail now
+    registry = None if apps else ToolRegistry(shared_snapshot(snapshot), tools=tools)  # apps: the episode calls
     listed = ([{"name": item["function"]["name"], "description": item["function"]["description"],
                 "inputSchema": item["function"]["parameters"]} for item in probe.schemas()] if apps else registry.mcp_tools())
-    listed += [START_TASK] if tasks is not None else []
+    listed += [START_TASK] if episodic else []
     episodes: OrderedDict[str | None, ToolEpisode] = OrderedDict()  # by MCP session id (None: stdio's one client)
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
@@ -79,7 +82,7 @@ def build_server(snapshot: str | Path, tools: list[str] | None = None, tasks: st
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = params.arguments if params.arguments is not None else {}
-        if tasks is not None and params.name == START_TASK["name"]:
+        if episodic and params.name == START_TASK["name"]:
             return await anyio.to_thread.run_sync(_start_task, episodes, _session_key(ctx), arguments,
                                                   lambda: ToolEpisode(snapshot, tasks, split, tools=tools, **env_kwargs))
         episode = episodes.get(_session_key(ctx))
@@ -91,7 +94,8 @@ def build_server(snapshot: str | Path, tools: list[str] | None = None, tasks: st
         return types.CallToolResult(content=[types.TextContent(type="text", text=result.text)],
                                     structured_content=result.to_dict(), is_error=result.flag is not None)
 
-    return Server("stillweb", version=PACKAGE_VERSION, instructions=f"Tools over the stillweb snapshot {Path(snapshot).name}",
+    about = "BFCL's multi-turn functions (stillweb/BFCL-v0)" if bfcl else f"Tools over the stillweb snapshot {Path(snapshot).name}"
+    return Server("stillweb", version=PACKAGE_VERSION, instructions=about,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 

@@ -32,7 +32,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.bfcl.api import BfclWorld, guard_arguments
 from stillweb.envs.bfcl.check import BfclChecks, Call, score_bfcl_episode
-from stillweb.envs.bfcl.data import DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, bfcl_version, function_docs
+from stillweb.envs.bfcl.data import API_CLASSES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, bfcl_version, function_docs
 from stillweb.envs.bfcl.prompt import ADDED_FUNCTIONS_PROMPT, REPLY_SCHEMA, openai_schema
 from stillweb.envs.bfcl.splits import bfcl_tasks
 from stillweb.envs.bfcl.state import state_diff, state_fingerprint
@@ -208,14 +208,15 @@ class BfclEnv(gym.Env[str, str]):
         return score_bfcl_episode(episode.task, episode.calls, episode.user_turn, self._world_seed())
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """OpenAI definitions of the functions offered now (and ``answer``); before a reset, those of
-        the first task."""
+        """OpenAI definitions of the functions offered now, and ``answer``; before the first reset,
+        of every function any of the env's tasks offers (what an MCP server or TRL lists up front)."""
         episode = self._episode
-        task = episode.task if episode is not None else self.tasks[0]
-        offered = episode.offered if episode is not None else None
-        held_back = {name for names in task.extra["missed_function"].values() for name in names}
-        docs = [doc for cls in task.extra["involved_classes"] for doc in function_docs(cls)
-                if (doc["name"] in offered if offered is not None else doc["name"] not in held_back)]
+        if episode is not None:
+            docs = [doc for cls in episode.task.extra["involved_classes"] for doc in function_docs(cls)
+                    if doc["name"] in episode.offered]
+        else:
+            classes = {cls for task in self.tasks for cls in task.extra["involved_classes"]}
+            docs = list({doc["name"]: doc for cls in API_CLASSES if cls in classes for doc in function_docs(cls)}.values())
         return [openai_schema(doc) for doc in docs] + [REPLY_SCHEMA]
 
     @property

@@ -94,3 +94,118 @@ def test_openenv_and_skyrl_run_bfcl_tasks():
         done = output["done"]
         observation = output["observations"][-1]["content"] if output["observations"] else ""
     assert output["reward"] == 1.0
+
+
+def test_mcp_serves_bfcl_functions_with_an_episode_per_client():
+    pytest.importorskip("mcp")
+    import sys
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    command = [sys.executable, "-c", "from stillweb.cli.main import main; raise SystemExit(main())", "mcp", "--bfcl", "multi_turn_base"]
+    task = BfclEnv(tasks=TASKS[:1]).tasks[0]
+
+    async def run():
+        async with stdio_client(StdioServerParameters(command=command[0], args=command[1:])) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert {"mv", "post_tweet", "place_order", "answer", "start_task"} <= names
+            started = await session.call_tool("start_task", {"task_id": task.task_id})
+            assert started.content[0].text.startswith("Move 'final_report.pdf'")
+            for turn in ground_truth_calls(task):
+                for name, arguments in turn:
+                    arguments = {("file_name" if key == "#0" else key): value for key, value in arguments.items()}
+                    assert not (await session.call_tool(name, arguments)).is_error
+                final = await session.call_tool("answer", {"text": "Done."})
+            assert final.structured_content["reward"] == 1.0 and final.structured_content["terminated"]
+
+    anyio.run(run)
+
+
+def test_trl_factory_offers_bfcl_functions_and_rewards_the_ground_truth():
+    pytest.importorskip("trl")
+    from stillweb.envs.integrations.trl import environment_factory
+
+    env = environment_factory(None, TASKS, env_id="stillweb/BFCL-v0")()
+    assert {"mv", "send_message", "answer"} <= set(dir(env))
+    task = env.episode.env.tasks.by_id(TASKS[1])
+    env.reset(task_id=task.task_id)
+    for turn in ground_truth_calls(task):
+        for name, arguments in turn:
+            getattr(env, name)(**{("symbol" if key == "#0" else key): value for key, value in arguments.items()})
+        assert env.get_reward() == 0.0
+        env.answer(text="Done.")
+    assert env.get_reward() == 1.0
+
+
+@pytest.mark.parametrize("shape", ["openai", "tongyi"])
+def test_sft_export_of_reference_episodes(tmp_path, shape):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from stillweb.envs.integrations.bfcl_sft import export_bfcl_sft
+
+    written = export_bfcl_sft(tmp_path, ["multi_turn_base", "multi_turn_miss_func"], shape=shape,
+                              tasks=["multi_turn_base_0", "multi_turn_miss_func_0"])
+    rows = {path.stem: pq.read_table(path).to_pylist() for path in written if path.suffix == ".parquet"}
+    assert {name: [row["task_id"] for row in table] for name, table in rows.items()} == {
+        "multi_turn_base": ["multi_turn_base_0"], "multi_turn_miss_func": ["multi_turn_miss_func_0"]}
+    miss = rows["multi_turn_miss_func"][0]
+    assert miss["outcome"] == 1.0 and "sort" not in {tool["function"]["name"] for tool in json.loads(miss["tools"])}
+    assert any("I have updated some more functions" in message["content"] for message in miss["messages"])
+    if shape == "openai":
+        assert any(message.get("tool_calls") for message in miss["messages"])
+    assert (tmp_path / "dataset").is_dir()
+
+
+def test_ray_pool_gives_the_in_process_results(ray_runtime):
+    pytest.importorskip("ray")
+    from stillweb.corpora.canonical import canonical_json
+    from stillweb.envs.bfcl.agents import BfclTextAgent
+    from stillweb.envs.ray import EnvPool
+
+    kwargs = {"category": "multi_turn_base", "tasks": TASKS}
+    scripts, expected = [], []
+    for seed in range(4):
+        env = gym.make("stillweb/BFCL-v0", **kwargs)
+        observation, info = env.reset(seed=seed)
+        episode = [canonical_json((observation, info))]
+        agent = ReferenceAgent(env.unwrapped.tasks.by_id(info["task_id"])) if seed % 2 == 0 else BfclTextAgent()
+        actions, done = [], False
+        while not done:
+            actions.append(agent.act(observation))
+            result = env.step(actions[-1])
+            observation, done = result[0], result[2] or result[3]
+            episode.append(canonical_json(result))
+        scripts.append(actions)
+        expected.append(episode)
+    pool = EnvPool("stillweb/BFCL-v0", 4, envs_per_actor=2, env_kwargs=kwargs)
+    try:
+        got = [[canonical_json(result)] for result in pool.run([("reset", seed, None) for seed in range(4)])]
+        for turn in range(max(map(len, scripts))):
+            batch = [("step", actions[turn]) if turn < len(actions) else None for actions in scripts]
+            for index, result in enumerate(pool.run(batch)):
+                if result is not None:
+                    got[index].append(canonical_json(result))
+        assert got == expected
+    finally:
+        pool.close()
+
+
+def test_viewer_shows_calls_results_and_state_diff_per_step(tmp_path, small_snapshot):
+    from stillweb.server.viewer import ViewerConfig, make_viewer_app
+
+    path = tmp_path / "bfcl.jsonl"
+    env = RecordEpisodes(gym.make("stillweb/BFCL-v0", tasks=TASKS[:1]), path)
+    assert run_episode(env, lambda task: ReferenceAgent(task), seed=0)["outcome"] == 1.0
+    env.close()
+    client = TestClient(make_viewer_app(ViewerConfig(small_snapshot, episodes=(path,))))
+    page = client.get("/view/episodes/bfcl.jsonl", params={"step": 2}).text  # mkdir(dir_name='temp')
+    assert "<b>mkdir</b>" in page and "state diff" in page
+    assert "GorillaFileSystem.root.contents.document.contents.temp" in page
+    result = client.get("/view/episodes/bfcl.jsonl", params={"step": 3}).text  # mv: its result text
+    assert "moved to" in result and "failed_check" in client.get("/view/episodes/bfcl.jsonl", params={"step": 99}).text
