@@ -105,10 +105,10 @@ def wiki_snapshot(tmp_path_factory, shared_data) -> Path:
 
 @pytest.fixture(scope="session")
 def tasks_snapshot(small_snapshot, tmp_path_factory) -> Path:
-    """A copy of ``small_snapshot`` with a generated task set ``hard`` (12 tasks), built once per session."""
+    """A copy of ``small_snapshot`` with a generated task set ``hard`` (16 tasks: every split holds some), built once per session."""
     from support.snapshots import snapshot_with_tasks
 
-    return snapshot_with_tasks(small_snapshot, tmp_path_factory.mktemp("tasks-snapshot") / "snap", "hard")
+    return snapshot_with_tasks(small_snapshot, tmp_path_factory.mktemp("tasks-snapshot") / "snap", "hard", count=16)
 
 
 @pytest.fixture(scope="session")

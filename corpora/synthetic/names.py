@@ -1,8 +1,12 @@
-"""Invented, pronounceable names and the fixed vocabularies of the synthetic world.
+"""Names a reader takes for names, and the fixed vocabularies of the synthetic world.
 
-Names are built from syllables (onset + vowel + optional coda), so they look like
-names but belong to no real entity: an agent cannot answer from a language model's
-memory. Every function takes a :class:`~stillweb.corpora.synthetic.choices.Chooser`
+People are named from real given and family names of ten locales
+(:mod:`~stillweb.corpora.synthetic.name_lists`, copied from Faker's public-domain-derived
+lists), places and firms are built from those family names with English place and firm
+patterns ("Hartford", "Port Keller", "Aalto & Sons"), so a question reads like one about the
+real world while its combinations belong to no real entity: an agent cannot answer from a
+language model's memory. Countries keep invented roots from syllables (onset + vowel +
+optional coda). Every function takes a :class:`~stillweb.corpora.synthetic.choices.Chooser`
 (a ``KeyedRng`` or ``SmallChoices``) and is a pure function of its draws. Vocabularies (occupations, genres, industries...) are
 tuples whose order is part of the world's definition: append, never reorder.
 """
@@ -13,10 +17,11 @@ from collections.abc import Callable, Sequence
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.synthetic.choices import Chooser
+from stillweb.corpora.synthetic.name_lists import FAMILY_NAMES, GIVEN_NAMES, LOCALES
 
 __all__ = [
     "ONSETS",
-    "word",
+    "family_name",
     "person_name",
     "place_name",
     "country_root",
@@ -46,37 +51,41 @@ ONSETS = (
 )
 VOWELS = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei", "ou", "y")
 CODAS = ("", "", "", "", "", "n", "r", "l", "s", "m", "th")
-NAME_ENDINGS = ("", "", "", "a", "o", "in", "en", "an", "is", "or", "el", "ar")
 
 
 # Every (onset, vowel, coda) combination, repeats included, so one draw picks a
 # syllable with the same odds as three separate draws would.
 SYLLABLES = tuple(onset + vowel + coda for onset in ONSETS for vowel in VOWELS for coda in CODAS)
+PLACE_SUFFIXES = ("ton", "field", "ford", "bury", "wick", "ham", "dale", "by", "stead", "haven", "worth", "more")
 
 
 def _syllable(rng: Chooser) -> str:
     return rng.choice(SYLLABLES)
 
 
-def word(rng: Chooser, syllables: int) -> str:
-    """A capitalised invented word of ``syllables`` syllables plus a name ending."""
-    text = "".join(_syllable(rng) for _ in range(syllables)) + rng.choice(NAME_ENDINGS)
-    return text[:1].upper() + text[1:]
+def family_name(rng: Chooser) -> str:
+    """A family name of a locale drawn first (so every locale is as likely, whatever its list's length)."""
+    return rng.choice(FAMILY_NAMES[rng.choice(LOCALES)])
 
 
 def person_name(rng: Chooser) -> tuple[str, str | None, str]:
-    """(given name, middle name or None, family name)."""
-    given = word(rng, rng.integer(1, 2))
-    middle = word(rng, 2) if rng.chance(0.35) else None
-    family = word(rng, rng.integer(2, 3))
-    return given, middle, family
+    """(given name, middle name or None, family name), all of one locale."""
+    locale = rng.choice(LOCALES)
+    given = rng.choice(GIVEN_NAMES[locale])
+    middle = rng.choice(GIVEN_NAMES[locale]) if rng.chance(0.35) else None
+    family = rng.choice(FAMILY_NAMES[locale])
+    return given, (middle if middle != given else None), family
 
 
 def place_name(rng: Chooser) -> str:
-    """A city name: one invented word, sometimes with a place-like suffix."""
-    base = word(rng, rng.integer(1, 2))
-    suffix = rng.choice(("", "", "", "", "", "", "vik", "heim", "ford", "grad", "mouth", "port"))
-    return base + suffix
+    """A town's name from a family name: ``Kellerford``, ``Port Aalto``, ``Lake Bernard``..."""
+    root = family_name(rng)
+    joined = (lambda: root + rng.choice(PLACE_SUFFIXES),) if root.isalpha() and len(root) <= 7 else ()
+    return one_of_patterns(rng, (
+        *joined, *joined, *joined,
+        lambda: f"{rng.choice(('Port', 'New', 'Fort', 'Lake', 'Mount', 'North', 'East'))} {root}",
+        lambda: f"{root} {rng.choice(('Falls', 'Springs', 'Harbour', 'Crossing', 'Heights', 'Bay'))}",
+    ))
 
 
 COUNTRY_SUFFIXES = ("ia", "land", "ora", "istan", "ar", "enia", "avia", "mark")
@@ -121,14 +130,14 @@ NOUNS = (
 
 
 def work_title(rng: Chooser) -> str:
-    """A title of a book, film or album, mixing English words and invented names."""
+    """A title of a book, film or album: English words, places and people."""
     return one_of_patterns(rng, (
-        lambda: f"The {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} of {word(rng, 2)}",
-        lambda: f"{rng.choice(NOUNS)} of {word(rng, rng.integer(2, 3))}",
-        lambda: word(rng, rng.integer(2, 3)),
-        lambda: f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}s in {word(rng, 2)}",
-        lambda: f"The {word(rng, 2)} {rng.choice(NOUNS)}",
-        lambda: f"{word(rng, 2)} and the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}",
+        lambda: f"The {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} of {place_name(rng)}",
+        lambda: f"{rng.choice(NOUNS)} of {place_name(rng)}",
+        lambda: " ".join(person_name(rng)[::2]),
+        lambda: f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}s in {place_name(rng)}",
+        lambda: f"The {family_name(rng)} {rng.choice(NOUNS)}",
+        lambda: f"{person_name(rng)[0]} and the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}",
     ))
 
 

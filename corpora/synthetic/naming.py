@@ -28,7 +28,7 @@ def country_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
 
 
 def city_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
-    """A city: an invented place name."""
+    """A city: a place name built from a family name."""
     return nm.place_name(rng)
 
 
@@ -51,31 +51,32 @@ def university_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
         lambda: f"{city} Institute of Technology",
         lambda: f"{city} {rng.choice(('State', 'Polytechnic', 'Technical', 'Open'))} University",
         lambda: f"{city} College of {rng.choice(('Arts', 'Music', 'Medicine', 'Engineering', 'Law'))}",
-        lambda: f"{nm.word(rng, 2)} {rng.choice(('University', 'College', 'Academy'))}",
+        lambda: f"{nm.family_name(rng)} {rng.choice(('University', 'College', 'Academy'))}",
     ), last=attempt >= 3)
 
 
 def company_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
-    """A company: invented words and a suffix of its industry."""
+    """A company: a founder's family name (two after a clash) and a suffix of its industry."""
     industry = nm.INDUSTRIES[world.industry[i]]
-    return f"{nm.word(rng, rng.integer(2, 3))} {rng.choice(nm.COMPANY_SUFFIXES[industry])}"
+    founders = nm.family_name(rng) if attempt < 2 else f"{nm.family_name(rng)} & {nm.family_name(rng)}"
+    return f"{founders} {rng.choice(nm.COMPANY_SUFFIXES[industry])}"
 
 
 def award_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
     """An award: a prize, award or medal of its field."""
     field = nm.AWARD_FIELDS[world.award_field[i]][0]
     return nm.one_of_patterns(rng, (
-        lambda: f"{nm.word(rng, 2)} Prize for {field}",
+        lambda: f"{nm.family_name(rng)} Prize for {field}",
         lambda: f"{rng.choice(nm.ADJECTIVES)} {rng.choice(nm.NOUNS)} Award for {field}",
-        lambda: f"{nm.word(rng, 3)} Medal",
+        lambda: f"{nm.family_name(rng)} Medal",
     ))
 
 
 def event_name(world: World, rng: Chooser, i: int, attempt: int) -> str:
-    """An event: its year, city and type (another invented place after a clash)."""
+    """An event: its year, city and type (another place's name after a clash)."""
     city, date = world.event_place_and_date(i)
     base = f"{date // 10000} {world.names[world.gid('city', city)]} {world.event_type(i)}"
-    return base if attempt == 0 else f"{date // 10000} {nm.word(rng, 2)} {world.event_type(i)}"
+    return base if attempt == 0 else f"{date // 10000} {nm.place_name(rng)} {world.event_type(i)}"
 
 
 def work_name(world: World, rng: Chooser, i: int, attempt: int) -> str:

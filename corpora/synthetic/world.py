@@ -223,7 +223,7 @@ class World:
                 self.works_by_creator.setdefault(person, []).append(self.gid(kind, i))
 
     def _name_entities(self) -> None:
-        """Invented names, unique except for the deliberate collisions."""
+        """Names, unique except for the deliberate collisions."""
         self._groups: dict[str, list[int]] = {}
         for kind in KINDS:
             namer = NAMERS.get(kind, work_name)
@@ -305,7 +305,7 @@ class World:
         if kind in ("company", "city"):
             rng = self.rng(kind, i, "former_name")
             if rng.chance(0.2):
-                return nm.place_name(rng) if kind == "city" else f"{nm.word(rng, 2)} {rng.choice(('Works', 'Union', 'Brothers'))}"
+                return nm.place_name(rng) if kind == "city" else f"{nm.family_name(rng)} {rng.choice(('Works', 'Union', 'Brothers'))}"
         return None
 
     def _build_list_pages(self) -> None:

@@ -4,7 +4,6 @@ and two runs give the same bytes."""
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -22,13 +21,18 @@ from support.network import free_port
 MODEL = "stub/rewriter"
 
 
-def _kind(question: str) -> str:
-    """Which rewrite the stub gives a question (a fixed hash, so the test knows without asking)."""
-    return ("good", "good", "leak", "drop", "empty", "same")[hashlib.sha256(question.encode()).digest()[0] % 6]
+def rewrite_kinds(tasks: list[TaskRecord]) -> dict[str, str]:
+    """Which rewrite the stub gives each question: round-robin over the tasks by id ("drop" only where the
+    question states a constant to drop, else "empty")."""
+    kinds = {}
+    for index, task in enumerate(sorted(tasks, key=lambda task: task.task_id)):
+        kind = ("good", "leak", "drop", "good", "empty", "same")[index % 6]
+        kinds[task.question] = "empty" if kind == "drop" and not constant_forms(task) else kind
+    return kinds
 
 
-def rewriter_app(answers: dict[str, str]):
-    """A chat endpoint that rewrites each question in one of six ways (:func:`_kind`)."""
+def rewriter_app(answers: dict[str, str], kinds: dict[str, str]):
+    """A chat endpoint that rewrites each question in the way ``kinds`` says."""
     from fastapi import FastAPI
 
     app = FastAPI()
@@ -40,7 +44,7 @@ def rewriter_app(answers: dict[str, str]):
     @app.post("/v1/chat/completions")
     def complete(body: dict) -> dict:
         question = body["messages"][-1]["content"]
-        kind = _kind(question)
+        kind = kinds[question]
         text = {"good": f"Here is a puzzle for you. {question}", "leak": f"{question} Is it {answers[question]}?",
                 "drop": "Which one is it?", "empty": "", "same": question}[kind]
         return {"choices": [{"message": {"role": "assistant", "content": text}}], "model": MODEL}
@@ -56,7 +60,7 @@ def polished(tasks_snapshot, tmp_path_factory):
     tasks = [task for split in SPLITS for task in read_tasks(tasks_snapshot, "hard", split)]
     answers = {task.question: task.answer for task in tasks}
     runs = []
-    with serve(rewriter_app(answers), free_port()) as url:
+    with serve(rewriter_app(answers, rewrite_kinds(tasks)), free_port()) as url:
         for run in range(2):
             snapshot = tmp_path_factory.mktemp(f"polish{run}") / "snap"
             shutil.copytree(tasks_snapshot, snapshot)
@@ -72,10 +76,10 @@ def test_faithful_rewrites_are_kept_and_the_others_counted(polished):
     tasks, [(snapshot, output), _] = polished
     new = {task.task_id: task for split in SPLITS for task in read_tasks(snapshot, "hard-polished", split)}
     assert set(new) == {task.task_id for task in tasks}
-    expected_kept = 0
+    expected_kept, kinds = 0, rewrite_kinds(tasks)
     for task in tasks:
-        kind = _kind(task.question)
-        if kind == "good" and constant_forms(task):
+        kind = kinds[task.question]
+        if kind == "good":
             expected_kept += 1
             assert new[task.task_id].question == f"Here is a puzzle for you. {task.question}"
         elif kind != "good":
