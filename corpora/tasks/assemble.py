@@ -36,6 +36,8 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
             answer = date_words(fact.date)  # "March 4, 1992", the ISO form an alias
         elif fact.value_type == "number" and fact.number is not None:
             answer = number_forms(fact.number)[0]  # "33,073"
+        elif fact.is_edge:  # a named value without a page: the name people say, the full one an alias
+            answer = entity_label(forms[0])
         else:
             answer = forms[0]
         answer_doc = graph.stated_in(fact.index)

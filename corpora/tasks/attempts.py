@@ -44,10 +44,12 @@ class GenerationParams:
     shortcut_filter: bool = True
     verify_limit: int | None = None  # verify only the first N kept tasks (None: all, if a verifier is given)
     unanswerable: float = 0.0  # share of attempts made unanswerable (stillweb.corpora.tasks.unanswerable)
+    max_per_answer: int = 3  # tasks per answer at most (3: any set of 100+ has <= 3% per answer, >= 33% distinct)
 
     def __post_init__(self) -> None:
         check_positive_int("count", self.count)
         check_positive_int("attempts_per_task", self.attempts_per_task)
+        check_positive_int("max_per_answer", self.max_per_answer)
         if not 0.0 <= self.unanswerable <= 1.0:
             raise UsageError(f"unanswerable must be a share in [0, 1], got {self.unanswerable}")
 
@@ -60,7 +62,7 @@ class GenerationParams:
         """The parameters as the task card's ``generator`` entry (key order fixed: the card's bytes depend on it)."""
         fields = {"seed": self.seed, **asdict(self.compose), "count": self.count,
                   "attempts_per_task": self.attempts_per_task, "shortcut_filter": self.shortcut_filter,
-                  "verify_limit": self.verify_limit}
+                  "verify_limit": self.verify_limit, "max_per_answer": self.max_per_answer}
         if self.unanswerable:  # only then, so sets without unanswerable tasks keep their cards byte for byte
             fields["unanswerable"] = self.unanswerable
         return fields

@@ -144,7 +144,7 @@ class _Builder:
     def build(self, answer: int, fork: bool) -> str:
         root = self._new_node(answer, parent=None, fact=None)
         if self.literal:
-            fact = self._pick(self.graph.literals_of(answer), lambda f: True)
+            fact = self._pick(self.graph.literals_of(answer) + self.graph.edges_of(answer), self._attribute_ok(answer))
             if fact is None:
                 return "no_literal_answer"
             self.query.answer_fact, self.query.answer_relation = fact.index, fact.relation
@@ -275,6 +275,13 @@ class _Builder:
             variable=child.name,
         ))
         return True
+
+    def _attribute_ok(self, holder: int):
+        """Facts that can hold a value answer: the holder's literals, and its entity values
+        without a page of their own ("Psychiatry" as a disease's specialty), which no entity
+        question can ask for."""
+        graph = self.graph
+        return lambda f: f.subject == holder and (not f.is_edge or not graph.is_page(f.object))
 
     def _literal_condition(self, fact: Fact) -> Condition:
         if self.obfuscate and self.rng.chance(0.8):

@@ -1,7 +1,10 @@
 """Generating a task set: attempts in index order, proofs, filters, dedup, splits, files.
 
 Attempt ``i`` is a pure function of (snapshot, seed, parameters, i)
-(:mod:`stillweb.corpora.tasks.attempts`). Workers compute batches of
+(:mod:`stillweb.corpora.tasks.attempts`). The driver keeps at most
+``max_per_answer`` tasks per answer (the answer quota, checked in index order:
+rejection ``answer_quota``), so no answer dominates a set, and makes dev and test
+non-empty in sets of 20 or more (:func:`~stillweb.corpora.tasks.splits.fill_empty_splits`). Workers compute batches of
 attempts in parallel, but results are consumed strictly in index order and
 generation stops at exactly the attempt that completes the set, so the output
 is byte-identical for any worker count. Attempts are bounded: when the world
@@ -25,9 +28,10 @@ from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.tasks.attempts import (Attempt, GenerationParams, attempt_batches_in_processes,
                                              attempt_task)
 from stillweb.corpora.tasks.card import render_card
-from stillweb.corpora.tasks.graph import FactGraph
+from stillweb.corpora.tasks.graph import FactGraph, normalize_text
 from stillweb.corpora.tasks.ray_attempts import attempt_batches_on_ray
 from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.splits import fill_empty_splits
 from stillweb.corpora.tasks.store import task_set_dir, write_task_set
 from stillweb.corpora.tasks.task_world import TaskWorld, open_world
 
@@ -38,6 +42,7 @@ __all__ = [
     "GenerationResult",
     "GenerationSummary",
     "Verifier",
+    "answer_group",
     "attempt_task",
     "generate_task_list",
     "generate_tasks",
@@ -107,6 +112,7 @@ def generate_task_list(
         )
     result = GenerationResult(tasks=[], attempts=0, rejections=Counter())
     seen: set[str] = set()
+    per_answer: Counter = Counter()  # the answer quota: tasks kept per answer group
     bar = tqdm(total=params.count, desc="tasks", unit="task", disable=not progress)
     try:
         source = _worker_source(world, loaded) if workers > 1 or on_ray else None
@@ -114,6 +120,8 @@ def generate_task_list(
             result.attempts = index + 1
             if record is not None and record.canonical_hash in seen:
                 record, reason = None, "duplicate"
+            if record is not None and per_answer[answer_group(record)] >= params.max_per_answer:
+                record, reason = None, "answer_quota"
             if record is not None and verifier is not None and (params.verify_limit is None or result.verified < params.verify_limit):
                 steps = verifier(record)
                 result.verified += 1
@@ -125,6 +133,7 @@ def generate_task_list(
                 result.rejections[reason] += 1
             else:
                 seen.add(record.canonical_hash)
+                per_answer[answer_group(record)] += 1
                 result.tasks.append(record)
                 bar.update(1)
             if len(result.tasks) >= params.count:
@@ -135,7 +144,19 @@ def generate_task_list(
         bar.close()
     if not result.tasks:
         raise TaskGenerationError(_shortfall(result, params))
+    splits = fill_empty_splits([t.split for t in result.tasks],
+                               [answer_group(t) if t.answerable else None for t in result.tasks])
+    result.tasks = [t if t.split == split else replace(t, split=split) for t, split in zip(result.tasks, splits)]
     return result
+
+
+def answer_group(record: TaskRecord) -> str:
+    """The key of the answer quota and of split moves: the answer page for entities, else the value."""
+    if not record.answerable:
+        return "unanswerable:" + record.task_id
+    if record.shape.startswith("value"):
+        return "value:" + normalize_text(record.answer)
+    return f"entity:{record.answer_doc}"
 
 
 def _shortfall(result: GenerationResult, params: GenerationParams) -> str:

@@ -82,6 +82,7 @@ def task_set_stats(tasks: Sequence[TaskRecord | Mapping]) -> dict:
         "answer_max_share": round(max(answers.values()) / total, 4) if answers else 0.0,
         "answer_entropy_bits": round(entropy, 3),
         "distinct_answers": len(answers),
+        "tasks_per_answer": {str(k): v for k, v in sorted(Counter(answers.values()).items())},
         "malformed": malformed,
         "malformed_rate": round(malformed / total, 4) if total else 0.0,
         "malformed_reasons": dict(sorted(reasons.items())),
@@ -98,6 +99,8 @@ def format_task_stats(stats: dict) -> list[str]:
         f"- shapes: {len(stats['shapes'])} distinct",
         f"- answers: {stats['distinct_answers']} distinct, entropy {stats['answer_entropy_bits']} bits, "
         f"largest share {100 * stats['answer_max_share']:.1f}%; top 5: {top}",
+        "- answers given by n tasks (n: answers): "
+        + (", ".join(f"{n}: {k}" for n, k in stats.get("tasks_per_answer", {}).items()) or "none"),
         f"- malformed: {stats['malformed']} of {stats['tasks']} ({100 * stats['malformed_rate']:.1f}%); reasons: {reasons}",
     ]
 

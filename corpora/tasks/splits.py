@@ -2,7 +2,10 @@
 
 A task's split is a function of its answer key only (the answer entity's doc
 title, or the normalized literal answer), so no answer entity is ever shared
-between splits, and adding tasks never moves another task.
+between splits, and adding tasks never moves another task. One exception keeps
+small sets usable: a set of :data:`MIN_TASKS_FOR_ALL_SPLITS` tasks or more whose
+hashes left dev or test empty gets whole answer groups moved there
+(:func:`fill_empty_splits`; still no answer shared between splits).
 
 >>> split_of("entity:Paris") == split_of("entity:Paris")
 True
@@ -10,13 +13,16 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import stable_hash
 
-__all__ = ["SPLITS", "DEFAULT_RATIOS", "split_of"]
+__all__ = ["SPLITS", "DEFAULT_RATIOS", "MIN_TASKS_FOR_ALL_SPLITS", "split_of", "fill_empty_splits"]
 
 SPLITS = ("train", "dev", "test")
 DEFAULT_RATIOS = (0.8, 0.1, 0.1)
+MIN_TASKS_FOR_ALL_SPLITS = 20
 
 
 def split_of(answer_key: str, ratios: tuple[float, float, float] = DEFAULT_RATIOS) -> str:
@@ -29,3 +35,31 @@ def split_of(answer_key: str, ratios: tuple[float, float, float] = DEFAULT_RATIO
     if position < ratios[0] + ratios[1]:
         return "dev"
     return "test"
+
+
+def fill_empty_splits(splits: Sequence[str], keys: Sequence[str | None]) -> list[str]:
+    """``splits`` (one per task) with dev and test made non-empty when there are at least
+    :data:`MIN_TASKS_FOR_ALL_SPLITS` tasks: an empty split takes the whole answer group (tasks
+    sharing a key; ``None`` never moves) of the largest split whose ``stable_hash`` comes first,
+    as long as that split keeps another group.
+
+    >>> sorted(set(fill_empty_splits(["train"] * 21, ["a", "b", "c"] * 7)))
+    ['dev', 'test', 'train']
+    """
+    out = list(splits)
+    if len(out) < MIN_TASKS_FOR_ALL_SPLITS:
+        return out
+    for wanted in ("dev", "test"):
+        if wanted in out:
+            continue
+        groups: dict[str, dict[str, list[int]]] = {split: {} for split in SPLITS}
+        for position, (split, key) in enumerate(zip(out, keys)):
+            if key is not None:
+                groups[split].setdefault(key, []).append(position)
+        donor = max((s for s in SPLITS if s != wanted), key=lambda s: (len(groups[s]), s == "train"))
+        if len(groups[donor]) < 2:
+            continue
+        key = min(groups[donor], key=lambda k: (stable_hash("fill:" + k), k))
+        for position in groups[donor][key]:
+            out[position] = wanted
+    return out

@@ -37,6 +37,8 @@ class TaskWorld(Protocol):
 
     def aliases_of(self, doc_id: int) -> list[str]: ...
 
+    def doc_count(self) -> int: ...
+
 
 class SnapshotWorld:
     """A :class:`TaskWorld` over an on-disk snapshot (``Snapshot.open(path)``)."""
@@ -61,6 +63,10 @@ class SnapshotWorld:
     def search(self, query: str, k: int) -> list[SearchResult]:
         """The snapshot's BM25 search."""
         return self.snapshot.search(query, k=k)
+
+    def doc_count(self) -> int:
+        """How many documents the snapshot has."""
+        return len(self.snapshot)
 
     def aliases_of(self, doc_id: int) -> list[str]:
         """Redirect titles pointing at a document, sorted."""
@@ -121,6 +127,10 @@ class MemoryWorld:
                 scored.append((-score, doc_id))
         scored.sort()
         return [SearchResult(d, self.titles[d], float(-negative), self.texts[d][:200]) for negative, d in scored[:k]]
+
+    def doc_count(self) -> int:
+        """How many documents the world has."""
+        return len(self.texts)
 
     def aliases_of(self, doc_id: int) -> list[str]:
         """Redirect titles of a document, sorted."""

@@ -166,3 +166,52 @@ def test_parallel_generation_opens_the_world_once_in_the_parent(small_snapshot, 
     monkeypatch.setattr(generate, "open_world", lambda source: opened.append(source) or real(source))
     summary = generate.generate_tasks(small_snapshot, "once", GenerationParams(count=5, seed=2), workers=2)
     assert summary.count == 5 and len(opened) == 1
+
+
+def _assert_diverse(tasks) -> None:
+    """Issue 35: no answer over 5% of a set of 100+, distinct answers >= 30%, dev and test non-empty from 20."""
+    from stillweb.corpora.tasks.generate import answer_group
+
+    groups = Counter(answer_group(t) for t in tasks)
+    if len(tasks) >= 100:
+        assert max(groups.values()) <= 0.05 * len(tasks), groups.most_common(3)
+        assert len(groups) >= 0.3 * len(tasks)
+    if len(tasks) >= 20:
+        assert {"dev", "test"} <= {t.split for t in tasks}
+    split_of_group = {}
+    for task in tasks:
+        assert split_of_group.setdefault(answer_group(task), task.split) == task.split  # no answer in two splits
+
+
+def test_answers_are_diverse_by_quota(generated):
+    _assert_diverse(generated.tasks)
+    assert max(Counter(t.answer for t in generated.tasks).values()) <= 3
+
+
+def test_quota_is_enforced_in_generation_not_after(small_snapshot):
+    one = generate_task_list(small_snapshot, GenerationParams(count=40, seed=2, max_per_answer=1))
+    assert len(one.tasks) == 40 and len({t.answer for t in one.tasks}) == 40
+    assert one.rejections["answer_quota"] > 0
+    assert one.attempts == len(one.tasks) + sum(one.rejections.values())
+    with pytest.raises(ValueError, match="max_per_answer must be a positive integer, got 0"):
+        GenerationParams(count=3, max_per_answer=0)
+
+
+def test_empty_dev_or_test_takes_whole_answer_groups():
+    from stillweb.corpora.tasks.splits import fill_empty_splits
+
+    keys = [f"k{i % 7}" for i in range(28)]
+    filled = fill_empty_splits(["train"] * 28, keys)
+    assert {"dev", "test"} <= set(filled)
+    assert all(len({s for s, k in zip(filled, keys) if k == key}) == 1 for key in set(keys))
+    assert fill_empty_splits(["train"] * 19, keys[:19]) == ["train"] * 19  # small sets are left as hashed
+    assert fill_empty_splits(["train", "dev", "test"] * 10, keys[:30]) == ["train", "dev", "test"] * 10
+
+
+@pytest.mark.slow  # ~30 s: 20,000 attempts over the real sample
+@pytest.mark.shared_data
+def test_real_sample_gives_a_hundred_diverse_tasks(wiki_snapshot):
+    """The shared dump sample: 168 tasks with 19 distinct answers (76% one organisation) before issue 35."""
+    result = generate_task_list(wiki_snapshot, GenerationParams(count=400, seed=3))
+    assert len(result.tasks) >= 100, result.rejections
+    _assert_diverse(result.tasks)

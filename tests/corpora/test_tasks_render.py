@@ -115,7 +115,7 @@ def test_tasks_stats_cli_is_deterministic_across_processes(small_snapshot, capsy
     stats = json.loads(outputs[0])
     assert stats["tasks"] == 8 and stats["malformed_rate"] == 0.0 and set(stats) >= {"words_p50", "answers_top5"}
     card = (small_snapshot / "tasks" / "stats" / "card.md").read_text()
-    assert "malformed: 0 of 8" in card
+    assert "malformed: 0 of 8" in card and "answers given by n tasks (n: answers): 1: 8" in card
     assert cli_main(["tasks", "stats", str(small_snapshot), "stats"]) == 0
     assert "question words: p50" in capsys.readouterr().out
     assert cli_main(["tasks", "stats", str(small_snapshot), "missing"]) != 0
