@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from stillweb.corpora.errors import UsageError
+from stillweb.cli.task_import import add_import_parser
 from stillweb.cli.task_polish import add_polish_parser
 from stillweb.cli.task_show import add_show_parser
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
@@ -60,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--no-progress", action="store_true", help="no progress bar (for logs and scripts)")
     generate.set_defaults(handler=run_generate)
 
+    add_import_parser(actions)
     add_show_parser(actions)
 
     stats = actions.add_parser("stats", help="question words, hops, shapes, answer repeats and the malformed rate of a set",
@@ -143,6 +145,7 @@ def run_stats(args: argparse.Namespace) -> int:
     """Handler of ``tasks stats``: the figures of every split of a set."""
     import json
 
+    from stillweb.corpora.tasks.import_check import format_solvability, solvability_summary
     from stillweb.corpora.tasks.quality import format_task_stats, task_set_stats
     from stillweb.corpora.tasks.store import read_tasks, task_set_dir
 
@@ -150,11 +153,16 @@ def run_stats(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"no task set {args.name!r} in {args.snapshot} (generate it with stillweb tasks generate)")
     tasks = [task for split in ("train", "dev", "test") for task in read_tasks(args.snapshot, args.name, split)]
     stats = task_set_stats(tasks)
+    solvability = solvability_summary([task.solvability for task in tasks])
+    if solvability is not None:
+        stats["solvability"] = solvability
     if args.json:
         print(json.dumps(stats, indent=2, sort_keys=True, ensure_ascii=False))
     else:
         print(f"task set {args.name}: {stats['tasks']} tasks")
         print("\n".join(format_task_stats(stats)))
+        if solvability is not None:
+            print("solvability (imported):\n" + "\n".join(format_solvability(solvability)))
     return 0
 
 

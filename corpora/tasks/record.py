@@ -33,7 +33,9 @@ import pyarrow as pa
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import stable_hash
+from stillweb.corpora.tasks.answer_match import check_answer_match
 from stillweb.corpora.tasks.emptiness import EMPTINESS_PROOF_TYPE, EmptinessProof
+from stillweb.corpora.tasks.import_check import IMPORT_CHECK_TYPE, ImportCheck
 
 __all__ = ["EvidenceItem", "Obfuscation", "TaskRecord", "TASKS_SCHEMA", "TASK_FIELDS"]
 
@@ -129,6 +131,9 @@ class TaskRecord:
     answer_doc: int | None = _column(pa.int32())
     answerable: bool = _column(pa.bool_(), True)  # False: no document answers it; the right move is to abstain
     emptiness_proof: EmptinessProof | None = _column(EMPTINESS_PROOF_TYPE)  # why an unanswerable task has no answer
+    source: str | None = _column(pa.string())  # imported tasks: the source format (``tasks import``)
+    answer_match: str | None = _column(pa.string())  # the outcome's match rule (None: stillweb's own)
+    solvability: ImportCheck | None = _column(IMPORT_CHECK_TYPE)  # imported tasks: what was checked
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # keys of other sources
 
     @property
@@ -181,7 +186,10 @@ class TaskRecord:
             answer_doc=_int_or_none(record.get("answer_doc")),
             answerable=answerable,
             emptiness_proof=_emptiness_proof(record.get("emptiness_proof")),
-            extra={key: _json_ready(value) for key, value in record.items() if key not in _FIELD_NAMES},
+            source=record.get("source"),
+            answer_match=None if record.get("answer_match") is None else check_answer_match(record["answer_match"]),
+            solvability=_import_check(record.get("solvability")),
+            extra=_extra(record),
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -206,15 +214,23 @@ class TaskRecord:
             "answer_doc": self.answer_doc,
             "answerable": self.answerable,
             "emptiness_proof": self.emptiness_proof.to_dict() if self.emptiness_proof is not None else None,
+            "source": self.source,
+            "answer_match": self.answer_match,
+            "solvability": self.solvability.to_dict() if self.solvability is not None else None,
+            "extra": json.dumps(dict(self.extra), ensure_ascii=False, sort_keys=True) if self.extra else None,
         }
 
     def to_dict(self) -> dict[str, Any]:
         """The whole record as plain JSON values: ``extra`` keys, then the typed fields."""
-        return {**self.extra, **self.to_row()}
+        row = self.to_row()
+        del row["extra"]
+        return {**self.extra, **row}
 
 
-TASK_FIELDS = tuple(f.name for f in fields(TaskRecord) if "arrow" in f.metadata)
-TASKS_SCHEMA = pa.schema([(f.name, f.metadata["arrow"]) for f in fields(TaskRecord) if "arrow" in f.metadata])
+# ``extra`` (the source's other keys) is one JSON-string column, null when empty.
+TASKS_SCHEMA = pa.schema([*((f.name, f.metadata["arrow"]) for f in fields(TaskRecord) if "arrow" in f.metadata),
+                          ("extra", pa.string())])
+TASK_FIELDS = tuple(TASKS_SCHEMA.names)
 _FIELD_NAMES = frozenset(TASK_FIELDS)
 
 
@@ -231,6 +247,20 @@ def _emptiness_proof(value: Any) -> EmptinessProof | None:
     if value is None or isinstance(value, EmptinessProof):
         return value
     return EmptinessProof.from_dict(json.loads(value) if isinstance(value, str) else value)
+
+
+def _import_check(value: Any) -> ImportCheck | None:
+    if value is None or isinstance(value, ImportCheck):
+        return value
+    return ImportCheck.from_dict(json.loads(value) if isinstance(value, str) else value)
+
+
+def _extra(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys that are no field, and those stored in the ``extra`` column (a JSON string or a dict)."""
+    stored = record.get("extra")
+    stored = json.loads(stored) if isinstance(stored, str) else dict(stored or {})
+    others = {key: _json_ready(value) for key, value in record.items() if key not in _FIELD_NAMES}
+    return {**stored, **others}
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -21,9 +21,10 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
+from stillweb.corpora.tasks.answer_match import em_score, f1_score, subem_score
 from stillweb.corpora.wikitext.dates import MONTH_NUMBERS
 
-__all__ = ["normalize_answer", "answers_match", "token_f1", "best_f1"]
+__all__ = ["normalize_answer", "answers_match", "token_f1", "best_f1", "match_score"]
 
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTH_NUMBERS, key=lambda m: (-len(m), m))) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
@@ -96,6 +97,19 @@ def token_f1(prediction: str, gold: str) -> float:
 def best_f1(prediction: str, golds: Iterable[str]) -> float:
     """The highest :func:`token_f1` of ``prediction`` against any gold answer."""
     return max((token_f1(prediction, gold) for gold in golds), default=0.0)
+
+
+def match_score(rule: str | None, prediction: str, golds: Iterable[str]) -> float:
+    """The outcome of ``prediction`` under an answer-match rule (:mod:`stillweb.corpora.tasks.answer_match`):
+    ``em``, ``subem`` and ``f1`` as Search-R1 and HotpotQA score them, ``stillweb``/None :func:`answers_match`.
+
+    >>> match_score("em", "12 Feb 1809", ["1809-02-12"]), match_score("stillweb", "12 Feb 1809", ["1809-02-12"])
+    (0.0, 1.0)
+    """
+    golds = list(golds)
+    if rule in (None, "stillweb"):
+        return float(answers_match(prediction, golds))
+    return {"em": em_score, "subem": subem_score, "f1": f1_score}[rule](prediction, golds)
 
 
 def _iso_date(match: re.Match) -> str:

@@ -27,8 +27,9 @@ from typing import Any, Literal
 
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.config import config_from
+from stillweb.corpora.tasks.answer_match import check_answer_match
 from stillweb.envs.core.counts import HallucinationCounts
-from stillweb.envs.scoring.normalize import answers_match, best_f1, normalize_answer
+from stillweb.envs.scoring.normalize import best_f1, match_score, normalize_answer
 from stillweb.envs.core.task_loader import EvidenceItem, Task
 
 __all__ = ["RewardConfig", "HallucinationCounts", "EpisodeTrace", "RewardParts", "score_episode", "gamma_credits"]
@@ -64,8 +65,11 @@ class RewardConfig:
     penalty_bad_citation: float = 0.0
     penalty_unsupported_answer: float = 0.0
     penalty_fabricated_answer: float = 0.0
+    answer_match: str | None = None  # em|subem|f1|stillweb: overrides the task set's stored rule
 
     def __post_init__(self) -> None:
+        if self.answer_match is not None:
+            check_answer_match(self.answer_match)
         if not 0.0 < self.gamma <= 1.0:
             raise UsageError(f"RewardConfig.gamma must be in (0, 1], got {self.gamma!r}")
         if self.gamma_scalar not in ("first", "last", "mean"):
@@ -141,7 +145,9 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
     as ``RewardParts.counts``; the trace itself is left as it was given.
     """
     answer = None if trace.abstained else trace.answer  # an abstention's reason is not an answer
-    correct = answer is not None and answers_match(answer, task.golds)
+    rule = config.answer_match or task.answer_match  # the set's rule (imported sets: em...), else stillweb's
+    score = match_score(rule, answer, task.golds) if answer is not None and task.golds else 0.0
+    correct = score > 0
     fabricated = not task.answerable and answer is not None
     abstention = float(trace.abstained and not task.answerable)
     cited_docs = tuple(dict.fromkeys(doc for doc in trace.cited if doc is not None))
@@ -154,7 +160,7 @@ def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> Rewa
     precision = hits / len(cited_docs) if cited_docs else 0.0
     recall = hits / len(evidence_docs) if evidence_docs else 0.0
     provenance_ok = not evidence_docs or evidence_docs.issubset(cited_docs)
-    outcome = float(correct and (provenance_ok or not config.citation_gate)) if task.answerable else abstention
+    outcome = (score if provenance_ok or not config.citation_gate else 0.0) if task.answerable else abstention
     credits = gamma_credits(outcome, max(trace.steps, 1), config.gamma)
     decayed = {"first": credits[0], "last": credits[-1], "mean": sum(credits) / len(credits)}[config.gamma_scalar]
     rubric = _rubric(task.evidence, task.golds, set(cited_docs) & trace.opened_docs) if correct else 0.0

@@ -27,7 +27,7 @@ GENERATED = {
          "variable": "V@B"},
     ],
     "oracle_steps": 7, "split": "train", "canonical_hash": "h1", "answer_doc": 5, "answerable": True,
-    "emptiness_proof": None,
+    "emptiness_proof": None, "source": None, "answer_match": None, "solvability": None,
 }
 _OLD_JSON_FIELDS = ("aliases", "evidence", "evidence_docs", "formalization", "candidates_per_hop", "obfuscations")
 _OLD_INT_FIELDS = ("hops", "constraints", "level", "oracle_steps", "answer_doc")
@@ -35,7 +35,8 @@ _OLD_INT_FIELDS = ("hops", "constraints", "level", "oracle_steps", "answer_doc")
 
 def _write_old_format(path, records):
     """A split file as task sets were written before the typed columns: list fields as JSON strings."""
-    names = [n for n in GENERATED if n not in ("answerable", "emptiness_proof")]  # added after the typed columns
+    names = [n for n in GENERATED if n not in ("answerable", "emptiness_proof", "source", "answer_match",
+                                               "solvability")]  # added after the typed columns
     schema = pa.schema([(n, pa.int32() if n in _OLD_INT_FIELDS else pa.string()) for n in names])
     rows = [{n: json.dumps(r[n], ensure_ascii=False, sort_keys=True) if n in _OLD_JSON_FIELDS else r[n]
              for n in names} for r in records]
@@ -49,7 +50,7 @@ def test_dict_round_trip_is_exact():
     assert task.evidence[1] == EvidenceItem("Ann", "birth_place", "Town", 5, "Ann")
     assert task.obfuscations[2] == Obfuscation("entity_to_description", "director", "C@Ann", "V@B", variable="V@B")
     assert task.golds == ("Town", "Town City") and Task is TaskRecord
-    assert tuple(GENERATED) == TASK_FIELDS == tuple(TASKS_SCHEMA.names)
+    assert (*GENERATED, "extra") == TASK_FIELDS == tuple(TASKS_SCHEMA.names)
 
 
 def test_new_sets_have_arrow_list_columns_and_read_back(tmp_path):

@@ -1,0 +1,108 @@
+"""Gold evidence to snapshot doc ids: by the corpus's own id, else by title (redirects and case
+folded, :meth:`~stillweb.corpora.snapshot.Snapshot.resolve`), else by the passage that holds the
+supporting text (BM25 over the text, then a containment check).
+
+In a passage snapshot (``--passages``) a title names several passages: the one holding the
+supporting text is chosen (the first of two when it runs across their boundary; a sentence longer
+than a passage is found by its first or last eight words). An item that maps to nothing gets a reason, one of :data:`UNMAPPED_REASONS`.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import pyarrow.parquet as pq
+
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.tasks.importers.base import EvidenceRef
+
+__all__ = ["EvidenceMapper", "UNMAPPED_REASONS"]
+
+UNMAPPED_REASONS = {
+    "bad_doc_id": "a doc id outside the snapshot",
+    "missing_source_id": "the corpus id is not in the snapshot (and no title or text to fall back on)",
+    "missing_title": "no page has the title, a redirect to it or the supporting text",
+    "text_not_found": "no passage holds the supporting text",
+    "no_reference": "the item names no id, title or text",
+}
+_SEARCH_DEPTH = 10
+_EDGE_WORDS = 8
+
+
+def squash(text: str) -> str:
+    """``text`` with runs of whitespace as one space, stripped."""
+    return " ".join(text.split())
+
+
+class EvidenceMapper:
+    """Maps :class:`EvidenceRef` s to doc ids of one snapshot (caches the source-id table)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    @cached_property
+    def _by_source_id(self) -> dict[str, int]:
+        table = pq.read_table(self.snapshot.path / "docs.parquet", columns=["doc_id", "source_id"])
+        ids = table.column("source_id").to_pylist() if "source_id" in table.column_names else []
+        return {source_id: doc_id for source_id, doc_id in zip(ids, table.column("doc_id").to_pylist()) if source_id}
+
+    def map(self, ref: EvidenceRef) -> tuple[int | None, str | None]:
+        """``(doc_id, None)`` for a mapped item, ``(None, reason)`` otherwise."""
+        if ref.doc_id >= 0:
+            return (ref.doc_id, None) if ref.doc_id < len(self.snapshot) else (None, "bad_doc_id")
+        text = squash(ref.text)
+        if ref.source_id:
+            doc = self._by_source_id.get(ref.source_id)
+            if doc is None:
+                doc = self._by_source_id.get(f"{ref.source_id}-0")  # the first passage of a split page
+            if doc is not None:
+                return self._in_page(doc, text) if text else doc, None
+            if not ref.title and not text:
+                return None, "missing_source_id"
+        if ref.title:
+            doc = self.snapshot.resolve(ref.title)
+            if doc is not None and not text:
+                return doc, None
+            if doc is not None:
+                holder = self._in_page(doc, text, fallback=None)
+                if holder is None:
+                    holder = self._search_text(text)
+                return (holder, None) if holder is not None else (None, "text_not_found")
+            holder = self._search_text(text) if text else None
+            return (holder, None) if holder is not None else (None, "missing_title")
+        if text:
+            holder = self._search_text(text)
+            return (holder, None) if holder is not None else (None, "text_not_found")
+        return None, "no_reference"
+
+    def _in_page(self, doc: int, text: str, fallback: int | None = -1) -> int | None:
+        """The passage of ``doc``'s page holding ``text`` (or its start, when ``text`` runs on into the
+        next passage); else ``doc`` (or ``fallback`` when given)."""
+        passages = self.snapshot.passages_of(doc)
+        texts = [self.snapshot.text_of(passage) for passage in passages]
+        for index, passage in enumerate(passages):
+            if holds(texts[index], text) or (index + 1 < len(texts) and text in squash(texts[index] + " " + texts[index + 1])):
+                return passage
+        return doc if fallback == -1 else fallback
+
+    def _search_text(self, text: str) -> int | None:
+        """The first of the top BM25 hits for ``text`` that holds it."""
+        for hit in self.snapshot.search(text[:2000], k=_SEARCH_DEPTH):
+            if holds(self.snapshot.text_of(hit.doc_id), text):
+                return hit.doc_id
+        return None
+
+
+def holds(document: str, text: str) -> bool:
+    """``document`` contains ``text`` (whitespace squashed), or, for a text of more than
+    eight words, its first or last eight words (a sentence cut by a passage boundary).
+
+    >>> holds("a b  c d", "b c"), holds("one two", "three")
+    (True, False)
+    """
+    document = squash(document)
+    if text in document:
+        return True
+    words = text.split()
+    return len(words) > _EDGE_WORDS and (" ".join(words[:_EDGE_WORDS]) in document
+                                         or " ".join(words[-_EDGE_WORDS:]) in document)

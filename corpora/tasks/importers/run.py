@@ -1,0 +1,212 @@
+"""``import_tasks``: public QA files to a task set of a snapshot (``stillweb tasks import``).
+
+Rows are read in the order of the files (:mod:`.reading`), their evidence mapped to doc ids
+(:mod:`.evidence`), checked (:mod:`.checks`), split and written like a generated set
+(parquet splits and ``card.md``, :func:`~stillweb.corpora.tasks.store.write_task_set`).
+
+Splits: a row's own split (Search-R1's ``extra_info.split``), else the file's name
+(``train``, ``dev``/``validation``/``val``, ``test``), else a seeded hash: tasks sharing a
+golden answer form one group, placed by the hash of its smallest task id, so no answer is
+shared across splits and adding a file never moves another group.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from stillweb.corpora.errors import UsageError
+from stillweb.corpora.keyed import stable_hash
+from stillweb.corpora.progress import progress_bar
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.tasks.answer_match import check_answer_match, qa_normalize
+from stillweb.corpora.tasks.emptiness import EmptinessProof
+from stillweb.corpora.tasks.import_check import solvability_summary
+from stillweb.corpora.tasks.importers.base import FieldNames, SourceRow
+from stillweb.corpora.tasks.importers.checks import MappedTask, check_tasks
+from stillweb.corpora.tasks.importers.evidence import EvidenceMapper
+from stillweb.corpora.tasks.importers.reading import ImportFileError, read_rows
+from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
+from stillweb.corpora.tasks.splits import split_of
+from stillweb.corpora.tasks.store import check_task_set_name, write_task_set
+
+__all__ = ["ImportOptions", "ImportSummary", "import_tasks", "DEFAULT_IMPORT_MATCH"]
+
+DEFAULT_IMPORT_MATCH = "em"  # Search-R1's exact match: what the published baselines report
+SOURCE_LABEL = "source_label"  # emptiness proof kind: the source marks the question unanswerable
+_SPLIT_NAMES = {"train": "train", "training": "train", "dev": "dev", "validation": "dev", "val": "dev",
+                "valid": "dev", "test": "test"}
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """How to import (the ``tasks import`` options)."""
+
+    format: str | None = None
+    answer_match: str | None = None  # None: the source's own rule, else em
+    strict: bool = False
+    require_evidence: bool = False
+    fields: FieldNames = field(default_factory=FieldNames)
+    k: int = 10
+    retrieval: bool = True
+    seed: int = 0
+    workers: int | None = None
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import did."""
+
+    path: Path
+    tasks: int
+    rows: int
+    formats: dict[str, str]
+    splits: dict[str, int]
+    unmapped: dict[str, int]
+    dropped_no_evidence: int
+    solvability: dict | None
+
+    def line(self) -> str:
+        """The console line."""
+        splits = ", ".join(f"{split} {count}" for split, count in self.splits.items())
+        unmapped = ", ".join(f"{reason} {count}" for reason, count in self.unmapped.items()) or "none"
+        figures = self.solvability or {}
+        line = (f"imported {self.tasks} of {self.rows} questions ({', '.join(sorted(set(self.formats.values())))}) "
+                f"to {self.path} ({splits}); evidence items mapped {figures.get('evidence_mapped', 0)} of "
+                f"{figures.get('evidence_items', 0)}, unmapped: {unmapped}")
+        if figures.get("retrieval_checked"):
+            line += f"; gold doc in BM25 top {figures['k']}: {figures['question_hit']} of {figures['retrieval_checked']}"
+        if self.dropped_no_evidence:
+            line += f"; dropped without evidence (--require-evidence): {self.dropped_no_evidence}"
+        return line
+
+
+def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: str,
+                 options: ImportOptions | None = None) -> ImportSummary:
+    """Import ``files`` into task set ``name`` of the snapshot; returns what was done.
+
+    Raises ``ValueError`` (:class:`~stillweb.corpora.errors.StillwebError`) naming the file,
+    line and field of a bad row, a repeated task id (both places), an unknown format, and
+    with ``strict`` the first evidence item that maps to no document.
+    """
+    options = options or ImportOptions()
+    check_task_set_name(name)
+    if options.answer_match is not None:
+        check_answer_match(options.answer_match)
+    if not files:
+        raise UsageError("no files to import: name one or more QA files")
+    snapshot = Snapshot.open(snapshot_path)
+    mapper = EvidenceMapper(snapshot)
+    records, mapped, formats, seen = [], [], {}, {}
+    bar = progress_bar(total=None, desc="importing", unit="q", enabled=options.progress)
+    try:
+        for path in (Path(item) for item in files):
+            if not path.is_file():
+                raise FileNotFoundError(f"no QA file {path}")
+            file_split = _split_of_name(path.name)
+            for where, format_name, row in read_rows(path, options.format, options.fields):
+                formats.setdefault(str(path), format_name)
+                task_id = row.source_id or stable_hash(row.question + "\x1f" + "\x1e".join(row.answers))
+                if task_id in seen:
+                    raise ImportFileError(f"task id {task_id!r} repeated: {seen[task_id]} and {where}; ids must be "
+                                          "unique across the imported files (import them as separate sets)")
+                seen[task_id] = where
+                record, task = _task(row, format_name, task_id, where, file_split, mapper, snapshot, options)
+                records.append(record)
+                mapped.append(task)
+                bar.update(1)
+    finally:
+        bar.close()
+    checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress)
+    tasks = [replace(record, solvability=check) for record, check in zip(records, checks)]
+    kept = [t for t in tasks if not options.require_evidence or not t.answerable or t.solvability.evidence_present]
+    kept = _assign_splits(kept, options.seed)
+    summary = solvability_summary([t.solvability for t in kept])
+    splits = Counter(t.split for t in kept)
+
+    def card(directory: Path) -> None:
+        from stillweb.corpora.tasks.importers.card import render_import_card
+
+        (directory / "card.md").write_text(
+            render_import_card(name, snapshot.fingerprint, formats, kept, len(records), options, summary),
+            encoding="utf-8")
+
+    path = write_task_set(snapshot.path, name, kept, card)
+    snapshot.close()
+    return ImportSummary(path, len(kept), len(records), formats, {s: splits[s] for s in ("train", "dev", "test")},
+                         dict((summary or {}).get("unmapped", {})), len(tasks) - len(kept), summary)
+
+
+def _task(row: SourceRow, format_name: str, task_id: str, where: str, file_split: str | None, mapper: EvidenceMapper,
+          snapshot: Snapshot, options: ImportOptions) -> tuple[TaskRecord, MappedTask]:
+    evidence, unmapped = [], []
+    for ref in row.evidence:
+        doc, reason = mapper.map(ref)
+        if reason is not None:
+            if options.strict:
+                raise ImportFileError(f"{where}: evidence item {_describe(ref)} maps to no document: {reason} "
+                                      "(drop --strict to count such items instead)")
+            unmapped.append(reason)
+        evidence.append(EvidenceItem(ref.subject or ref.title or ref.source_id, ref.relation or "evidence",
+                                     ref.value, -1 if doc is None else doc,
+                                     "" if doc is None else snapshot.title_of(doc)))
+    docs = tuple(dict.fromkeys(item.doc_id for item in evidence if item.doc_id >= 0))
+    answer_match = options.answer_match or row.answer_match or DEFAULT_IMPORT_MATCH
+    split = _SPLIT_NAMES.get(str(row.split).lower()) if row.split else None
+    record = TaskRecord(
+        task_id=task_id, question=row.question, answer=row.answers[0] if row.answerable else "",
+        aliases=tuple(row.answers[1:]) if row.answerable else (), evidence=tuple(evidence), evidence_docs=docs,
+        split=split or file_split, answerable=row.answerable,
+        emptiness_proof=None if row.answerable else EmptinessProof(SOURCE_LABEL, (), ()),
+        source=format_name, answer_match=check_answer_match(answer_match), extra=row.extra)
+    task = MappedTask(row.question, tuple(row.sub_questions), tuple(row.answers) if row.answerable else (),
+                      len(row.evidence), docs, tuple(unmapped))
+    return record, task
+
+
+def _describe(ref) -> str:
+    parts = [f"{key}={value!r}" for key, value in (("source_id", ref.source_id), ("title", ref.title),
+                                                   ("text", ref.text[:80])) if value]
+    return "(" + ", ".join(parts or [f"doc_id={ref.doc_id}"]) + ")"
+
+
+def _split_of_name(name: str) -> str | None:
+    """The split a file's name states (``hotpot_dev_distractor_v1.json`` -> dev), if exactly one."""
+    words = {word for word in re.split(r"[^a-z]+", name.lower()) if word}
+    named = {_SPLIT_NAMES[word] for word in words if word in _SPLIT_NAMES}
+    return named.pop() if len(named) == 1 else None
+
+
+def _assign_splits(tasks: list[TaskRecord], seed: int) -> list[TaskRecord]:
+    """Tasks without a split get their answer group's seeded split (see the module docstring)."""
+    loose = [index for index, task in enumerate(tasks) if task.split is None]
+    if not loose:
+        return tasks
+    parent = list(range(len(loose)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for position, index in enumerate(loose):
+        for gold in tasks[index].golds or (f"\x00unanswerable:{tasks[index].task_id}",):
+            key = qa_normalize(gold) or gold
+            if key in owner:
+                parent[root(position)] = root(owner[key])
+            else:
+                owner[key] = position
+    groups: dict[int, str] = {}
+    for position, index in enumerate(loose):
+        group = root(position)
+        groups[group] = min(groups.get(group, tasks[index].task_id), tasks[index].task_id)
+    result = list(tasks)
+    for position, index in enumerate(loose):
+        result[index] = replace(tasks[index], split=split_of(f"import:{seed}:{groups[root(position)]}"))
+    return result

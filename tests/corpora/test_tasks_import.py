@@ -1,0 +1,177 @@
+"""``stillweb tasks import``: public QA files as task sets, evidence mapped, solvability reported."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from stillweb.corpora.errors import StillwebError
+from stillweb.corpora.tasks.importers import FieldNames, ImportOptions, import_tasks
+from stillweb.corpora.tasks.splits import SPLITS
+from stillweb.corpora.tasks.store import read_tasks
+from support.qa_files import HOTPOT, TWOWIKI, context_snapshot, flashrag_rows, write_jsonl
+
+QUIET = ImportOptions(progress=False)
+
+
+@pytest.fixture(scope="module")
+def snapshot(shared_data, tmp_path_factory):
+    return context_snapshot(shared_data, tmp_path_factory.mktemp("import") / "snap")
+
+
+def _all(snapshot, name):
+    return [task for split in SPLITS for task in read_tasks(snapshot, name, split)]
+
+
+@pytest.mark.shared_data
+def test_hotpotqa_sample_maps_every_supporting_fact(snapshot, shared_data):
+    summary = import_tasks(snapshot, [shared_data / HOTPOT], "hotpot", QUIET)
+    tasks = _all(snapshot, "hotpot")
+    source = json.loads((shared_data / HOTPOT).read_text(encoding="utf-8"))
+    assert summary.tasks == len(tasks) == len(source) == 100 and summary.unmapped == {}
+    by_id = {task.task_id: task for task in tasks}
+    for question in source:
+        task = by_id[question["_id"]]  # the source id is kept
+        assert task.question == question["question"].strip() and task.answer == question["answer"]
+        assert task.split == "train" and task.source == "hotpotqa" and task.answer_match == "em"
+        assert len(task.evidence) == len(question["supporting_facts"])
+        for item, (title, _index) in zip(task.evidence, question["supporting_facts"]):
+            assert item.doc_id >= 0 and item.doc_title == title
+        assert task.solvability.evidence_present and task.solvability.question_hit is not None
+        assert task.extra["type"] == question["type"] and task.extra["level"] == question["level"]
+    card = (snapshot / "tasks" / "hotpot" / "card.md").read_text()
+    assert "229 of 229 items mapped" in card and "(hotpotqa)" in card
+
+
+@pytest.mark.shared_data
+def test_2wiki_sample_keeps_the_evidence_triples(snapshot, shared_data):
+    import_tasks(snapshot, [shared_data / TWOWIKI], "twowiki", QUIET)
+    tasks = _all(snapshot, "twowiki")
+    source = json.loads((shared_data / TWOWIKI).read_text(encoding="utf-8"))
+    assert {t.task_id for t in tasks} == {q["_id"] for q in source}
+    for task in tasks:
+        question = next(q for q in source if q["_id"] == task.task_id)
+        assert task.split == "dev"  # from the file name
+        assert all(item.doc_id >= 0 for item in task.evidence)
+        assert [[i.subject, i.relation, i.value] for i in task.evidence] == question["evidences"]
+        assert task.extra["evidences_id"] == question["evidences_id"]
+        assert task.solvability.answer_in_evidence
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_passage_snapshot_finds_the_passage_holding_each_sentence(shared_data, tmp_path):
+    passages = context_snapshot(shared_data, tmp_path / "passages", passages=40)
+    summary = import_tasks(passages, [shared_data / HOTPOT], "hotpot", QUIET)
+    assert summary.unmapped == {}
+    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.tasks.importers.evidence import holds
+
+    snap = Snapshot.open(passages)
+    source = {q["_id"]: q for q in json.loads((shared_data / HOTPOT).read_text(encoding="utf-8"))}
+    for task in _all(passages, "hotpot"):
+        context = dict((title, sentences) for title, sentences in source[task.task_id]["context"])
+        for item, (title, index) in zip(task.evidence, source[task.task_id]["supporting_facts"]):
+            if index < len(context[title]):  # the passage holds the sentence, or its start (it runs on)
+                page = snap.passages_of(item.doc_id)
+                following = page[page.index(item.doc_id):][:2]
+                assert holds(" ".join(snap.text_of(doc) for doc in following), " ".join(context[title][index].split()))
+
+
+def test_flashrag_jsonl_compressed_and_split_by_file_name(snapshot, tmp_path):
+    rows = flashrag_rows()
+    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    (tmp_path / "test.jsonl.gz").write_bytes(gzip.compress(text))
+    (tmp_path / "more.jsonl.bz2").write_bytes(bz2.compress(text.replace(b'"test_', b'"more_')))
+    summary = import_tasks(snapshot, [tmp_path / "test.jsonl.gz", tmp_path / "more.jsonl.bz2"], "flash", QUIET)
+    tasks = {task.task_id: task for task in _all(snapshot, "flash")}
+    assert summary.tasks == 4 and tasks["test_0"].split == "test"
+    assert tasks["test_0"].golds == ("1712", "in 1712") and tasks["test_0"].extra == {"metadata": {"source": "fixture"}}
+    assert tasks["test_0"].solvability.evidence_items == 0  # FlashRAG names no evidence
+    # the unsplit file: its two answers are different, each group placed by hash; a shared answer shares a split
+    shared = [{"id": f"s{i}", "question": f"q{i}?", "golden_answers": ["Same"]} for i in range(20)]
+    import_tasks(snapshot, [write_jsonl(tmp_path / "shared.jsonl", shared)], "shared", QUIET)
+    assert len({task.split for task in _all(snapshot, "shared")}) == 1
+
+
+def test_zstd_and_plain_csv_with_field_options(snapshot, tmp_path):
+    import pyarrow as pa
+
+    path = tmp_path / "qa.csv"
+    path.write_text('qid,q,a,note\n7,Who taught Marra Tellin?,"[""Ivo Brandt"", ""Brandt""]",x\n8,What is Osk?,a fishing village,y\n')
+    compressed = tmp_path / "qa.csv.zst"
+    with pa.CompressedOutputStream(str(compressed), "zstd") as stream:
+        stream.write(path.read_bytes())
+    options = ImportOptions(progress=False, fields=FieldNames("q", "a", "qid"))
+    import_tasks(snapshot, [compressed], "plain", options)
+    tasks = {task.task_id: task for task in _all(snapshot, "plain")}
+    assert tasks["7"].golds == ("Ivo Brandt", "Brandt") and tasks["8"].answer == "a fishing village"
+    assert tasks["7"].extra == {"note": "x"} and tasks["7"].source == "plain"
+
+
+def test_bad_rows_name_file_line_and_field(snapshot, tmp_path):
+    rows = [*flashrag_rows(), {"id": "x", "question": "q?", "golden_answers": []}]
+    bad = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(StillwebError, match=r"bad.jsonl line 3: field 'golden_answers'"):
+        import_tasks(snapshot, [bad], "bad", QUIET)
+    no_question = write_jsonl(tmp_path / "noq.jsonl", [{"id": "1", "question": " ", "golden_answers": ["a"]}])
+    with pytest.raises(StillwebError, match=r"noq.jsonl line 1: field 'question'"):
+        import_tasks(snapshot, [no_question], "bad", QUIET)
+    assert not (snapshot / "tasks" / "bad").exists()
+
+
+def test_unknown_and_wrong_formats_say_what_is_known(snapshot, tmp_path):
+    flash = write_jsonl(tmp_path / "f.jsonl", flashrag_rows())
+    with pytest.raises(StillwebError, match="known formats: search_r1, kilt, musique"):
+        import_tasks(snapshot, [flash], "x", ImportOptions(format="squad", progress=False))
+    with pytest.raises(StillwebError, match="not kilt .* it looks like flashrag"):
+        import_tasks(snapshot, [flash], "x", ImportOptions(format="kilt", progress=False))
+    odd = write_jsonl(tmp_path / "odd.jsonl", [{"foo": 1}])
+    with pytest.raises(StillwebError, match="cannot tell the format .* known formats"):
+        import_tasks(snapshot, [odd], "x", QUIET)
+
+
+def test_a_task_id_repeated_across_files_names_both(snapshot, tmp_path):
+    first = write_jsonl(tmp_path / "a.jsonl", flashrag_rows())
+    second = write_jsonl(tmp_path / "b.jsonl", flashrag_rows()[1:])
+    with pytest.raises(StillwebError, match=r"'test_1' repeated: .*a.jsonl line 2 and .*b.jsonl line 1"):
+        import_tasks(snapshot, [first, second], "x", QUIET)
+
+
+def test_cli_imports_and_stats_show_solvability(snapshot, shared_data, tmp_path):
+    run = [sys.executable, "-m", "stillweb.cli.main", "tasks"]
+    result = subprocess.run([*run, "import", str(snapshot), str(shared_data / TWOWIKI), "--name", "cli2",
+                             "--answer-match", "f1", "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "imported 2 of 2 questions (2wikimultihopqa)" in result.stdout and "unmapped: none" in result.stdout
+    assert {task.answer_match for task in _all(snapshot, "cli2")} == {"f1"}
+    stats = subprocess.run([*run, "stats", str(snapshot), "cli2"], capture_output=True, text=True, timeout=300)
+    assert "gold evidence present: 2 (100.0%)" in stats.stdout, stats.stderr
+    bad = subprocess.run([*run, "import", str(snapshot), str(shared_data / TWOWIKI), "--name", "x", "--format", "kilt"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "it looks like 2wikimultihopqa" in bad.stderr
+    helped = subprocess.run([*run, "import", "--help"], capture_output=True, text=True, timeout=300)
+    assert "examples:" in helped.stdout and "--answer-match" in helped.stdout
+
+
+@pytest.mark.shared_data
+def test_two_processes_write_identical_task_set_bytes(snapshot, shared_data, tmp_path):
+    import shutil
+
+    outputs = []
+    for run, hash_seed in enumerate(("1", "2")):
+        copy = tmp_path / f"copy{run}"
+        shutil.copytree(snapshot, copy)
+        shutil.rmtree(copy / "tasks", ignore_errors=True)
+        env = {"PYTHONHASHSEED": hash_seed, "TZ": "UTC" if run else "Asia/Tokyo", "PATH": "/usr/bin:/bin"}
+        result = subprocess.run([sys.executable, "-m", "stillweb.cli.main", "tasks", "import", str(copy),
+                                 str(shared_data / HOTPOT), str(shared_data / TWOWIKI), "--name", "both", "--no-progress"],
+                                capture_output=True, text=True, timeout=300, env=env)
+        assert result.returncode == 0, result.stderr
+        outputs.append({p.name: p.read_bytes() for p in sorted((copy / "tasks" / "both").iterdir())})
+    assert outputs[0] == outputs[1] and set(outputs[0]) == {"card.md", "train.parquet", "dev.parquet", "test.parquet"}
