@@ -27,14 +27,14 @@ from stillweb.corpora.checks import check_positive_int
 from stillweb.corpora.columns import StringColumn
 from stillweb.corpora.dense import DENSE_DIR, FUSION_DEPTH, DenseIndex, check_mode, fuse, no_dense_index
 from stillweb.corpora.embeddings import ENDPOINT_VARIABLE, STORE_VARIABLE, QueryEmbedder
-from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS, SearchIndex, query_terms
+from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS, SearchIndex
 from stillweb.corpora.manifest import SnapshotError, check_table_footers, damaged, read_manifest, read_snapshot_table
 from stillweb.corpora.records import Fact, SearchResult
 from stillweb.corpora.search_pool import SearchPool
+from stillweb.corpora.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
 
-__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "make_snippet", "snippet_needles"]
+__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "SNIPPET_CHARS", "make_snippet", "snippet_needles"]
 
-SNIPPET_CHARS = 240
 MIN_POOL_BATCH = 8  # smaller batches are answered in-process: a round trip to the workers costs about a query
 
 
@@ -49,41 +49,6 @@ class Document:
     kind: str
     text: str
     categories: tuple[str, ...]
-
-
-def snippet_needles(query: str) -> list[bytes]:
-    """The byte strings a snippet looks for: the query's lowercased terms, UTF-8 encoded."""
-    return [term.encode("utf-8") for term in query_terms(query)]
-
-
-def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) -> str:
-    """A window of about ``width`` bytes of UTF-8 ``text`` showing as many ``needles`` as possible.
-
-    ``needles`` come from :func:`snippet_needles`. Candidates are the first
-    occurrence of each needle; the window starting at the candidate that covers
-    the most needles wins (the earliest on ties), moved back to the start of
-    its line when that is close. Matching works on bytes lowercased for ASCII
-    only (length-preserving), with bounded ``bytes.find`` calls, so the cost
-    stays small whatever the page length.
-    """
-    lower = text.lower()
-    firsts = [p for p in map(lower.find, needles) if p >= 0]
-    firsts.sort()
-    best_start = firsts[0] if firsts else 0
-    if firsts and firsts[-1] - firsts[0] >= width:  # the terms are spread out: pick the richest window
-        best_count = 0
-        for position in firsts:
-            end = position + width
-            count = sum(1 for needle in needles if lower.find(needle, position, end) >= 0)
-            if count > best_count:
-                best_start, best_count = position, count
-    line_start = text.rfind(b"\n", 0, best_start) + 1
-    if best_start - line_start < width // 3:
-        best_start = line_start
-    elif best_start:
-        best_start = text.rfind(b" ", 0, best_start - width // 6) + 1
-    snippet = text[best_start : best_start + width].decode("utf-8", errors="ignore").replace("\n", " ")
-    return snippet + ("..." if best_start + width < len(text) else "")
 
 
 def _check_query(query: object, name: str) -> None:

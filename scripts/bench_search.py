@@ -4,6 +4,7 @@ Examples:
   python scripts/bench_search.py latency --snapshot /work/coord/snapshots/syn-30k /work/coord/snapshots/syn-100k
   python scripts/bench_search.py batch --snapshot /work/coord/snapshots/syn-30k --batch 64 --rounds 20
   python scripts/bench_search.py memory --snapshot /work/coord/snapshots/syn-30k --envs 1000
+  python scripts/bench_search.py dense --vectors 1000000 --dimensions 384 768
 
 ``latency``: for short (a title), keyword (title + relation word) and
 question-length queries, ``Snapshot.search`` top 10 with titles and snippets
@@ -14,7 +15,11 @@ one by one in this process (one core) against ``search_many`` on every core
 (worker processes) and against a thread pool, rounds interleaved. ``memory``:
 RSS growth of ``--envs`` environments on one snapshot (``bench_envs``). Each
 appends its section to BENCHMARKS.md (``--no-append`` to only print) with the
-load average, since the machine is shared.
+load average, since the machine is shared. ``dense``: exact int8 dense search
+(:class:`stillweb.corpora.dense.DenseIndex`, issue 37) over ``--vectors`` random int8
+vectors (seeded) on one core (BLAS limited to one thread), against the float32
+matrix-vector product over the same vectors held as float32 (4x the memory; the
+floor a float index pays), p50 over ``--queries`` queries.
 """
 
 from __future__ import annotations
@@ -156,10 +161,44 @@ def bench_memory(args) -> str:
     return f"Snapshot {Path(args.snapshot[0]).name}. " + memory_per_env(Path(args.snapshot[0]), args.envs)
 
 
+def bench_dense(args) -> str:
+    import numpy as np
+
+    from stillweb.corpora.dense import DenseIndex, vector_norms
+
+    rows, load_before = [], load()
+    for dimensions in args.dimensions:
+        rng = np.random.default_rng(dimensions)
+        vectors = rng.integers(-127, 128, size=(args.vectors, dimensions), dtype=np.int8)
+        index = DenseIndex.__new__(DenseIndex)
+        index.info, index.vectors, index.norms = {"dimensions": dimensions}, vectors, vector_norms(vectors)
+        as_float = vectors.astype(np.float32) if args.vectors * dimensions * 4 <= 2 << 30 else None
+        queries = rng.standard_normal((args.queries, dimensions))
+        ours, floor = ([], []), ([], [])
+        for query in queries:
+            timed_ms(ours, index.search, query, K)
+            if as_float is not None:
+                timed_ms(floor, lambda q: np.argpartition(as_float @ q, -K)[-K:], query.astype(np.float32))
+        ours_cpu = percentile(ours[1], 50)
+        floor_cpu = percentile(floor[1], 50) if as_float is not None else 0.0
+        floor_text, ratio = (f"{floor_cpu:.1f}", f"{ours_cpu / floor_cpu:.2f}x") if as_float is not None else \
+            ("- (a float32 copy would pass 2 GiB)", "-")
+        rows.append(f"| {args.vectors:,} | {dimensions} | {vectors.nbytes / 2**20:,.0f} | **{ours_cpu:.1f}** | "
+                    f"{floor_text} | {ratio} |")
+        del vectors, as_float, index
+    return (f"{args.queries} random queries per row, k = {K}, BLAS on one thread; p50 of thread CPU time; "
+            f"{load_before} at the start, {load()} at the end (2 cores shared by 8 engineers). "
+            "Goal: <= 50 ms per query per core at 1M vectors.\n\n"
+            "| vectors | dimensions | int8 MiB | `DenseIndex.search` p50 ms (exact, int8) | float32 matvec + argpartition "
+            "p50 ms (same run) | ratio |\n|---|---|---|---|---|---|\n" + "\n".join(rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["latency", "batch", "memory"])
-    parser.add_argument("--snapshot", nargs="+", required=True, help="snapshot directories (latency: one row group each)")
+    parser.add_argument("what", choices=["latency", "batch", "memory", "dense"])
+    parser.add_argument("--snapshot", nargs="+", help="snapshot directories (latency: one row group each; not dense)")
+    parser.add_argument("--vectors", type=int, default=1_000_000, help="dense: random int8 vectors")
+    parser.add_argument("--dimensions", type=int, nargs="+", default=[384, 768], help="dense: dimensions, one row each")
     parser.add_argument("--queries", type=int, default=300, help="latency: queries per kind")
     parser.add_argument("--passes", type=int, default=5, help="latency: interleaved passes over the queries")
     parser.add_argument("--batch", type=int, default=64, help="batch: queries per batch")
@@ -168,10 +207,15 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=1000, help="memory: environments on one snapshot")
     parser.add_argument("--no-append", action="store_true", help="print only, do not append to BENCHMARKS.md")
     args = parser.parse_args()
+    if args.what != "dense" and not args.snapshot:
+        parser.error(f"{args.what} needs --snapshot")
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # one core (before numpy loads)
+        os.environ[variable] = "1"
     title, bench = {
         "latency": ("Search latency: per query vs raw tantivy, three query kinds (issue 16)", bench_latency),
         "batch": ("Search latency: batch throughput on every core (issue 16)", bench_batch),
         "memory": ("Environments: memory of 1,000 envs on one snapshot (issue 16)", bench_memory),
+        "dense": ("Search latency: exact int8 dense search on one core (issue 37)", bench_dense),
     }[args.what]
     body = bench(args)
     if args.no_append:
