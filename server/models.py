@@ -51,7 +51,7 @@ SnapshotName = Annotated[
     Field(default=None, max_length=200, description="a served snapshot's name (default: the first served)", examples=[None]),
 ]
 Flag = Literal["unknown_tool", "bad_arguments", "not_found", "format_error", "tool_error", "timeout",
-               "permission_denied", "conflict", "rate_limited", "unavailable", "not_recorded"]
+               "permission_denied", "conflict", "rate_limited", "unavailable", "not_recorded", "budget_exhausted"]
 
 
 class SnapshotInfo(BaseModel):

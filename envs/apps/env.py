@@ -216,6 +216,7 @@ class AppsEnv(TextEnv):
             "turn": episode.turns,
             "user_turn": episode.user_turn,
             "tool_calls": session.calls + session.waits,
+            "refused_calls": episode.refused_calls,
             "state_fingerprint": session.fingerprint(),
             "world_time": session.now,
             "hallucination_counts": episode.counts.as_dict(),

@@ -11,7 +11,12 @@
 4. **observation**: the results rendered in the call format, clipped to
    ``limits.max_observation_chars``;
 5. **ending**: the answer's ending, else :func:`ending_of` (format errors terminate; turns,
-   tool calls and context tokens truncate), then the score and ``info``.
+   tool calls and context tokens truncate); an ended episode is scored *before* its last
+   ``info`` is built, so that info's counts are the reward parts' counts.
+
+Each concept is counted once: calls that ran (``tool_calls``) apart from calls refused for a
+spent budget (``refused_calls``, flagged ``budget_exhausted``, never ``bad_arguments``), and
+format errors in ``counts.format_error`` alone.
 
 A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``), its check
 (:meth:`TextEnv.score`) and what it records of a step (:meth:`TextEnv.record_step`,
@@ -41,11 +46,13 @@ __all__ = ["TextEnv", "EpisodeState", "StepOutcome", "ending_of", "check_render_
 
 @dataclass
 class EpisodeState:
-    """What every episode keeps: its task, the conversation, the counts, whether it is over."""
+    """What every episode keeps: its task, the conversation, the counts, the calls refused (not run:
+    the budget was spent), whether it is over."""
 
     task: Task
     messages: list[dict[str, str]]
     counts: EpisodeCounts = field(default_factory=EpisodeCounts)
+    refused_calls: int = 0
     done: bool = False
 
 
@@ -73,6 +80,11 @@ class StepOutcome:
     def format_error(self) -> bool:
         """The action broke the call format."""
         return self.parsed is not None and self.parsed.error is not None
+
+    @property
+    def refused(self) -> int:
+        """Calls of this action that were not run (the budget was spent)."""
+        return sum(1 for result in self.results if result.flag == "budget_exhausted")
 
     @property
     def thought(self) -> str:
@@ -157,12 +169,14 @@ class TextEnv(gym.Env[str, str]):
         self.record_step(step, episode)
         ending, reason = step.ending or ending_of(self.limits, episode.counts, self.turns(episode),
                                                   self.tool_calls(episode), self.context_tokens(episode))
+        parts = None
+        if ending is not None:
+            episode.done = True
+            parts = self.score(step, episode, ending)  # may complete the counts: before the info
         info = self.base_info()
         info.update(self.step_info(step, episode))
         reward = 0.0
-        if ending is not None:
-            episode.done = True
-            parts = self.score(step, episode, ending)
+        if parts is not None:
             reward = parts.total
             info.update(self.end_info(step, episode))
             info.update(ending_info(parts, ending, reason, self.mask_truncated))
@@ -186,7 +200,8 @@ class TextEnv(gym.Env[str, str]):
         """The call's result, or a refusal (not run) once the episode's call budget is spent."""
         if self.tool_calls(episode) >= self.limits.max_tool_calls:
             text = self.budget_note.format(limit=self.limits.max_tool_calls)
-            return ToolResult(name=str(call.name)[:100], text=text, flag="bad_arguments", call_id=call.call_id)
+            episode.refused_calls += 1
+            return ToolResult(name=str(call.name)[:100], text=text, flag="budget_exhausted", call_id=call.call_id)
         result = self.run_call(call, episode)
         episode.counts.count_result(result.flag)
         return result
@@ -225,7 +240,8 @@ class TextEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     def score(self, step: StepOutcome, episode: Any, ending: str) -> ScoredEpisode:
-        """The reward parts of the ended episode (``total`` is the reward)."""
+        """The reward parts of the ended episode (``total`` is the reward); counts it completes go into
+        ``episode.counts`` (the last ``info`` is built after it)."""
         raise NotImplementedError
 
     def base_info(self) -> dict[str, Any]:

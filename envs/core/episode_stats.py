@@ -1,17 +1,19 @@
 """One episode's health figures: ``info["episode_stats"]`` at the end of a WikiQA episode.
 
-Turns, action characters (total and longest), tool calls, repeated identical
-calls (same tool and arguments as an earlier call of the episode), format
-errors, degenerate steps (any flag of :mod:`stillweb.envs.core.degenerate`) and
+Turns, action characters (total and longest), tool calls that ran, calls refused
+(the budget was spent), repeated identical calls (same tool and arguments as an
+earlier call of the episode, run or refused), format errors (the episode's
+``counts.format_error``: counted once, by the step), degenerate steps (any flag of :mod:`stillweb.envs.core.degenerate`) and
 the count of each flag. :class:`~stillweb.envs.runs.health.RunHealth` rolls them up
 across episodes.
 
 >>> stats = EpisodeStats()
 >>> call = ToolCall("search", {"query": "Ostra"})
->>> stats.add_step(40, [call], format_error=False, flags=())
->>> stats.add_step(40, [call], format_error=False, flags=("repeated_ngrams",))
->>> stats.as_dict()["repeated_calls"], stats.as_dict()["degenerate_steps"]
-(1, 1)
+>>> stats.add_step(40, [call], refused=0, flags=())
+>>> stats.add_step(40, [call], refused=1, flags=("repeated_ngrams",))
+>>> figures = stats.as_dict(format_errors=0)
+>>> figures["tool_calls"], figures["refused_calls"], figures["repeated_calls"], figures["degenerate_steps"]
+(1, 1, 1, 1)
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from stillweb.sandboxes import ToolCall
 
 __all__ = ["EpisodeStats", "STAT_FIELDS", "MAX_COUNT", "countable", "is_count"]
 
-STAT_FIELDS = ("turns", "action_chars", "longest_action", "tool_calls", "repeated_calls", "format_errors", "degenerate_steps")
+STAT_FIELDS = ("turns", "action_chars", "longest_action", "tool_calls", "refused_calls", "repeated_calls", "format_errors",
+               "degenerate_steps")
 MAX_COUNT = 2 ** 53  # a larger count is no run's (and its per-turn rates would overflow a float)
 
 
@@ -62,29 +65,32 @@ class EpisodeStats:
     action_chars: int = 0
     longest_action: int = 0
     tool_calls: int = 0
+    refused_calls: int = 0
     repeated_calls: int = 0
-    format_errors: int = 0
     degenerate_steps: int = 0
     flags: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTION_FLAGS, 0))
     _calls_seen: set[str] = field(default_factory=set, repr=False)
 
-    def add_step(self, action_chars: int, calls: list[ToolCall], format_error: bool, flags: tuple[str, ...]) -> None:
-        """Count one step: its action length, the calls it made, whether it broke the format, its flags."""
+    def add_step(self, action_chars: int, calls: list[ToolCall], refused: int, flags: tuple[str, ...]) -> None:
+        """Count one step: its action length, the calls it asked for (the last ``refused`` of them were
+        not run: the budget was spent), its flags."""
         self.turns += 1
         self.action_chars += action_chars
         self.longest_action = max(self.longest_action, action_chars)
-        self.format_errors += int(format_error)
+        self.tool_calls += len(calls) - refused
+        self.refused_calls += refused
         self.degenerate_steps += int(bool(flags))
         for name in flags:
             self.flags[name] += 1
         for call in calls:
-            self.tool_calls += 1
             key = json.dumps([call.name, call.arguments], sort_keys=True, ensure_ascii=True, default=str)
             self.repeated_calls += int(key in self._calls_seen)
             self._calls_seen.add(key)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The figures as plain JSON (flag counts in :data:`ACTION_FLAGS` order)."""
-        figures: dict[str, Any] = {name: getattr(self, name) for name in STAT_FIELDS}
+    def as_dict(self, format_errors: int) -> dict[str, Any]:
+        """The figures as plain JSON (flag counts in :data:`ACTION_FLAGS` order), with the episode's
+        ``format_errors`` (its counts' ``format_error``)."""
+        figures: dict[str, Any] = {name: format_errors if name == "format_errors" else getattr(self, name)
+                                   for name in STAT_FIELDS}
         figures["flags"] = {name: self.flags[name] for name in ACTION_FLAGS}
         return figures

@@ -107,7 +107,7 @@ class HealthReport:
 def figures(episodes: list[Mapping[str, Any]]) -> dict[str, float]:
     """Per-turn and per-call rates over a list of episode stats (ratios of sums)."""
     total = {name: sum(int(stats.get(name, 0)) for stats in episodes) for name in STAT_FIELDS}
-    turns, calls = max(total["turns"], 1), max(total["tool_calls"], 1)
+    turns, calls = max(total["turns"], 1), max(total["tool_calls"] + total["refused_calls"], 1)  # repeats: of calls asked
     return {
         "episodes": len(episodes),
         "turns_per_episode": total["turns"] / max(len(episodes), 1),

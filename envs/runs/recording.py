@@ -30,6 +30,7 @@ from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.runs.recorded_snapshot import locate_snapshot, snapshot_header
+from stillweb.envs.runs.recording_versions import INFO_VERSION, as_recorded, info_version
 from stillweb.envs.core.spaces import to_charset
 
 __all__ = [
@@ -41,10 +42,11 @@ UNRECORDED_INFO_KEYS = ("messages",)
 
 
 def header_record(spec: gym.envs.registration.EnvSpec, env: gym.Env | None = None) -> dict[str, Any]:
-    """The first record of a recording: env id, constructor kwargs, package version and, for an ``env``
-    on a local snapshot, the snapshot's resolved path and fingerprint (so a replay can find it)."""
+    """The first record of a recording: env id, constructor kwargs, package version, the ``info_version``
+    (:mod:`~stillweb.envs.runs.recording_versions`) and, for an ``env`` on a local snapshot, the snapshot's
+    resolved path and fingerprint (so a replay can find it)."""
     return {"type": "header", "env_id": spec.id, "kwargs": dict(spec.kwargs), "package_version": PACKAGE_VERSION,
-            **(snapshot_header(env) if env is not None else {})}
+            "info_version": INFO_VERSION, **(snapshot_header(env) if env is not None else {})}
 
 
 def reset_record(seed: int | None, options: dict[str, Any] | None, observation: str, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,8 +199,11 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
     """Re-create the recorded env from ``header`` and re-run ``(line number, record)``
     pairs in order, yielding each outcome; stops after a step the env refuses.
 
+    A recording of an older ``info_version`` is compared as its code wrote info
+    (:func:`~stillweb.envs.runs.recording_versions.as_recorded`).
     Raises ``ValueError`` for a record of unknown type.
     """
+    version = info_version(header)
     import stillweb.envs  # noqa: F401 - registers the environments
 
     env = gym.make(header["env_id"], **{**header["kwargs"], **kwarg_overrides})
@@ -206,7 +211,7 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
         for number, record in records:
             if record.get("type") == "reset":
                 observation, info = env.reset(seed=record["seed"], options=record["options"])
-                replayed = {"observation": observation, "info": _recorded(info)}
+                replayed = {"observation": observation, "info": as_recorded(_recorded(info), record.get("info"), version)}
             elif record.get("type") == "step":
                 try:
                     observation, reward, terminated, truncated, info = env.step(record["action"])
@@ -218,7 +223,7 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
                     "reward": reward,
                     "terminated": terminated,
                     "truncated": truncated,
-                    "info": _recorded(info),
+                    "info": as_recorded(_recorded(info), record.get("info"), version),
                 }
             else:
                 raise UsageError(f"line {number}: unknown record type {record.get('type')!r}")

@@ -179,7 +179,7 @@ class WikiQAEnv(TextEnv):
 
     def record_step(self, step: StepOutcome, episode: _Episode) -> None:
         """Count the step's figures, note the docs it showed, extend the (managed) context."""
-        episode.stats.add_step(len(step.action), [call for call in step.calls if call is not None], step.format_error,
+        episode.stats.add_step(len(step.action), [call for call in step.calls if call is not None], step.refused,
                                step.flags)
         events = tuple(self._record_result(call, result, episode) for call, result in zip(step.calls, step.results))
         step.extra["events"] = events
@@ -210,7 +210,7 @@ class WikiQAEnv(TextEnv):
                                      for item in citations]}
 
     def final_info(self, step: StepOutcome, episode: _Episode) -> dict[str, Any]:
-        return {"episode_stats": episode.stats.as_dict()}
+        return {"episode_stats": episode.stats.as_dict(episode.counts.format_error)}
 
     def _record_result(self, call: ToolCall | None, result: ToolResult, episode: _Episode) -> ToolEvent:
         """Note which docs a result showed or opened; the event for the context manager."""
@@ -256,7 +256,9 @@ class WikiQAEnv(TextEnv):
             observation_text=normalize_answer("\n".join(episode.observations)) if answer is not None else "",
             counts=episode.counts,
         )
-        return score_episode(episode.task, trace, self.reward_config)
+        parts = score_episode(episode.task, trace, self.reward_config)
+        episode.counts = parts.counts  # the citation and answer counts: the last info shows the scored ones
+        return parts
 
     def base_info(self) -> dict[str, Any]:
         episode = self._episode
@@ -268,6 +270,7 @@ class WikiQAEnv(TextEnv):
             "limits": dict(self._limits_info),
             "turn": len(episode.turns),
             "tool_calls": episode.tool_calls,
+            "refused_calls": episode.refused_calls,
             "context_tokens": episode.context_tokens,
             "hallucination_counts": episode.counts.as_dict(),
             "messages": list(episode.messages),

@@ -31,8 +31,9 @@ __all__ = [
 # The last four are the typed errors of stateful APIs (sandboxes/apps): another user's data,
 # a state that forbids the call (HTTP 409), and the transient 429 and 503 answers.
 # ``not_recorded``: a frozen tool (:mod:`stillweb.sandboxes.frozen`) has no recorded answer.
+# ``budget_exhausted``: the call was not run, the episode's tool-call budget is spent.
 FLAGS = (None, "unknown_tool", "bad_arguments", "not_found", "format_error", "tool_error", "timeout",
-         "permission_denied", "conflict", "rate_limited", "unavailable", "not_recorded")
+         "permission_denied", "conflict", "rate_limited", "unavailable", "not_recorded", "budget_exhausted")
 
 # How much of a policy-supplied value an error message echoes back.
 PREVIEW_CHARS = 80

@@ -32,6 +32,7 @@ from stillweb.server.viewer.evidence import TaskEvidence
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.tasks import TaskSetView
 from stillweb.server.viewer.trajectories import TrajectoryFiles, flags_of
+from stillweb.envs.runs.recording_versions import INFO_VERSION
 
 __all__ = ["PlayLog", "router", "arguments_from_form"]
 
@@ -160,7 +161,7 @@ def router(app: FastAPI, catalog: SnapshotCatalog, task_set: TaskSetView, files:
         if status != 200:
             return error_page(status, "Could not reset the episode", str(reset.get("detail")))
         header = {"type": "header", "env_id": ENV_ID, "kwargs": {**kwargs, "snapshot": str(snapshot.path)}, "package_version": PACKAGE_VERSION,
-                  **snapshot_header(snapshot)}  # as RecordEpisodes writes it
+                  "info_version": INFO_VERSION, **snapshot_header(snapshot)}  # as RecordEpisodes writes it
         log = PlayLog(header, task["task_id"])
         log.add(reset_record(PLAY_SEED, options, reset["observation"], reset["info"]), reset["info"], reset["messages_kept"])
         logs[session_id] = log

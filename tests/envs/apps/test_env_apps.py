@@ -183,3 +183,13 @@ def test_tool_call_adapters_base_runs_app_tasks(apps_snapshot):
     assert step.done and step.reward == 1.0
     with pytest.raises(ValueError, match="Apps-v0"):
         ToolEpisode(apps_snapshot, "core", env_id="stillweb/Lookup-v0")
+
+
+def test_a_spent_call_budget_is_flagged_budget_exhausted(apps_snapshot):
+    env = AppsEnv(apps_snapshot, "core", max_tool_calls=1)
+    env.reset(seed=0)
+    call = write_call("tongyi", "list_contacts", {})
+    observation, _, _, truncated, info = env.step(call + call)
+    assert info["tool_flags"] == [None, "budget_exhausted"] and "budget of 1 calls is spent" in observation
+    assert (info["tool_calls"], info["refused_calls"], info["hallucination_counts"]["bad_arguments"]) == (1, 1, 0)
+    assert truncated and info["truncation_reason"] == "max_tool_calls"
