@@ -72,19 +72,26 @@ def environment_factory(snapshot: str | Path, tasks: TaskSource | None = None, s
     return type("StillwebEnv", (StillwebToolEnv,), members)
 
 
-def task_dataset(snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train", system: str = INSTRUCTIONS):
+def task_dataset(snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train", system: str | None = None,
+                 env_id: str = "stillweb/WikiQA-v0", **env_kwargs: Any):
     """A ``datasets.Dataset`` of the task set: ``prompt`` (system and user messages), ``task_id``, ``answer``.
 
-    ``tasks`` is resolved as :class:`~stillweb.envs.wikiqa.env.WikiQAEnv` does (``None``: the snapshot's first set).
+    Each prompt is the environment's own: the user message is what ``env_id`` shows at the task's reset (for
+    ``Apps-v0`` and ``BFCL-v0`` the first user turn, after the line saying whose apps the agent operates);
+    the system message is ``system``, else :data:`INSTRUCTIONS` for ``WikiQA-v0`` and the environment's own
+    preamble for the others (its system prompt without the tool list, which TRL passes as functions).
+    ``tasks`` and ``env_kwargs`` are resolved as the environment does (``None``: the snapshot's first set).
     """
     from datasets import Dataset
 
-    episode = ToolEpisode(snapshot, tasks, split)  # the env's own task resolution and loading
-    rows = [
-        {"prompt": [{"role": "system", "content": system}, {"role": "user", "content": task.question}],
-         "task_id": task.task_id, "answer": task.answer}
-        for task in episode.env.tasks
-    ]
+    episode = ToolEpisode(snapshot, tasks, split, env_id=env_id, **env_kwargs)  # the env's own task loading
+    rows = []
+    for task in episode.env.unwrapped.tasks:
+        user = episode.reset(task_id=task.task_id)
+        preamble = system or (INSTRUCTIONS if not episode.apps else
+                              episode.info["messages"][0]["content"].split("\n\n# Tools", 1)[0])
+        rows.append({"prompt": [{"role": "system", "content": preamble}, {"role": "user", "content": user}],
+                     "task_id": task.task_id, "answer": task.answer})
     return Dataset.from_list(rows)
 
 

@@ -27,6 +27,24 @@ def test_trl_factory_offers_the_endpoints_and_rewards_the_reference_program(apps
     assert env.get_reward() == 1.0
 
 
+def test_trl_dataset_of_app_tasks_is_the_environments_own_prompt(apps_snapshot):
+    pytest.importorskip("trl")
+    from stillweb.envs.apps.env import AppsEnv
+    from stillweb.envs.integrations.trl import environment_factory, task_dataset
+
+    dataset = task_dataset(apps_snapshot, "core", "dev", env_id="stillweb/Apps-v0")
+    env = AppsEnv(apps_snapshot, "core", "dev", tool_format="openai")
+    assert dataset["task_id"] == [task.task_id for task in env.tasks]
+    for row in dataset.select(range(3)):
+        _, info = env.reset(options={"task_id": row["task_id"]})
+        system, user = row["prompt"]
+        assert user["content"] == info["messages"][1]["content"] and "You are operating the apps of " in user["content"]
+        assert info["messages"][0]["content"].startswith(system["content"]) and "<tools>" not in system["content"]
+    factory = environment_factory(apps_snapshot, "core", "dev", env_id="stillweb/Apps-v0")()
+    factory.reset(**dataset[0])  # the rows start episodes of the same tasks
+    assert factory.episode.info["task_id"] == dataset[0]["task_id"]
+
+
 def test_openenv_environment_runs_app_tasks(apps_snapshot):
     pytest.importorskip("openenv.core")
     from stillweb.envs.integrations.openenv import StillwebAction, StillwebEnvironment
