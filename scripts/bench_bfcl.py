@@ -67,7 +67,7 @@ def main() -> None:
                 done = terminated or truncated
             wins += reward == 1.0
             start = time.thread_time()
-            every.score()
+            every.check()
             checker.append((time.thread_time() - start) * 1e3)
         passed.append(f"| {category} | {wins} / {len(every.tasks)} ({wins / len(every.tasks):.1%}) | "
                       f"{len(excluded_tasks(category))} |")

@@ -48,6 +48,11 @@ class BfclChecks:
     answered_turns: int
     state_differences: tuple[str, ...] = field(default=())
 
+    @property
+    def total(self) -> float:
+        """The reward: the binary outcome (no intermediate rewards)."""
+        return self.outcome
+
     def as_dict(self) -> dict[str, Any]:
         """The checks as ``info["reward_parts"]``."""
         parts = asdict(self)
