@@ -19,6 +19,7 @@ from typing import Any
 
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.publish import publish_directory
 from stillweb.corpora.apps.generate import DEFAULT_USERS, shared_base
 from stillweb.corpora.apps.template_kit import CATEGORIES, TaskSpec, TemplateContext
 from stillweb.corpora.apps.templates_read import READ_TEMPLATES
@@ -84,13 +85,14 @@ def generate_app_tasks(snapshot_path: str | Path, name: str, count: int, seed: i
     if not name or "/" in name or name.startswith("."):
         raise UsageError(f"task set name must be a plain folder name, got {name!r}")
     records = make_app_tasks(snapshot_path, count, seed, users)
-    directory = app_task_dir(snapshot_path, name)
-    directory.mkdir(parents=True, exist_ok=True)
-    for split in SPLITS:
-        lines = [json.dumps(record, ensure_ascii=False, sort_keys=True) for record in records if record["split"] == split]
-        (directory / f"{split}.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    (directory / "card.md").write_text(set_card(name, records), encoding="utf-8")
-    return directory
+
+    def fill(directory: Path) -> None:
+        for split in SPLITS:
+            lines = [json.dumps(record, ensure_ascii=False, sort_keys=True) for record in records if record["split"] == split]
+            (directory / f"{split}.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        (directory / "card.md").write_text(set_card(name, records), encoding="utf-8")
+
+    return publish_directory(app_task_dir(snapshot_path, name), fill, "the app task set")  # whole or not at all
 
 
 def set_card(name: str, records: list[dict[str, Any]]) -> str:

@@ -5,7 +5,8 @@ Each split file is a table of :data:`~stillweb.corpora.tasks.record.TASKS_SCHEMA
 :func:`read_tasks` returns :class:`~stillweb.corpora.tasks.record.TaskRecord`
 objects, and also reads task sets written before the typed columns (list
 fields as JSON strings). A task set is written into a temporary directory
-and renamed into place, so an interrupted run never leaves a partial set.
+and renamed into place (:mod:`stillweb.corpora.publish`), so an interrupted run or a full disk never
+leaves a partial set.
 :func:`check_task_set_name` is the one rule for task-set names (the library,
 the environments and the server all apply it), and :func:`read_task_file` the
 one reader of a split file.
@@ -14,15 +15,14 @@ one reader of a split file.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stillweb.corpora.errors import UsageError, writing
+from stillweb.corpora.errors import UsageError
+from stillweb.corpora.publish import publish_directory
 from stillweb.corpora.tasks.record import TASKS_SCHEMA, TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 
@@ -79,24 +79,10 @@ def write_task_set(
     snapshot_path: str | Path, name: str, tasks: Sequence[TaskRecord], card: Callable[[Path], None]
 ) -> Path:
     """Write the split files and the card (``card(dir)`` writes it) atomically; returns the set dir."""
-    final = task_set_dir(snapshot_path, name)
-    kept = f"the set already at {final} is unchanged" if final.exists() else f"nothing was created at {final}"
-    with writing(final, "the task set", f"its temporary files were removed; {kept}"):  # a full disk names the set
-        final.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=final.parent))
-        try:
-            for split in SPLITS:
-                table = tasks_table([t for t in tasks if t.split == split])
-                pq.write_table(table, staging / f"{split}.parquet", compression="zstd")
-            card(staging)
-            if final.exists():
-                retired = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=final.parent))
-                final.rename(retired / name)
-                staging.rename(final)
-                shutil.rmtree(retired)
-            else:
-                staging.rename(final)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-    return final
+    def fill(staging: Path) -> None:
+        for split in SPLITS:
+            table = tasks_table([t for t in tasks if t.split == split])
+            pq.write_table(table, staging / f"{split}.parquet", compression="zstd")
+        card(staging)
+
+    return publish_directory(task_set_dir(snapshot_path, name), fill, "the task set")

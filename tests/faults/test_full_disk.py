@@ -64,6 +64,14 @@ def test_task_generation_on_a_full_disk_names_the_set_and_leaves_no_partial_set(
     assert tree(snap) == before and read_tasks(snap, "hard", "train") == read_tasks(tasks_snapshot, "hard", "train")
 
 
+def test_app_task_generation_on_a_full_disk_leaves_no_partial_set(small_snapshot, tmp_path):
+    snap = tmp_path / "snap"
+    shutil.copytree(small_snapshot, snap)
+    result = stillweb_on_a_full_disk(["apps", "generate", str(snap), "--name", "core", "--count", "18", "--no-verify"], 2_000)
+    assert "nothing was created at" in assert_one_error_line(result, "apps", snap / "apps" / "core")
+    assert not (snap / "apps" / "core").exists() and [path.name for path in (snap / "apps").glob(".core*")] == []
+
+
 RECORD_UNTIL_FULL = """
 import gymnasium as gym, sys
 import stillweb.envs
