@@ -44,6 +44,7 @@ FUSION_WEIGHTS = {"bm25": 1.0, "dense": 1.0}
 # 127 * 127 * d < 2**24: every partial sum of an int8 dot product is an exact float32 integer.
 EXACT_FLOAT32_DIMENSIONS = (1 << 24) // (127 * 127)
 _BLOCK_ROWS = 4096  # rows converted to float per matrix-vector product (fits in L2 with its float copy)
+QUERY_CHUNK = 8  # queries of a batch scored per pass over the rows (their dot products: 8 x docs floats)
 
 
 def check_mode(mode: object, name: str = "mode") -> str:
@@ -91,18 +92,20 @@ def vector_norms(vectors: np.ndarray) -> np.ndarray:
     return np.sqrt(squares.astype(np.float64))
 
 
-def _dots(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """``vectors @ query`` for int8 rows and an int8 query, exact, as float64 (see the module doc)."""
+def _dots(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """``vectors @ queries.T`` for int8 rows and int8 queries (one per row), exact integers held as
+    float32 or float64 (see the module doc); a 1-d query gives a 1-d result. Each block of rows is converted to
+    float once for all the queries, so a batch pays the conversion once."""
     dtype = np.float32 if vectors.shape[1] <= EXACT_FLOAT32_DIMENSIONS else np.float64
-    q = query.astype(dtype)
-    out = np.empty(len(vectors), dtype=dtype)
+    q = queries.astype(dtype).T
+    out = np.empty((len(vectors), *q.shape[1:]), dtype=dtype)
     block = np.empty((min(_BLOCK_ROWS, len(vectors)), vectors.shape[1]), dtype=dtype)
     for start in range(0, len(vectors), _BLOCK_ROWS):
         end = min(start + _BLOCK_ROWS, len(vectors))
         rows = block[: end - start]
         np.copyto(rows, vectors[start:end], casting="unsafe")
         np.matmul(rows, q, out=out[start:end])
-    return out.astype(np.float64)
+    return out
 
 
 def top_k(scores: np.ndarray, k: int) -> list[int]:
@@ -154,14 +157,26 @@ class DenseIndex:
 
     def search(self, query_vector, k: int) -> list[tuple[int, float]]:
         """Top ``k`` ``(doc_id, cosine)`` for a query embedding (floats), ordered by (-score, doc_id)."""
-        query = np.asarray(query_vector, dtype=np.float64)
-        if query.shape != (self.dimensions,):
-            raise DataError(f"query embedding has shape {query.shape}; the dense index has "
+        return self.search_many([query_vector], k)[0]
+
+    def search_many(self, query_vectors, k: int) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for each query embedding, the rows read once per :data:`QUERY_CHUNK` queries
+        (exact sums: the same results as one by one)."""
+        queries = np.asarray(query_vectors, dtype=np.float64)
+        if queries.ndim != 2 or queries.shape[1] != self.dimensions:
+            raise DataError(f"query embedding has shape {queries.shape[1:]}; the dense index has "
                             f"{self.dimensions} dimensions (was it made by model {self.info.get('model')!r}?)")
-        quantized = quantize(query)
-        query_norm = math.sqrt(int(np.dot(quantized.astype(np.int64), quantized.astype(np.int64))))
-        if query_norm == 0:
-            return [(doc_id, 0.0) for doc_id in range(min(k, len(self.vectors)))]
-        keys = np.divide(_dots(self.vectors, quantized), self.norms, out=np.zeros(len(self.norms)),
-                         where=np.asarray(self.norms) > 0)
-        return [(doc_id, float(keys[doc_id] / query_norm)) for doc_id in top_k(keys, k)]
+        quantized = quantize_many(queries)
+        ranked = []
+        for start in range(0, len(quantized), QUERY_CHUNK):
+            chunk = quantized[start : start + QUERY_CHUNK]
+            dots = _dots(self.vectors, chunk)
+            for column, query in enumerate(chunk):
+                query_norm = math.sqrt(int(np.dot(query.astype(np.int64), query.astype(np.int64))))
+                if query_norm == 0:
+                    ranked.append([(doc_id, 0.0) for doc_id in range(min(k, len(self.vectors)))])
+                    continue
+                keys = np.divide(dots[:, column], self.norms, out=np.zeros(len(self.norms)),
+                                 where=np.asarray(self.norms) > 0)
+                ranked.append([(doc_id, float(keys[doc_id] / query_norm)) for doc_id in top_k(keys, k)])
+        return ranked

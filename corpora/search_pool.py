@@ -35,7 +35,7 @@ CHUNKS_PER_WORKER = 2  # a little slack so a slow slice does not idle the other 
 class Searcher(Protocol):
     """What a worker opens: anything with ``search(query, k) -> list[SearchResult]`` (a Snapshot)."""
 
-    def search(self, query: str, k: int, mode: str) -> list[SearchResult]: ...
+    def search(self, query: str, k: int) -> list[SearchResult]: ...
 
 
 class SearchPool:
@@ -59,14 +59,14 @@ class SearchPool:
             initargs=(open_searcher, str(snapshot_path)),
         )
 
-    def search_many(self, queries: list[str], k: int, mode: str = "bm25") -> list[list[SearchResult]]:
-        """The results of each (already validated) query, in input order, searched in ``mode``."""
+    def search_many(self, queries: list[str], k: int) -> list[list[SearchResult]]:
+        """The results of each (already validated) query, in input order."""
         if not queries:
             return []
         size = -(-len(queries) // (self.workers * CHUNKS_PER_WORKER))
         chunks = [queries[start : start + size] for start in range(0, len(queries), size)]
         pages: list[list[SearchResult]] = []
-        for chunk_pages in self._executor.map(_search_chunk, chunks, [k] * len(chunks), [mode] * len(chunks)):
+        for chunk_pages in self._executor.map(_search_chunk, chunks, [k] * len(chunks)):
             pages.extend([SearchResult(*fields) for fields in page] for page in chunk_pages)
         return pages
 
@@ -83,6 +83,6 @@ def _open_searcher(open_searcher: Callable[[str], Searcher], path: str) -> None:
     _SEARCHER.append(open_searcher(path))
 
 
-def _search_chunk(queries: list[str], k: int, mode: str) -> list[list[tuple]]:
+def _search_chunk(queries: list[str], k: int) -> list[list[tuple]]:
     """Each hit's fields as a plain tuple (in field order): unpickling tuples is ~20x cheaper than dataclass instances."""
-    return [[tuple(vars(result).values()) for result in _SEARCHER[0].search(query, k, mode)] for query in queries]
+    return [[tuple(vars(result).values()) for result in _SEARCHER[0].search(query, k)] for query in queries]

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property
 from pathlib import Path
 
 import pyarrow as pa
@@ -71,7 +71,6 @@ class Snapshot:
         self.dense_info: dict | None = manifest.get("dense")  # the dense index's model and parameters, if any
         self.query_embedder = query_embedder or self._default_embedder()
         self._pool: SearchPool | None = None
-        self._pool_embedder: QueryEmbedder | None = None  # what the pool's workers were opened with
         self._pool_lock = threading.Lock()
         docs_path = path / "docs.arrow"
         try:
@@ -148,7 +147,12 @@ class Snapshot:
         """
         _check_query(query, "query")
         _check_k(k)
-        hits = self._rank(query, k, check_mode(mode))
+        if check_mode(mode) == "bm25":
+            return self._results(query, self._index.search(query, k))
+        return self._dense_many([query], k, mode)[0]
+
+    def _results(self, query: str, hits: list[tuple[int, float]]) -> list[SearchResult]:
+        """Ranked ``(doc_id, score)`` pairs as results with titles and snippets."""
         ids = [doc_id for doc_id, _score in hits]
         needles = snippet_needles(query)
         return [
@@ -157,16 +161,19 @@ class Snapshot:
                                                                self._source_ids_of(ids))
         ]
 
-    def _rank(self, query: str, k: int, mode: str) -> list[tuple[int, float]]:
-        if mode == "bm25":
-            return self._index.search(query, k)
+    def _dense_many(self, queries: list[str], k: int, mode: str) -> list[list[SearchResult]]:
+        """Dense or hybrid results of (validated) queries, their dense rankings computed in one pass."""
         if self._dense is None:
             raise UsageError(no_dense_index(self.path))
-        dense = self._dense.search(self.query_embedder.embed(query[:MAX_QUERY_CHARS], self.path), max(k, FUSION_DEPTH))
-        if mode == "dense":
-            return dense[:k]
-        bm25 = self._index.search(query, FUSION_DEPTH)
-        return fuse({"bm25": [doc_id for doc_id, _ in bm25], "dense": [doc_id for doc_id, _ in dense]}, k)
+        embeddings = [self.query_embedder.embed(query[:MAX_QUERY_CHARS], self.path) for query in queries]
+        pages = []
+        for query, dense in zip(queries, self._dense.search_many(embeddings, max(k, FUSION_DEPTH))):
+            if mode == "dense":
+                pages.append(self._results(query, dense[:k]))
+            else:
+                bm25 = [doc_id for doc_id, _ in self._index.search(query, FUSION_DEPTH)]
+                pages.append(self._results(query, fuse({"bm25": bm25, "dense": [doc_id for doc_id, _ in dense]}, k)))
+        return pages
 
     @cached_property
     def _dense(self) -> DenseIndex | None:
@@ -182,7 +189,9 @@ class Snapshot:
         defaults to the cores this process may use; with one worker, or a batch
         smaller than :data:`MIN_POOL_BATCH`, the batch runs here. The worker
         processes start on first use and stay for later batches (:meth:`close`
-        stops them). Raises ``ValueError`` naming the first bad query or ``k``.
+        stops them). ``mode="dense"`` and ``"hybrid"`` run here, scoring the whole
+        batch in one pass over the vectors (exact sums: the same results as one by
+        one). Raises ``ValueError`` naming the first bad query or ``k``.
         """
         queries = list(queries)
         for position, query in enumerate(queries):
@@ -192,20 +201,20 @@ class Snapshot:
         if workers is None:
             workers = len(os.sched_getaffinity(0))
         check_positive_int("workers", workers)
+        if mode != "bm25":  # one pass over the vectors for the whole batch beats splitting it over processes
+            return self._dense_many(queries, k, mode)
         if workers == 1 or len(queries) < MIN_POOL_BATCH:
-            return [self.search(query, k, mode) for query in queries]
-        embedder = self.query_embedder
+            return [self.search(query, k) for query in queries]
         with self._pool_lock:  # server threads may send batches at once: one pool per snapshot
-            if self._pool is None or self._pool.workers != workers or self._pool_embedder != embedder:
+            if self._pool is None or self._pool.workers != workers:
                 self._close_pool()
-                opener = partial(Snapshot.open, query_embedder=embedder)
-                self._pool, self._pool_embedder = SearchPool(self.path, workers, opener), embedder
+                self._pool = SearchPool(self.path, workers, Snapshot.open)
             pool = self._pool
         try:
-            return pool.search_many(queries, k, mode)
+            return pool.search_many(queries, k)
         except BrokenProcessPool:  # a worker was killed: answer here, start afresh next time
             self.close()
-            return [self.search(query, k, mode) for query in queries]
+            return [self.search(query, k) for query in queries]
 
     def close(self) -> None:
         """Stop the worker processes of :meth:`search_many`, if any (the snapshot stays usable)."""

@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from stillweb.corpora.dense import EXACT_FLOAT32_DIMENSIONS, _dots, fuse, quantize, quantize_many, top_k
+from stillweb.corpora.dense import EXACT_FLOAT32_DIMENSIONS, _dots, fuse, quantize, quantize_many, top_k, vector_norms
 from stillweb.corpora.dense_build import add_dense_index
 from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
 from stillweb.corpora.errors import DataError, UsageError
@@ -66,6 +66,19 @@ def test_dot_products_are_exact_integers(dimensions):
     query = np.full(dimensions, 127, dtype=np.int8)
     exact = vectors.astype(np.int64) @ query.astype(np.int64)
     assert _dots(vectors, query).tolist() == exact.astype(np.float64).tolist()
+
+
+def test_a_batch_ranks_as_one_by_one():
+    from stillweb.corpora.dense import QUERY_CHUNK, DenseIndex
+
+    rng = np.random.default_rng(7)
+    index = DenseIndex.__new__(DenseIndex)
+    index.info, index.vectors = {"dimensions": 48}, rng.integers(-127, 128, size=(3000, 48), dtype=np.int8)
+    index.norms = vector_norms(index.vectors)
+    queries = rng.standard_normal((QUERY_CHUNK * 2 + 3, 48))
+    queries[4] = 0.0  # a zero query: every score 0, doc id order
+    assert index.search_many(queries, 7) == [index.search(query, 7) for query in queries]
+    assert index.search(queries[4], 3) == [(0, 0.0), (1, 0.0), (2, 0.0)]
 
 
 def test_top_k_orders_ties_by_doc_id_across_the_cut():
