@@ -37,7 +37,7 @@ from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, Tool
 from stillweb.envs.scoring.normalize import answers_match
 from stillweb.sandboxes.formats import get_format
 
-__all__ = ["StillwebTool", "EPISODE_FIELD", "compute_score", "export_verl", "tool_config"]
+__all__ = ["StillwebTool", "EPISODE_FIELD", "compute_score", "export_verl", "export_bfcl_verl", "tool_config"]
 
 EPISODE_FIELD = "stillweb_episode"  # the key of the trajectory's episode in agent_data.extra_fields
 CLASS_NAME = f"{__name__}.StillwebTool"
@@ -110,7 +110,8 @@ def tool_config(snapshot: str | Path, tasks: str | None = None, split: str = "tr
                 tools: tuple[str, ...] | list[str] = DEFAULT_TOOLS, **env_kwargs: Any) -> dict[str, Any]:
     """verl's tool config (the YAML's content): one :class:`StillwebTool` per tool, with its OpenAI schema."""
     episode = ToolEpisode(snapshot, tasks, split, tools=tools, **env_kwargs)  # fails here, naming the problem
-    config = {"type": "native", "snapshot": str(Path(snapshot).resolve()), "tasks": tasks, "split": split,
+    config = {"type": "native", "snapshot": str(Path(snapshot).resolve()) if snapshot is not None else None,
+              "tasks": tasks, "split": split,
               "tools": list(tools), "env": dict(env_kwargs)}
     entries = []
     for schema in episode.schemas():
@@ -149,6 +150,33 @@ def export_verl(snapshot: str | Path, name: str, out: str | Path, tools: tuple[s
     path = out / "tool_config.yaml"
     path.write_text(yaml.safe_dump(tool_config(snapshot, name, "train", tools, **env_kwargs), sort_keys=False), encoding="utf-8")
     return [*written, path]
+
+
+def export_bfcl_verl(out: str | Path, category: str = "multi_turn_base", tasks: list[str] | None = None,
+                     split: str = "default", **env_kwargs: Any) -> list[Path]:
+    """``stillweb/BFCL-v0``'s tasks for verl: ``{category}.parquet`` (each prompt the environment's own: its
+    preamble and the first user turn; ``tools_kwargs`` for every BFCL function) and ``tool_config.yaml``
+    (one :class:`StillwebTool` per function of the category's tasks, and ``answer``, which brings the next
+    user turn and, after the last, the reward of BFCL's checker). No snapshot: ``snapshot`` is ``None``."""
+    from stillweb.envs.integrations.trl import task_dataset
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = {"env_id": "stillweb/BFCL-v0", "category": category, **env_kwargs}
+    config = tool_config(None, tasks, split, tools=(), **env)
+    names = [entry["tool_schema"]["function"]["name"] for entry in config["tools"]]
+    rows = []
+    for index, row in enumerate(task_dataset(None, tasks, split, **env)):
+        create = {"create_kwargs": {"task_id": row["task_id"], "split": split}}
+        rows.append({"data_source": f"stillweb/BFCL-v0/{category}", "prompt": row["prompt"], "ability": "tool-use",
+                     "reward_model": {"style": "rule", "ground_truth": {"target": []}}, "agent_name": "tool_agent",
+                     "extra_info": {"split": split, "index": index, "task_id": row["task_id"],
+                                    "tools_kwargs": {name: create for name in names}}})
+    path = out / f"{category}.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    config_path = out / "tool_config.yaml"
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return [path, config_path]
 
 
 def _verl_property(schema: dict[str, Any]) -> dict[str, Any]:

@@ -209,3 +209,47 @@ def test_viewer_shows_calls_results_and_state_diff_per_step(tmp_path, small_snap
     assert "GorillaFileSystem.root.contents.document.contents.temp" in page
     result = client.get("/view/episodes/bfcl.jsonl", params={"step": 3}).text  # mv: its result text
     assert "moved to" in result and "failed_check" in client.get("/view/episodes/bfcl.jsonl", params={"step": 99}).text
+
+
+def test_verl_tool_dispatch_earns_the_reward_of_bfcls_checker(tmp_path):
+    pytest.importorskip("verl")
+    import json
+
+    import anyio
+    import pyarrow.parquet as pq
+    from verl.experimental.agent_loop.tool_agent_loop import AgentData, ToolAgentLoop
+    from verl.experimental.agent_loop.tool_parser import FunctionCall
+    from verl.tools.tool_registry import initialize_tools_from_config
+
+    from stillweb.envs.integrations.verl import compute_score, export_bfcl_verl
+
+    paths = export_bfcl_verl(tmp_path, "multi_turn_base", tasks=TASKS)
+    tools = initialize_tools_from_config(str(paths[-1]))
+    assert {"mv", "send_message", "answer"} <= {tool.name for tool in tools}
+    loop = object.__new__(ToolAgentLoop)
+    loop.tools, loop.max_tool_response_length, loop.tool_response_truncate_side = {t.name: t for t in tools}, 100_000, "middle"
+    row = next(row for row in pq.read_table(paths[0]).to_pylist() if row["extra_info"]["task_id"] == TASKS[1])
+    assert row["prompt"][1]["content"] == BfclEnv(tasks=TASKS).reset(options={"task_id": TASKS[1]})[1]["messages"][1]["content"]
+    agent_data = AgentData(messages=list(row["prompt"]), image_data=None, video_data=None, audio_data=None,
+                           mm_processor_kwargs=None, metrics={}, request_id="bfcl", tools_kwargs=row["extra_info"]["tools_kwargs"])
+    rewards = []
+
+    async def run():
+        for turn in ground_truth_calls(BfclEnv(tasks=TASKS).tasks.by_id(TASKS[1])):
+            for name, arguments in list(turn) + [("answer", {"text": "Done."})]:
+                arguments = {("symbol" if key == "#0" else key): value for key, value in arguments.items()}
+                _, reward, _ = await loop._call_tool(FunctionCall(name=name, arguments=json.dumps(arguments)),
+                                                     agent_data.tools_kwargs, agent_data)
+                rewards.append(reward)
+
+    anyio.run(run)
+    assert rewards[-1] == 1.0 and sum(rewards) == 1.0
+    assert compute_score("stillweb/BFCL-v0", "", {"target": []}, {"tool_rewards": rewards}) == 1.0
+
+
+def test_verifiers_taskset_lists_the_bfcl_tasks():
+    pytest.importorskip("verifiers")
+    from stillweb.envs.integrations.verifiers import openenv_config
+
+    config = openenv_config("http://127.0.0.1:1", None, TASKS, split="default", env_id="stillweb/BFCL-v0")
+    assert [reset["task_id"] for reset in config.resets] == TASKS
