@@ -51,6 +51,9 @@ def _run_info(args) -> int:
     for key, value in manifest.get("counts", {}).items():
         print(f"  {key}: {json.dumps(value, sort_keys=True)}")
     print(f"files:        {len(manifest.get('files', {}))}")
+    dense = manifest.get("dense")
+    print(f"dense:        {dense['model']} ({dense['dimensions']} dimensions, from the {dense['from']})" if dense else
+          "dense:        none (add one: stillweb build dense SNAPSHOT --endpoint URL --model NAME)")
     return 0
 
 

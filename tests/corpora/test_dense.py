@@ -251,6 +251,8 @@ def test_cli_build_dense(plain_copy, tmp_path, capsys):
     np.savez(tmp_path / "v.npz", ids=np.array(ids), vectors=vectors)
     assert main(["build", "dense", str(plain_copy), "--vectors", str(tmp_path / "v.npz"), "--model", MODEL]) == 0
     assert f"{len(ids)} vectors of {DIMENSIONS} dimensions" in capsys.readouterr().out
+    assert main(["info", str(plain_copy)]) == 0
+    assert f"dense:        {MODEL} ({DIMENSIONS} dimensions, from the vectors file)" in capsys.readouterr().out
     assert main(["build", "dense", str(plain_copy), "--endpoint", "http://127.0.0.1:1/v1", "--model", MODEL,
                  "--quiet"]) == 2
     assert "unreachable" in capsys.readouterr().err
