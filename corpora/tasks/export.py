@@ -21,7 +21,7 @@ from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 
-__all__ = ["EXPORT_FORMATS", "SEARCH_R1_PREFIX", "export_tasks", "verl_row"]
+__all__ = ["EXPORT_FORMATS", "SEARCH_R1_PREFIX", "export_tasks", "search_r1_prompt", "verl_row"]
 
 EXPORT_FORMATS = ("jsonl", "hf", "verl")
 SEARCH_R1_PREFIX = (
@@ -32,6 +32,15 @@ SEARCH_R1_PREFIX = (
     "you can directly provide the answer inside <answer> and </answer>, without detailed illustrations. "
     "For example, <answer> Beijing </answer>. Question: "
 )
+
+
+# Search-R1's reward manager picks its scorer by data_source (qa_em for these): imported sets keep theirs.
+_DATA_SOURCES = {"hotpotqa": "hotpotqa", "2wikimultihopqa": "2wikimultihopqa", "musique": "musique"}
+
+
+def search_r1_prompt(question: str) -> str:
+    """Search-R1's user prompt for ``question`` (``make_prefix`` of ``nq_search.py``, template ``base``)."""
+    return SEARCH_R1_PREFIX + question + "\n"
 
 
 def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path) -> list[Path]:
@@ -61,10 +70,11 @@ def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path
 
 
 def verl_row(task: TaskRecord, name: str, index: int) -> dict:
-    """One task in the verl/Search-R1 parquet layout."""
+    """One task in the verl/Search-R1 parquet layout (an imported task keeps its source's ``data_source``)."""
+    data_source = task.extra.get("data_source") or _DATA_SOURCES.get(task.source or "") or f"stillweb/{name}"
     return {
-        "data_source": f"stillweb/{name}",
-        "prompt": [{"role": "user", "content": SEARCH_R1_PREFIX + task.question + "\n"}],
+        "data_source": str(data_source),
+        "prompt": [{"role": "user", "content": search_r1_prompt(task.question)}],
         "ability": "fact-reasoning",
         "reward_model": {"style": "rule", "ground_truth": {"target": list(task.golds)}},
         "extra_info": {
@@ -74,6 +84,7 @@ def verl_row(task: TaskRecord, name: str, index: int) -> dict:
             "level": task.level,
             "hops": task.hops,
             "evidence_docs": list(task.evidence_docs),
+            "answer_match": task.answer_match,
         },
     }
 

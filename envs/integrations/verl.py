@@ -34,7 +34,7 @@ from stillweb.corpora.tasks.export import verl_row
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
-from stillweb.envs.scoring.normalize import answers_match
+from stillweb.envs.scoring.normalize import match_score
 from stillweb.sandboxes.formats import get_format
 
 __all__ = ["StillwebTool", "EPISODE_FIELD", "compute_score", "export_verl", "export_bfcl_verl", "tool_config"]
@@ -91,8 +91,9 @@ class StillwebTool(BaseTool):
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None, **kwargs: Any) -> float:
     """The trajectory's reward: the sum of its tool rewards (the episode's reward, given by the answer call).
 
-    Without tool rewards (scoring a text offline), 1.0 when the last ``answer``
-    call in ``solution_str`` matches a gold answer, else 0.0.
+    Without tool rewards (scoring a text offline), the last ``answer`` call in ``solution_str``
+    scored against the golds by the row's ``extra_info["answer_match"]`` (an imported set's rule,
+    e.g. Search-R1's ``em``; stillweb's matcher when absent).
     """
     rewards = (extra_info or {}).get("tool_rewards")
     if rewards is not None and len(rewards):
@@ -103,7 +104,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
     for block in solution_str.split("<tool_call>")[1:]:
         parsed = parser.parse("<tool_call>" + block.split("</tool_call>")[0] + "</tool_call>")
         answer = parsed.answer if parsed.answer is not None else answer
-    return 1.0 if answer is not None and answers_match(answer, golds) else 0.0
+    return match_score((extra_info or {}).get("answer_match"), answer, golds) if answer is not None else 0.0
 
 
 def tool_config(snapshot: str | Path, tasks: str | None = None, split: str = "train",

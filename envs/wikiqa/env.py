@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.tasks.export import search_r1_prompt
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.core.context import (ContextConfig, ContextManager, DroppedItem, TokenCounter, ToolEvent, Turn,
                                         approx_token_count)
@@ -155,10 +156,13 @@ class WikiQAEnv(TextEnv):
         """
         super().reset(seed=seed)
         task = self._picker.pick(seed, options)
-        head = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}]
+        # An imported answerable task in the search_r1 format gets Search-R1's own prompt (its verl data's).
+        prompt = search_r1_prompt(task.question) if self.format.name == "search_r1" and task.source and task.answerable else None
+        head = ([{"role": "user", "content": prompt}] if prompt else
+                [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}])
         self._episode = _Episode(task=task, messages=list(head), head=head)
         self._episode.context_tokens = sum(self.count_tokens(message["content"]) for message in head)
-        observation = to_charset(f"{self.system_prompt}\n\n{task.question}")
+        observation = to_charset(prompt or f"{self.system_prompt}\n\n{task.question}")
         return observation, self.base_info()
 
     def close(self) -> None:

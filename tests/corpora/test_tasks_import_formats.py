@@ -1,0 +1,121 @@
+"""Importing each public format from small files written from its published schema, and the set in
+use: Search-R1's prompt and verl export (round trip), abstention on MuSiQue's unanswerable
+questions, citations of mapped evidence in WikiQA-v0."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from stillweb.corpora.errors import StillwebError
+from stillweb.corpora.tasks.export import export_tasks, search_r1_prompt
+from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
+from stillweb.corpora.tasks.splits import SPLITS
+from stillweb.corpora.tasks.store import read_tasks
+from support.qa_files import (HOTPOT, browsecomp_rows, context_snapshot, kilt_rows, musique_rows, search_r1_table,
+                              write_jsonl, write_parquet)
+
+QUIET = ImportOptions(progress=False)
+
+
+@pytest.fixture(scope="module")
+def snapshot(shared_data, tmp_path_factory):
+    return context_snapshot(shared_data, tmp_path_factory.mktemp("formats") / "snap")
+
+
+def _tasks(snapshot, name):
+    return {task.task_id: task for split in SPLITS for task in read_tasks(snapshot, name, split)}
+
+
+def _doc_title(snapshot, doc):
+    from stillweb.corpora.snapshot import Snapshot
+
+    return Snapshot.open(snapshot).title_of(doc)
+
+
+def test_search_r1_parquet_recovers_question_answers_and_split(snapshot, tmp_path):
+    path = write_parquet(tmp_path / "train.parquet", search_r1_table("train"))
+    import_tasks(snapshot, [path], "sr1", QUIET)
+    tasks = _tasks(snapshot, "sr1")
+    task = tasks["nq-train-0"]
+    assert (task.question, task.golds, task.split) == ("When was Lunor Bay founded?", ("1712", "in 1712"), "train")
+    assert task.source == "search_r1" and task.answer_match == "em" and task.extra["data_source"] == "nq"
+
+
+def test_musique_supporting_paragraphs_sub_questions_and_unanswerable(snapshot, tmp_path):
+    import_tasks(snapshot, [write_jsonl(tmp_path / "musique_full_v1.0_dev.jsonl", musique_rows())], "msq", QUIET)
+    tasks = _tasks(snapshot, "msq")
+    answerable, unanswerable = tasks["2hop__1_2"], tasks["2hop__1_3"]
+    assert [_doc_title(snapshot, d) for d in answerable.evidence_docs] == ["Marra Tellin", "Ivo Brandt"]
+    assert answerable.golds == ("sculptor", "sculpture artist") and answerable.split == "dev"
+    assert answerable.solvability.evidence_present and len(answerable.solvability.sub_question_hits) == 2
+    assert answerable.solvability.answer_in_evidence
+    assert not unanswerable.answerable and unanswerable.answer == "" and unanswerable.emptiness_proof.kind == "source_label"
+    assert "unanswerable (the source marks them" in (snapshot / "tasks" / "msq" / "card.md").read_text()
+
+    from stillweb.envs.wikiqa.env import WikiQAEnv
+
+    env = WikiQAEnv(snapshot, tasks="msq", split="dev", tool_format="search_r1")
+    env.reset(options={"task_id": "2hop__1_3"})
+    assert env.step("<abstain>No document gives the teacher's birth year.</abstain>")[1] == 1.0
+    env.reset(options={"task_id": "2hop__1_3"})
+    assert env.step("<answer>1921</answer>")[1] == 0.0
+
+
+def test_kilt_provenance_by_wikipedia_id_unmapped_counted_and_strict(snapshot, tmp_path):
+    path = write_jsonl(tmp_path / "nq-dev-kilt.jsonl", kilt_rows())
+    summary = import_tasks(snapshot, [path], "kilt", QUIET)
+    tasks = _tasks(snapshot, "kilt")
+    assert tasks["-101"].golds == ("fishermen from Osk", "Osk fishermen")
+    assert [_doc_title(snapshot, d) for d in tasks["-101"].evidence_docs] == ["Lunor Bay"]
+    assert tasks["-102"].solvability.unmapped == ("missing_title",) and summary.unmapped == {"missing_title": 1}
+    assert "| missing_title | 1 |" in (snapshot / "tasks" / "kilt" / "card.md").read_text()
+    assert "unmapped: missing_title 1" in summary.line()
+    with pytest.raises(StillwebError, match=r"nq-dev-kilt.jsonl line 2: evidence item .*'No Such Page'.* missing_title"):
+        import_tasks(snapshot, [path], "kilt-strict", ImportOptions(progress=False, strict=True))
+    kept = import_tasks(snapshot, [path], "kilt-ev", ImportOptions(progress=False, require_evidence=True))
+    assert set(_tasks(snapshot, "kilt-ev")) == {"-101"} and kept.dropped_no_evidence == 1
+
+
+def test_browsecomp_plus_docids_are_the_evidence_and_texts_stay_out(snapshot, tmp_path):
+    import_tasks(snapshot, [write_jsonl(tmp_path / "browsecomp_plus_decrypted.jsonl", browsecomp_rows())], "bcp", QUIET)
+    task = _tasks(snapshot, "bcp")["770"]
+    assert [_doc_title(snapshot, d) for d in task.evidence_docs] == ["Marra Tellin", "Ivo Brandt"]
+    assert task.extra["negative_docs"] == [{"docid": "1002", "url": ""}] and task.solvability.answer_in_evidence
+
+
+@pytest.mark.shared_data
+def test_verl_export_is_search_r1s_layout_and_imports_back_the_same_tasks(snapshot, shared_data, tmp_path):
+    import_tasks(snapshot, [shared_data / HOTPOT], "hp", ImportOptions(progress=False, answer_match="f1"))
+    original = _tasks(snapshot, "hp")
+    files = export_tasks(snapshot, "hp", "verl", tmp_path / "verl")
+    rows = pq.read_table(files[0]).to_pylist()
+    assert set(rows[0]) == {"data_source", "prompt", "ability", "reward_model", "extra_info"}
+    first = original[rows[0]["extra_info"]["task_id"]]
+    assert rows[0]["data_source"] == "hotpotqa" and rows[0]["ability"] == "fact-reasoning"
+    assert rows[0]["prompt"] == [{"role": "user", "content": search_r1_prompt(first.question)}]
+    assert rows[0]["reward_model"] == {"style": "rule", "ground_truth": {"target": list(first.golds)}}
+    import_tasks(snapshot, files, "hp-back", ImportOptions(progress=False, retrieval=False))
+    back = _tasks(snapshot, "hp-back")
+    assert set(back) == set(original)
+    for task_id, task in original.items():
+        again = back[task_id]
+        assert (again.question, again.golds, again.split, again.evidence_docs, again.answer_match) == \
+               (task.question, task.golds, task.split, task.evidence_docs, "f1")
+
+
+@pytest.mark.shared_data
+def test_wikiqa_plays_an_imported_set_prompt_and_citations(snapshot, shared_data):
+    from stillweb.envs.wikiqa.env import WikiQAEnv
+
+    import_tasks(snapshot, [shared_data / HOTPOT], "play", QUIET)
+    task = next(iter(_tasks(snapshot, "play").values()))
+    env = WikiQAEnv(snapshot, tasks="play", tool_format="search_r1")
+    observation, _info = env.reset(options={"task_id": task.task_id})
+    assert observation == search_r1_prompt(task.question)
+    tongyi = WikiQAEnv(snapshot, tasks="play", reward={"citation_recall": 1.0, "outcome": 0.0})
+    observation, _info = tongyi.reset(options={"task_id": task.task_id})
+    assert observation.startswith(tongyi.system_prompt)
+    reward, info = tongyi.step(tongyi.format.write_answer(task.answer, list(task.evidence_docs)))[1::3]
+    assert info["reward_parts"]["citation_recall"] == 1.0 == reward and info["reward_parts"]["outcome"] == 1.0
+
