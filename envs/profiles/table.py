@@ -42,7 +42,7 @@ from stillweb.envs.core.turn_budget import reference_steps
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.env import WikiQAEnv
 
-__all__ = ["PROFILE_SCHEMA", "profile_path", "pass_at_k", "write_profile", "read_profile", "filter_by_pass_rate",
+__all__ = ["PROFILE_SCHEMA", "profile_path", "pass_at_k", "task_row", "write_profile", "read_profile", "filter_by_pass_rate",
            "reference_truncations", "reverify", "parse_band", "truncation_warning"]
 
 PROFILE_SCHEMA = pa.schema([
@@ -84,7 +84,7 @@ def write_profile(snapshot: str | Path, task_set: str, policy_name: str, k: int)
             by_task.setdefault(record["task_id"], []).append(record)
     steps = {task.task_id: reference_steps(task) for split in SPLITS for task in _read_split(snapshot, task_set, split)}
     turns = _max_turns_by_split(header)
-    rows = [{**_task_row(task_id, episodes, k, policy, header["snapshot_fingerprint"]),
+    rows = [{**task_row(task_id, episodes, k, policy, header["snapshot_fingerprint"]),
              "max_turns": turns(episodes[0]["split"]), "reference_steps": steps.get(task_id)}
             for task_id, episodes in sorted(by_task.items())]
     table = pa.Table.from_pylist(rows, schema=PROFILE_SCHEMA).replace_schema_metadata(
@@ -98,8 +98,9 @@ def write_profile(snapshot: str | Path, task_set: str, policy_name: str, k: int)
     return path
 
 
-def _task_row(task_id: str, episodes: list[dict[str, Any]], k: int, policy: Mapping[str, Any],
-              fingerprint: str) -> dict[str, Any]:
+def task_row(task_id: str, episodes: list[dict[str, Any]], k: int, policy: Mapping[str, Any],
+             fingerprint: str) -> dict[str, Any]:
+    """One task's profile row (without ``max_turns`` and ``reference_steps``) from its episode records."""
     played = [episode for episode in episodes if not episode.get("failure")]
     passes = sum(1 for episode in played if episode["terminated"] and episode["outcome"] >= 1.0)
     n = len(played)

@@ -253,3 +253,19 @@ def test_verifiers_taskset_lists_the_bfcl_tasks():
 
     config = openenv_config("http://127.0.0.1:1", None, TASKS, split="default", env_id="stillweb/BFCL-v0")
     assert [reset["task_id"] for reset in config.resets] == TASKS
+
+
+def test_difficulty_profile_and_band(tmp_path):
+    import pyarrow.parquet as pq
+
+    from stillweb.envs.bfcl.profile import profile_bfcl, tasks_in_band
+    from stillweb.envs.profiles import PolicySpec
+
+    reference = profile_bfcl("multi_turn_base", PolicySpec("reference", "reference"), tmp_path, k=2, tasks=TASKS)
+    random = profile_bfcl("multi_turn_base", PolicySpec("random", "random"), tmp_path, k=2, tasks=TASKS)
+    rows = pq.read_table(reference).to_pylist()
+    assert [(row["task_id"], row["pass_at_1"], row["pass_at_k"]) for row in rows] == [(task, 1.0, 1.0) for task in TASKS]
+    assert rows[0]["snapshot_fingerprint"].startswith("bfcl-eval==") and rows[0]["reference_steps"] == 14
+    assert tasks_in_band(reference, (0.5, 1.0)) == TASKS and tasks_in_band(random, (0.5, 1.0)) == []
+    assert reference.read_bytes() == profile_bfcl("multi_turn_base", PolicySpec("reference", "reference"),
+                                                  tmp_path / "again", k=2, tasks=TASKS).read_bytes()
