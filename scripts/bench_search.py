@@ -121,7 +121,7 @@ def bench_batch(args) -> str:
         f"search_many, {args.workers} worker processes": lambda batch: snapshot.search_many(batch, K, workers=args.workers),
         f"{args.workers} threads (tantivy releases the GIL)": lambda batch: list(threads.map(lambda q: snapshot.search(q, K), batch)),
     }
-    workers = list(snapshot._pool._executor._processes)
+    workers = snapshot._pool.pids
     seconds, cpu = {mode: 0.0 for mode in modes}, {mode: 0.0 for mode in modes}
     load_before = load()
     for _round in range(args.rounds):

@@ -64,7 +64,7 @@ def test_a_killed_worker_does_not_lose_the_batch(small_snapshot):
     expected = [snapshot.search(query, 5) for query in queries]
     try:
         assert snapshot.search_many(queries, 5, workers=2) == expected
-        for pid in list(snapshot._pool._executor._processes):
+        for pid in snapshot._pool.pids:
             os.kill(pid, signal.SIGKILL)
         assert snapshot.search_many(queries, 5, workers=2) == expected  # answered in-process
         assert snapshot.search_many(queries, 5, workers=2) == expected  # and a fresh pool after

@@ -19,7 +19,7 @@ def test_a_worker_killed_mid_batch_loses_nothing(small_snapshot):
     try:
         assert snapshot.search_many(queries[:40], 5, workers=2) == expected[:40]  # the pool is up
         first_pool = snapshot._pool
-        pids = sorted(first_pool._executor._processes)
+        pids = sorted(first_pool.pids)
         stop(pids)
         answers = []
         batch = threading.Thread(target=lambda: answers.append(snapshot.search_many(queries, 5, workers=2)))
