@@ -111,6 +111,8 @@ def set_card(name: str, records: list[dict[str, Any]]) -> str:
         lines.append(f"| {category} | {categories[category]} | {categories[category] / len(records):.0%} | {named} |")
     lines += ["", "| split | tasks |", "|---|---|"]
     lines += [f"| {split} | {sum(record['split'] == split for record in records)} |" for split in SPLITS]
+    turns = Counter(len(record["turns"]) for record in records)
+    lines += ["", "User turns per task: " + ", ".join(f"{count} with {number}" for number, count in sorted(turns.items())) + "."]
     return "\n".join(lines) + "\n"
 
 

@@ -154,21 +154,103 @@ def overbook_flight(ctx: TemplateContext) -> TaskSpec | None:
                                ((REASON_PATTERNS["seats"],),), abstain=True)
 
 
+def contact_city(ctx: TemplateContext) -> TaskSpec | None:
+    contact = ctx.pick(ctx.unique(ctx.mine("contacts"), "name"))
+    return contact and TaskSpec((f"In which city does my contact {contact['name']} live?",),
+                                ((call("list_contacts", query=contact["name"]),),), ((contact["city"],),))
+
+
+def file_folder(ctx: TemplateContext) -> TaskSpec | None:
+    files = ctx.unique(ctx.mine("files"), "name")
+    file = ctx.pick([row for row in files if sum(row["name"].lower() in other["name"].lower() for other in files) == 1])
+    if file is None:
+        return None
+    folder = ctx.rows("SELECT * FROM folders WHERE id = ?", file["folder_id"])[0]
+    return TaskSpec((f"In which of my folders is the file \"{file['name']}\"?",),
+                    ((call("list_files", query=file["name"]), call("get_folder", id=folder["id"])),), ((folder["name"],),))
+
+
+def unread_inbox_count(ctx: TemplateContext) -> TaskSpec | None:
+    inbox = ctx.mine("messages", "folder = 'inbox'")
+    if len(inbox) <= 10:
+        return None
+    unread = sum(not row["read"] for row in inbox)
+    return TaskSpec(("How many messages in my inbox have I not read yet? Answer with the number.",),
+                    (tuple(pages("list_messages", len(inbox), folder="inbox")),), ((str(unread),),))
+
+
+def transaction_count(ctx: TemplateContext) -> TaskSpec | None:
+    rows = ctx.mine("transactions")
+    if len(rows) <= 10:
+        return None
+    return TaskSpec(("How many transactions are there on my accounts, all of them together? Answer with the number.",),
+                    (tuple(pages("list_transactions", len(rows))),), ((str(len(rows)),),))
+
+
+def priciest_product(ctx: TemplateContext) -> TaskSpec | None:
+    kind = ctx.pick(["book", "film", "album"])
+    products = ctx.rows("SELECT * FROM products WHERE kind = ? ORDER BY price DESC, id", kind)
+    if len(products) <= 10 or products[0]["price"] == products[1]["price"]:
+        return None
+    return TaskSpec((f"Which {kind} is the most expensive one in the shop, and who made it?",),
+                    (tuple(pages("list_products", len(products), kind=kind)),), ((products[0]["title"], products[0]["creator"]),))
+
+
+def minutes_on_day(ctx: TemplateContext) -> TaskSpec | None:
+    days = sorted({row["day"] for row in ctx.mine("events", "status != 'cancelled'")})
+    day = ctx.pick([day for day in days if len(ctx.mine("events", "day = ? AND status != 'cancelled'", day)) >= 2])
+    if day is None:
+        return None
+    events = ctx.mine("events", "day = ? AND status != 'cancelled'", day)
+    return TaskSpec((f"How many minutes of events (not counting cancelled ones) do I have on {day}? Answer with the number.",),
+                    ((call("list_events", day=day),),), ((str(sum(row["minutes"] for row in events)),),))
+
+
+def money_in_total(ctx: TemplateContext) -> TaskSpec | None:
+    accounts = ctx.mine("accounts")
+    return TaskSpec(("How much money do I have in all my accounts together? Answer with the number.",),
+                    ((call("list_accounts"),),), ((str(sum(row["balance"] for row in accounts)),),))
+
+
+def refund_order(ctx: TemplateContext) -> TaskSpec | None:
+    order = ctx.pick(ctx.mine("orders", "status = 'delivered'"))
+    return order and TaskSpec((f"Refund my order {order['id']} to my Checking account.",),
+                              ((call("get_order", id=order["id"]),),), ((REASON_PATTERNS["no_endpoint"],),), abstain=True)
+
+
+def read_other_users_mail(ctx: TemplateContext) -> TaskSpec | None:
+    other = ctx.pick([user for user in range(1, ctx.users + 1) if user != ctx.user])
+    if other is None:
+        return None
+    name = ctx.rows("SELECT name FROM users WHERE id = ?", other)[0]["name"]
+    return TaskSpec((f"Mark every message in {name}'s inbox as read (their inbox, not mine).",), ((),),
+                    ((REASON_PATTERNS["permission"],),), abstain=True)
+
+
 # name -> (category, template)
 READ_TEMPLATES = {
     "contact_phone": ("lookup", contact_phone),
     "account_balance": ("lookup", account_balance),
     "event_location": ("lookup", event_location),
     "order_product": ("lookup", order_product),
+    "contact_city": ("lookup", contact_city),
+    "file_folder": ("lookup", file_folder),
     "last_inbox_subject": ("pagination", last_inbox_subject),
     "transaction_day": ("pagination", transaction_day),
     "cheap_products": ("pagination", cheap_products),
+    "unread_inbox_count": ("pagination", unread_inbox_count),
+    "transaction_count": ("pagination", transaction_count),
+    "priciest_product": ("pagination", priciest_product),
     "spent_with": ("aggregation", spent_with),
     "unread_from": ("aggregation", unread_from),
     "cheapest_flight": ("aggregation", cheapest_flight),
     "finish_priority_todos": ("aggregation", finish_priority_todos),
+    "minutes_on_day": ("aggregation", minutes_on_day),
+    "money_in_total": ("aggregation", money_in_total),
     "other_users_contact": ("impossible", other_users_contact),
     "change_price": ("impossible", change_price),
     "cancel_shipped_order": ("impossible", cancel_shipped_order),
     "overbook_flight": ("impossible", overbook_flight),
+    "refund_order": ("impossible", refund_order),
+    "read_other_users_mail": ("impossible", read_other_users_mail),
 }

@@ -63,6 +63,11 @@ def test_72_tasks_cover_every_category_and_split_by_template(apps_snapshot):
     assert all(category in card for category in CATEGORIES)
     assert all(1 <= len(record["turns"]) <= 3 for record in records)
     assert {name for name, _ in TEMPLATES.items()} >= {record["template"] for record in records}
+    templates = Counter(category for category, _ in TEMPLATES.values())
+    assert set(templates) == set(CATEGORIES) and min(templates.values()) >= 6  # six or more templates per category
+    assert {record["template"] for record in records} == set(TEMPLATES)  # 72 tasks use every template
+    assert len({record["template"] for record in records if len(record["turns"]) == 3}) >= 2
+    assert "User turns per task: " in card and " with 3." in card
 
 
 _DIGEST = """

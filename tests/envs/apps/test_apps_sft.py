@@ -26,7 +26,7 @@ def test_export_keeps_every_solved_episode(apps_snapshot, tmp_path, shape):
     assert {"list_contacts", "answer"} <= tools
     if shape == "openai":
         longest = max(rows, key=lambda row: sum(m["role"] == "user" for m in row["messages"]))
-        assert sum(message["role"] == "user" for message in longest["messages"]) == 2  # the scripted follow-up
+        assert sum(message["role"] == "user" for message in longest["messages"]) >= 2  # the scripted follow-ups
 
 
 _EXPORT = """
