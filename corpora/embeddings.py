@@ -106,6 +106,15 @@ def _auth_headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
+def _line_end_needed(path: Path) -> bytes:
+    """``b"\\n"`` when the log ends in a torn line (a recorder killed mid-write), so the next record starts clean."""
+    with open(path, "rb") as handle:
+        if handle.seek(0, os.SEEK_END) == 0:
+            return b""
+        handle.seek(-1, os.SEEK_END)
+        return b"" if handle.read(1) == b"\n" else b"\n"
+
+
 def _checksum(payload: bytes) -> str:
     return hashlib.blake2b(payload, digest_size=16).hexdigest()
 
@@ -145,7 +154,7 @@ class QueryEmbeddingStore:
                 if key not in self._records:
                     vector = embed(text)
                     line = canonical_json({"key": key, "model": model, "text": text, "vector": vector}).encode()
-                    handle.write(_checksum(line).encode() + b" " + line + b"\n")
+                    handle.write(_line_end_needed(self.path) + _checksum(line).encode() + b" " + line + b"\n")
                     handle.flush()
                     os.fsync(handle.fileno())
                     self._read_new()

@@ -120,6 +120,30 @@ def test_dense_search_matches_brute_force_and_is_frozen(dense_snapshot, tmp_path
         offline.search("a query nobody recorded", 5, mode="dense")
 
 
+def test_the_first_record_wins_across_recorders(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stillweb.corpora.embeddings import EmbeddingsClient, QueryEmbeddingStore
+
+    store_path = tmp_path / "q.log"
+    with serve_embeddings(free_port(), dimensions=DIMENSIONS, mode="noisy") as (url, app):
+        client = EmbeddingsClient(url, MODEL)
+        recorders = [QueryEmbeddingStore(store_path) for _ in range(4)]  # four open logs, as four processes have
+        with ThreadPoolExecutor(4) as pool:
+            vectors = list(pool.map(lambda store: store.get_or_record(MODEL, "river city", lambda t: client.embed([t])[0]),
+                                    recorders * 3))
+        assert app.state.calls == 1  # the lock makes later recorders read the record instead of asking again
+        assert client.embed(["river city"])[0] != vectors[0]  # the server itself no longer repeats that vector
+    assert all(vector == vectors[0] for vector in vectors)
+    assert len(QueryEmbeddingStore(store_path)) == 1 and len(store_path.read_bytes().splitlines()) == 1
+    with store_path.open("ab") as log:
+        log.write(b"0123 {\"torn")  # a recorder killed mid-line
+    after_damage = QueryEmbeddingStore(store_path)
+    assert after_damage.get(QueryEmbeddingStore.key(MODEL, "river city")) == vectors[0]
+    after_damage.get_or_record(MODEL, "lake", lambda text: [1.0, 2.0])  # the next record starts on a new line
+    assert QueryEmbeddingStore(store_path).get(QueryEmbeddingStore.key(MODEL, "lake")) == [1.0, 2.0]
+
+
 def test_hybrid_is_rrf_of_the_two_rankings(dense_snapshot, tmp_path):
     with serve_embeddings(free_port(), dimensions=DIMENSIONS) as (url, _app):
         snapshot = Snapshot.open(dense_snapshot)

@@ -4,7 +4,8 @@ Each lowercase word of a text adds +-1 to one of ``dimensions`` components, both
 blake2b hash (feature hashing), so texts sharing words are near: a real, if lexical, embedding
 model that needs no weights. Modes: ``ok``; ``slow`` sleeps ``slow_s`` before answering;
 ``wrong_dimensions`` answers the first request with ``dimensions`` and later ones with fewer;
-``error`` answers HTTP 500. ``app.state.calls`` counts requests and ``app.state.texts`` the texts.
+``error`` answers HTTP 500; ``noisy`` adds a different small offset to every answer (as a GPU
+server's batching does), so only a recorded vector can repeat. ``app.state.calls`` counts requests and ``app.state.texts`` the texts.
 
 Run one: ``python tests/support/embeddings_stub.py PORT [--dimensions 64]`` (serves ``/v1/embeddings``).
 """
@@ -49,7 +50,8 @@ def embeddings_app(dimensions: int = 64, mode: str = "ok", slow_s: float = 3.0):
         if mode == "slow":
             time.sleep(slow_s)
         size = dimensions if mode != "wrong_dimensions" or app.state.calls == 1 else dimensions // 2
-        data = [{"object": "embedding", "index": i, "embedding": hashing_embedding(text, size)}
+        noise = app.state.calls * 1e-3 if mode == "noisy" else 0.0
+        data = [{"object": "embedding", "index": i, "embedding": [value + noise for value in hashing_embedding(text, size)]}
                 for i, text in enumerate(texts)]
         return {"object": "list", "model": body.get("model"), "data": data,
                 "usage": {"prompt_tokens": 0, "total_tokens": 0}}
