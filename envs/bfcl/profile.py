@@ -23,11 +23,10 @@ import pyarrow.parquet as pq
 from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.agents.chat_policy import PolicyFailure
 from stillweb.envs.bfcl.env import BfclEnv
 from stillweb.envs.core.task_loader import Task
-from stillweb.envs.profiles.players import PolicySpec, make_player, sample_seed
-from stillweb.envs.profiles.runner import episode_outcome
+from stillweb.envs.profiles.players import PolicySpec, sample_seed
+from stillweb.envs.profiles.runner import episode_outcome, play_policy
 from stillweb.envs.profiles.table import PROFILE_SCHEMA, task_row
 
 __all__ = ["profile_bfcl", "tasks_in_band"]
@@ -65,16 +64,7 @@ def tasks_in_band(path: str | Path, band: tuple[float, float]) -> list[str]:
 
 def _episode(env: BfclEnv, policy: PolicySpec, task: Task, sample: int) -> dict[str, Any]:
     """One episode's record (the fields :func:`~stillweb.envs.profiles.table.task_row` reads)."""
-    seed = sample_seed(task.task_id, sample)
-    observation, info = env.reset(seed=seed, options={"task_id": task.task_id})
-    player = make_player(policy, task, seed, env.format.name)
-    turns, terminated, truncated, failure = 0, False, False, None
-    while not (terminated or truncated):
-        try:
-            action = player(observation, info)
-        except PolicyFailure as error:
-            failure = error.reason
-            break
-        observation, _reward, terminated, truncated, info = env.step(action)
-        turns += 1
-    return {"split": "default", "sample": sample, "failure": failure, **episode_outcome(turns, terminated, truncated, info)}
+    actions, terminated, truncated, info, failure = play_policy(env, policy, task, sample_seed(task.task_id, sample),
+                                                                env.format.name)
+    return {"split": "default", "sample": sample, "failure": failure,
+            **episode_outcome(len(actions), terminated, truncated, info)}

@@ -41,7 +41,8 @@ from stillweb.envs.wikiqa.env import WikiQAEnv
 
 BATCH = 4  # episodes per worker task: small, so results stream to the file as they finish
 
-__all__ = ["EpisodeJob", "ProfileRun", "episode_limits", "episodes_path", "read_episodes", "replay_actions", "run_episodes"]
+__all__ = ["EpisodeJob", "ProfileRun", "episode_limits", "episodes_path", "play_policy", "read_episodes", "replay_actions",
+           "run_episodes"]
 
 
 @dataclass(frozen=True)
@@ -211,8 +212,19 @@ def _env_key(run: ProfileRun, split: str) -> tuple[str, str]:
 def play_episode(env: WikiQAEnv, run: ProfileRun, job: EpisodeJob) -> dict[str, Any]:
     """One episode's record; a policy that gives no action ends it with ``failure`` set."""
     seed = sample_seed(job.task_id, job.sample)
-    observation, info = env.reset(seed=seed, options={"task_id": job.task_id})
-    player = make_player(run.policy, env.tasks.by_id(job.task_id), seed, run.tool_format)
+    actions, terminated, truncated, info, failure = play_policy(env, run.policy, env.tasks.by_id(job.task_id), seed,
+                                                                run.tool_format)
+    record = {"type": "episode", "episode_id": job.episode_id, "task_id": job.task_id, "split": job.split,
+              "sample": job.sample, "seed": seed, "actions": actions, "failure": failure}
+    return {**record, **episode_outcome(len(actions), terminated, truncated, info)}
+
+
+def play_policy(env: Any, policy: PolicySpec, task: Any, seed: int,
+                tool_format: str) -> tuple[list[str], bool, bool, dict[str, Any], str | None]:
+    """Play ``task`` in ``env`` (reset with ``seed``) with ``policy``: (actions, terminated, truncated, the
+    last info, the failure reason when the policy gave no action)."""
+    observation, info = env.reset(seed=seed, options={"task_id": task.task_id})
+    player = make_player(policy, task, seed, tool_format)
     actions: list[str] = []
     terminated = truncated = False
     failure = None
@@ -224,9 +236,7 @@ def play_episode(env: WikiQAEnv, run: ProfileRun, job: EpisodeJob) -> dict[str, 
             break
         actions.append(action)
         observation, _reward, terminated, truncated, info = env.step(action)
-    record = {"type": "episode", "episode_id": job.episode_id, "task_id": job.task_id, "split": job.split,
-              "sample": job.sample, "seed": seed, "actions": actions, "failure": failure}
-    return {**record, **episode_outcome(len(actions), terminated, truncated, info)}
+    return actions, terminated, truncated, info, failure
 
 
 def episode_outcome(turns: int, terminated: bool, truncated: bool, info: Mapping[str, Any]) -> dict[str, Any]:
