@@ -35,6 +35,7 @@ __all__ = ["add_dense_index", "embed_snapshot", "read_vectors_file", "match_vect
 
 DEFAULT_MAX_CHARS = 2_000  # of each document's text sent to the server (embedding models read ~512 tokens)
 _NAMED = 5  # ids named in an error message
+_QUANTIZE_ROWS = 65_536
 
 
 def add_dense_index(
@@ -73,8 +74,9 @@ def add_dense_index(
 def embed_snapshot(snapshot: Snapshot, client: EmbeddingsClient, batch_size: int, max_chars: int, prefix: str,
                    progress: bool = True) -> np.ndarray:
     """Every document's quantised vector from ``client``, in doc-id order (a progress bar on stderr)."""
-    if batch_size < 1:
-        raise UsageError(f"--batch-size must be a positive integer, got {batch_size}")
+    for name, value in (("--batch-size", batch_size), ("--max-chars", max_chars)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"{name} must be a positive integer, got {value!r}")
     count = len(snapshot)
     vectors: np.ndarray | None = None
     bar = progress_bar(total=count, unit="doc", desc="embedding", enabled=progress)
@@ -109,7 +111,7 @@ def read_vectors_file(path: Path, ids_file: Path | None = None) -> tuple[list[st
     elif suffix == ".npy":
         if ids_file is None:
             raise UsageError(f"{path} holds vectors only: give --ids FILE (one source id a line, in the rows' order)")
-        vectors = np.load(path, allow_pickle=False)
+        vectors = np.load(path, mmap_mode="r", allow_pickle=False)
         ids = ids_file.read_text(encoding="utf-8").splitlines()
     elif suffix == ".parquet":
         table = pq.read_table(path)
@@ -117,12 +119,26 @@ def read_vectors_file(path: Path, ids_file: Path | None = None) -> tuple[list[st
         if "id" not in table.column_names or vector_column is None:
             raise UsageError(f"{path} has columns {table.column_names}; it needs 'id' and 'vector' (or 'embedding')")
         ids = [str(item) for item in table.column("id").to_pylist()]
-        vectors = np.array(table.column(vector_column).to_pylist(), dtype=np.float64)
+        vectors = _list_column_matrix(table.column(vector_column), path)
     else:
         raise UsageError(f"vectors file {path} must be .npz, .npy (with --ids) or .parquet")
     if vectors.ndim != 2 or len(vectors) != len(ids):
         raise UsageError(f"{path}: {len(ids)} ids for vectors of shape {vectors.shape} (need one row per id)")
     return ids, vectors
+
+
+def _list_column_matrix(column, path: Path) -> np.ndarray:
+    """A parquet list column of equal-length float lists as a 2-d array, without Python lists."""
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks()
+    if column.null_count:
+        raise UsageError(f"{path}: {column.null_count} rows have no vector")
+    lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
+    if len(lengths) and (lengths != lengths[0]).any():
+        raise UsageError(f"{path}: vectors of different lengths ({lengths.min()} to {lengths.max()} values)")
+    values = pc.list_flatten(column).to_numpy(zero_copy_only=False)
+    return values.reshape(len(lengths), int(lengths[0]) if len(lengths) else 0)
 
 
 def match_vectors(snapshot: Snapshot, ids: list[str], vectors: np.ndarray, ignore_unknown: bool = False) -> np.ndarray:
@@ -153,7 +169,15 @@ def match_vectors(snapshot: Snapshot, ids: list[str], vectors: np.ndarray, ignor
         hint = "" if ignore_unknown or not unknown else " (--ignore-unknown skips vectors of ids not in the snapshot)"
         raise DataError(f"vectors do not match snapshot {snapshot.path}: " + "; ".join(problems) + hint)
     order = np.fromiter((rows[doc_id] for doc_id in range(len(doc_keys))), dtype=np.int64, count=len(doc_keys))
-    return quantize_many(vectors[order])
+    quantized = np.empty((len(order), vectors.shape[1]), dtype=np.int8)
+    for start in range(0, len(order), _QUANTIZE_ROWS):  # in blocks: a float64 copy of every vector may not fit
+        block = np.asarray(vectors[order[start : start + _QUANTIZE_ROWS]], dtype=np.float64)
+        bad = np.flatnonzero(~np.isfinite(block).all(axis=1))
+        if len(bad):
+            raise DataError(f"the vector of id {ids[order[start + bad[0]]]!r} (row {order[start + bad[0]]} of the "
+                            f"file) has NaN or infinite values")
+        quantized[start : start + len(block)] = quantize_many(block)
+    return quantized
 
 
 def _write_atomically(path: Path, vectors: np.ndarray, norms: np.ndarray, info: dict) -> None:

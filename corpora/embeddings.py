@@ -62,6 +62,8 @@ class EmbeddingsClient:
             raise UsageError(f"endpoint must be an http(s) URL such as http://127.0.0.1:8000/v1, got {endpoint!r}")
         if not isinstance(model, str) or not model:
             raise UsageError(f"model must be the name the embeddings server knows, got {model!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+            raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.url = endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/embeddings") else "/embeddings")
         self.model = model
         self.dimensions = dimensions

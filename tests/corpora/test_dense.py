@@ -216,6 +216,20 @@ def test_vectors_as_npy_with_ids_and_as_parquet(plain_copy, tmp_path, dense_snap
                            progress=False)["vectors_sha256"] == expected
 
 
+def test_bad_build_arguments_and_bad_vectors_are_named(plain_copy, tmp_path):
+    ids, vectors = stub_vectors(plain_copy)
+    for options, message in (({"endpoint": "http://127.0.0.1:1/v1", "batch_size": 0}, "--batch-size must be"),
+                             ({"endpoint": "http://127.0.0.1:1/v1", "max_chars": -1}, "--max-chars must be"),
+                             ({"endpoint": "http://127.0.0.1:1/v1", "timeout": 0}, "timeout must be a positive"),
+                             ({"endpoint": "ftp://x"}, "http"), ({}, "exactly one of")):
+        with pytest.raises(UsageError, match=message):
+            add_dense_index(plain_copy, model=MODEL, progress=False, **options)
+    vectors[5, 3] = np.nan
+    np.savez(tmp_path / "nan.npz", ids=np.array(ids[::-1]), vectors=vectors[::-1])
+    with pytest.raises(DataError, match=f"the vector of id {ids[5]!r} \\(row {len(ids) - 6} of the file\\) has NaN"):
+        add_dense_index(plain_copy, model=MODEL, vectors_file=tmp_path / "nan.npz", progress=False)
+
+
 def test_unknown_mode_and_no_dense_index_say_what_to_do(small_snapshot, dense_snapshot):
     with pytest.raises(UsageError, match="unknown mode 'semantic': choose one of bm25, dense, hybrid"):
         Snapshot.open(dense_snapshot).search("river", 3, mode="semantic")
