@@ -11,6 +11,8 @@ EXAMPLES = """examples:
   stillweb eval retrieval snapshots/scifact --beir beir/scifact --baseline bm25s
   stillweb eval retrieval snapshots/scifact --beir beir/scifact --baseline bm25s --baseline pyserini
   stillweb eval retrieval snapshots/wiki18 --queries nq-test.tsv --qrels nq-test.qrels --run runs/nq.trec
+  stillweb eval retrieval snapshots/scifact --beir beir/scifact --retriever bm25 --retriever dense --retriever hybrid
+      (a snapshot with a dense index: stillweb build dense; new queries need STILLWEB_EMBEDDINGS_ENDPOINT)
   python scripts/multihop_passages.py ../shared/data/hotpotqa_train_100.json --out /tmp/mh \\
       && stillweb build corpus /tmp/mh --out /tmp/mh/snap && stillweb eval retrieval /tmp/mh/snap --beir /tmp/mh --baseline bm25s
 """
@@ -34,11 +36,14 @@ def register(subparsers) -> None:
     retrieval.add_argument("--qrels", help="BEIR qrels TSV or TREC qrels")
     retrieval.add_argument("--beir", metavar="FOLDER", help="a BEIR folder: its queries.jsonl and qrels/SPLIT.tsv")
     retrieval.add_argument("--split", default="test", help="BEIR qrels split (default test)")
-    retrieval.add_argument("--run", metavar="FILE", help="write stillweb's TREC run file here")
+    retrieval.add_argument("--run", metavar="FILE", help="write stillweb's TREC run file here (the first --retriever's)")
     retrieval.add_argument("--k", type=int, default=100, help="documents retrieved per query (1..100, default 100)")
     retrieval.add_argument("--baseline", choices=["bm25s", "pyserini"], action="append", default=[],
                            help="also run this engine on the same rows and compare (repeatable): bm25s (eval extra) "
                                 "or pyserini (pyserini extra and a JDK 17: bash scripts/install_jdk.sh)")
+    retrieval.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], action="append",
+                           help="stillweb's ranking to score (repeatable; default bm25; dense and hybrid need a dense "
+                                "index); each beyond bm25 is reported as stillweb-MODE")
     retrieval.add_argument("--json", action="store_true", help="print the scores as JSON")
     retrieval.set_defaults(handler=_run_retrieval)
 
@@ -58,11 +63,12 @@ def _run_retrieval(args) -> int:
         raise UsageError(f"--k must be in 1..100, got {args.k}")
     snapshot = Snapshot.open(args.snapshot)
     queries, qrels = ev.load_queries(queries_path), ev.load_qrels(qrels_path)
-    runs = {"stillweb": ev.run_snapshot(snapshot, queries, args.k)}
+    runs = {"stillweb" if mode == "bm25" else f"stillweb-{mode}": ev.run_snapshot(snapshot, queries, args.k, mode)
+            for mode in dict.fromkeys(args.retriever or ["bm25"])}
     for name in dict.fromkeys(args.baseline):
         runs[name] = ev.run_baseline(name, snapshot, queries, args.k)
     if args.run:
-        ev.write_trec_run(runs["stillweb"], args.run)
+        ev.write_trec_run(next(iter(runs.values())), args.run)
     scores = {name: ev.evaluate(qrels, run) for name, run in runs.items()}
     if args.json:
         print(json.dumps({"queries": len(queries), "judged": len(qrels), "scores": scores}, indent=2, sort_keys=True))

@@ -103,11 +103,13 @@ def _document_ids(snapshot: Snapshot) -> list[str]:
     return [snapshot.source_id_of(i) or str(i) for i in range(len(snapshot))]
 
 
-def run_snapshot(snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
-    """stillweb's BM25 ranking of each query (blank queries get no results)."""
+def run_snapshot(snapshot: Snapshot, queries: dict[str, str], k: int = 100, mode: str = "bm25") -> Run:
+    """stillweb's ranking of each query in ``mode`` (``bm25``, ``dense`` or ``hybrid``: see
+    :meth:`Snapshot.search`; dense modes score the batch in one pass); blank queries get no results."""
     ids = _document_ids(snapshot)
-    return {qid: {ids[hit.doc_id]: _score(hit.score) for hit in snapshot.search(text, k)} if text.strip() else {}
-            for qid, text in queries.items()}
+    asked = [qid for qid, text in queries.items() if text.strip()]
+    pages = dict(zip(asked, snapshot.search_many([queries[qid] for qid in asked], k, workers=1, mode=mode)))
+    return {qid: {ids[hit.doc_id]: _score(hit.score) for hit in pages.get(qid, [])} for qid in queries}
 
 
 def _score(value: float) -> float:

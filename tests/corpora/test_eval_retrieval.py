@@ -97,3 +97,31 @@ def test_pyserini_baseline_on_the_same_rows(beir, tmp_path, capsys):
     run = ev.run_baseline("pyserini", Snapshot.open(beir / "snap"), {**QUERIES, "blank": "  "}, k=2)
     assert run["blank"] == {} and max(run["q2"], key=run["q2"].get) == "d2" and len(run["q1"]) == 2
     assert all(score > 0 for scores in run.values() for score in scores.values())
+
+
+def test_dense_and_hybrid_retrievers_are_scored_beside_bm25(beir, tmp_path, capsys, monkeypatch):
+    import shutil
+
+    import numpy as np
+
+    from stillweb.corpora.dense_build import add_dense_index
+    from support.dense import stub_vectors
+    from support.embeddings_stub import MODEL, serve_embeddings
+    from support.network import free_port
+
+    snap = shutil.copytree(beir / "snap", tmp_path / "snap")
+    ids, vectors = stub_vectors(snap)
+    np.savez(tmp_path / "v.npz", ids=np.array(ids), vectors=vectors)
+    add_dense_index(snap, model=MODEL, vectors_file=tmp_path / "v.npz", progress=False)
+    with serve_embeddings(free_port()) as (url, _app):
+        monkeypatch.setenv("STILLWEB_EMBEDDINGS_ENDPOINT", url)
+        monkeypatch.setenv("STILLWEB_QUERY_EMBEDDINGS", str(tmp_path / "q.log"))
+        assert cli_main(["eval", "retrieval", str(snap), "--beir", str(beir), "--json", "--retriever", "bm25",
+                         "--retriever", "dense", "--retriever", "hybrid", "--k", "3"]) == 0
+    scores = json.loads(capsys.readouterr().out)["scores"]
+    assert set(scores) == {"stillweb", "stillweb-dense", "stillweb-hybrid"}
+    assert all(0 < scores[name]["nDCG@10"] <= 1 for name in scores)
+    monkeypatch.delenv("STILLWEB_EMBEDDINGS_ENDPOINT")  # replayed from the recorded query embeddings
+    assert cli_main(["eval", "retrieval", str(snap), "--beir", str(beir), "--json", "--retriever", "hybrid",
+                     "--k", "3"]) == 0
+    assert json.loads(capsys.readouterr().out)["scores"]["stillweb-hybrid"] == scores["stillweb-hybrid"]
