@@ -34,7 +34,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 # Each printing command: (test id, argv with {snap}, {apps}, {rec}, {store}, {store2}, {usage}, {dump}, {corpus},
-# {queries}, {qrels}, {dense}, {vectors}, {policy} and {out} filled in). {out} is a fresh path per run, so commands that write can run
+# {queries}, {qrels}, {dense}, {vectors}, {qa}, {policy} and {out} filled in). {out} is a fresh path per run, so commands that write can run
 # more than once. Commands of an extra are in EXTRA_COMMANDS (test id -> the module they need).
 PRINTING_COMMANDS = [
     ("info", ["info", "{snap}"]),
@@ -57,6 +57,7 @@ PRINTING_COMMANDS = [
     ("tasks-filter", ["tasks", "filter", "{snap}", "hard", "--profile", "reference", "--pass-rate", "0:1", "--out", "{name}"]),
     ("tasks-reverify", ["tasks", "reverify", "{snap}", "hard", "--profile", "reference"]),
     ("tasks-polish", ["tasks", "polish", "{snap}", "hard", "--policy", "{policy}", "--out", "{name}"]),
+    ("tasks-import", ["tasks", "import", "{snap}", "{qa}", "--format", "plain", "--name", "{name}"]),
     ("apps-generate", ["apps", "generate", "{apps}", "--name", "{name}", "--count", "9", "--no-verify"]),
     ("apps-verify", ["apps", "verify", "{apps}", "core"]),
     ("apps-export", ["apps", "export", "{apps}", "core", "--out", "{out}"]),
@@ -141,8 +142,8 @@ def make_workspace(folder: Path, tasks_snapshot: Path, policy_url: str) -> dict[
 
 
 def _corpus_files(folder: Path, snap: Path) -> dict[str, str]:
-    """A two-page MediaWiki dump, a 40-row jsonl corpus, two queries with qrels over ``snap``, and a copy of
-    ``snap`` with seeded 8-dimension vectors for its documents."""
+    """A two-page MediaWiki dump, a 40-row jsonl corpus, two queries with qrels and three plain QA rows over
+    ``snap``, and a copy of ``snap`` with seeded 8-dimension vectors for its documents."""
     import numpy
 
     from stillweb.corpora.records import RawPage
@@ -159,12 +160,15 @@ def _corpus_files(folder: Path, snap: Path) -> dict[str, str]:
     queries.write_text("".join(f"q{i}\t{snapshot.title_of(i)}\n" for i in range(2)), encoding="utf-8")
     qrels.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\t{snapshot.source_id_of(i)}\t1\n" for i in range(2)),
                      encoding="utf-8")
+    qa = folder / "qa.jsonl"
+    qa.write_text("".join(json.dumps({"question": f"What is {snapshot.title_of(i)}?", "answer": snapshot.title_of(i)}) + "\n"
+                          for i in range(3)), encoding="utf-8")
     dense, vectors = folder / "dense", folder / "vectors.npz"  # build dense rewrites its snapshot: a copy of its own
     shutil.copytree(snap, dense)
     ids = [snapshot.source_id_of(doc_id) for doc_id in range(len(snapshot))]
     numpy.savez(vectors, ids=numpy.array(ids), vectors=numpy.random.default_rng(0).standard_normal((len(ids), 8), "float32"))
     return {"dump": str(dump), "corpus": str(corpus), "queries": str(queries), "qrels": str(qrels), "dense": str(dense),
-            "vectors": str(vectors)}
+            "vectors": str(vectors), "qa": str(qa)}
 
 
 def fill(argv: list[str], workspace: dict[str, str], out: Path) -> list[str]:
