@@ -117,14 +117,14 @@ def pay_then_balance(ctx: TemplateContext) -> TaskSpec | None:
                     (spec.program[0], (call("get_account", id=account["id"]),)), ((), (str(account["balance"] - payment["amount"]),)))
 
 
-_TODOS = ("Buy stamps", "Call the plumber", "Renew passport", "Book a table", "Water the plants", "Return library books")
-_FOLDERS = ("Receipts", "Travel plans", "Recipes", "Contracts", "Manuals", "Taxes 2025")
+_NEW_TODOS = ("Buy stamps", "Call the plumber", "Renew passport", "Book a table", "Water the plants", "Return library books")
+_NEW_FOLDERS = ("Receipts", "Travel plans", "Recipes", "Contracts", "Manuals", "Taxes 2025")
 
 
 def create_todo(ctx: TemplateContext) -> TaskSpec | None:
     todo_list = ctx.pick(ctx.mine("todo_lists"))
     taken = {row["title"] for row in ctx.mine("todos", "list_id = ?", todo_list["id"])}
-    title = ctx.pick([title for title in _TODOS if title not in taken])
+    title = ctx.pick([title for title in _NEW_TODOS if title not in taken])
     return title and TaskSpec((f"Add a to-do \"{title}\" to my \"{todo_list['name']}\" list.",),
                               ((call("list_todo_lists"), call("create_todo", list_id=todo_list["id"], title=title)),), ((),))
 
@@ -138,7 +138,7 @@ def create_payee(ctx: TemplateContext) -> TaskSpec | None:
 
 def create_folder(ctx: TemplateContext) -> TaskSpec | None:
     taken = {row["name"] for row in ctx.mine("folders")}
-    name = ctx.pick([name for name in _FOLDERS if name not in taken])
+    name = ctx.pick([name for name in _NEW_FOLDERS if name not in taken])
     return name and TaskSpec((f"Create a new folder for my files called \"{name}\".",), ((call("create_folder", name=name),),), ((),))
 
 

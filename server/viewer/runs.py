@@ -18,16 +18,17 @@ import math
 import threading
 from urllib.parse import urlencode
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from stillweb.corpora.errors import UsageError
 from stillweb.envs.runs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
 from stillweb.server.viewer.pages import error_page, render
+from stillweb.server.viewer.run_query import (CHOICE_FILTERS, ORDERS, RANGE_FILTERS, SORT_KEYS, BadQuery, RunQuery,
+                                              number_text)
 from stillweb.server.viewer.trajectories import TrajectoryFiles, other_snapshot_note
 
 __all__ = ["router", "RunIndex", "RunTable", "FileColumns", "RunFile", "RunQuery", "Selection", "BadQuery",
@@ -35,21 +36,7 @@ __all__ = ["router", "RunIndex", "RunTable", "FileColumns", "RunFile", "RunQuery
 
 PAGE_ROWS = 100
 NONE = "none"  # the filter value of a missing task, outcome, truncation reason, flag or policy version
-SORT_KEYS = ("file", "episode", "task", "env", "ending", "outcome", "reward", "turns", "truncation", "flags", "policy")
-ORDERS = ("asc", "desc")
-CHOICE_FILTERS = ("file", "task", "env", "ending", "outcome", "truncation", "flag", "policy")
-RANGE_FILTERS = ("reward_min", "reward_max", "turns_min", "turns_max")
-MAX_VALUE_CHARS = 1000
 MAX_OPTIONS = 200  # a filter with more choices than this is a text box, not a drop-down
-SHOWN_CHOICES = 30  # valid choices an error page lists before "and N more"
-
-
-class BadQuery(UsageError):
-    """A query parameter the table cannot be shown with (``name``); the message names it and the valid choices."""
-
-    def __init__(self, message: str, name: str) -> None:
-        super().__init__(message)
-        self.name = name
 
 
 @dataclass(frozen=True)
@@ -74,78 +61,6 @@ class RunFile:
 
 
 @dataclass(frozen=True)
-class RunQuery:
-    """A validated request for the table: sort key and order, filters, ranges and 1-based page."""
-
-    sort: str = "file"
-    order: str = "asc"
-    filters: Mapping[str, str] = field(default_factory=dict)
-    ranges: Mapping[str, float] = field(default_factory=dict)
-    page: int = 1
-
-    @classmethod
-    def parse(cls, params: Mapping[str, str], table: "RunTable") -> "RunQuery":
-        """The query of ``params`` (URL query parameters); :class:`BadQuery` names a bad value and the valid ones.
-
-        Empty values mean "not given"; parameters other than these are ignored.
-        """
-        def given(name: str) -> str:
-            value = str(params.get(name) or "").strip()
-            if len(value) > MAX_VALUE_CHARS:
-                raise BadQuery(f"{name} has {len(value):,} characters; at most {MAX_VALUE_CHARS} are read", name)
-            return value
-
-        sort, order = given("sort") or "file", given("order") or "asc"
-        if sort not in SORT_KEYS:
-            raise BadQuery(f"sort {sort!r} is not a column of the table; sort by one of: {', '.join(SORT_KEYS)}", "sort")
-        if order not in ORDERS:
-            raise BadQuery(f"order {order!r} is not an order; use one of: {', '.join(ORDERS)}", "order")
-        filters = {}
-        for name in CHOICE_FILTERS:
-            value = given(name)
-            if value:
-                choices = table.choices[name]
-                if value not in choices:
-                    raise BadQuery(f"{name} {value!r} is not a value of these recordings; the choices are: {_listed(choices)}", name)
-                filters[name] = value
-        ranges: dict[str, float] = {}
-        for name in RANGE_FILTERS:
-            value = given(name)
-            if value:
-                try:
-                    number = int(value) if name.startswith("turns") else float(value)
-                    finite = math.isfinite(number)
-                except (ValueError, OverflowError):  # not a number, or a whole number too large for a float
-                    finite = False
-                if not finite:
-                    kind = "a whole number" if name.startswith("turns") else "a finite number"
-                    raise BadQuery(f"{name} {value!r} is not a number; give {kind} (for example {name}=1) or leave it empty", name)
-                ranges[name] = number
-        text = given("page") or "1"
-        try:
-            page = int(text)
-        except ValueError:
-            raise BadQuery(f"page {text!r} is not a page number; pages are numbered from 1", "page") from None
-        return cls(sort, order, filters, ranges, page)
-
-    @property
-    def tie_break(self) -> str:
-        """How rows equal in the sort key are ordered, as the table's caption says it (``file and
-        episode``; the file or the episode alone when the sort key is the other one)."""
-        return {"file": "episode", "episode": "file"}.get(self.sort, "file and episode")
-
-    def params(self, **changes: Any) -> dict[str, Any]:
-        """The URL parameters of this query (for links; ``changes`` replace some), defaults left out."""
-        params: dict[str, Any] = {"sort": self.sort, "order": self.order, **self.filters,
-                                  **{name: _number_text(value) for name, value in self.ranges.items()}, "page": self.page}
-        params.update(changes)
-        for name, default in (("sort", "file"), ("order", "asc"), ("page", 1)):
-            if params.get(name) == default:
-                params[name] = ""
-        return params
-
-
-@dataclass(frozen=True)
 class Selection:
     """What one request shows: the page's rows (episode, what is wrong with its file or ``None``),
     the count of filtered rows, the page and page count, and the aggregates over every filtered row."""
@@ -163,7 +78,7 @@ _VALUE_COLUMNS = {
     "task": lambda episode: episode.task_id,
     "env": lambda episode: episode.env_id,
     "ending": lambda episode: episode.ending,
-    "outcome": lambda episode: None if episode.outcome is None else _number_text(episode.outcome),
+    "outcome": lambda episode: None if episode.outcome is None else number_text(episode.outcome),
     "truncation": lambda episode: episode.truncation_reason,
     "policy": lambda episode: None if episode.policy_version is None else str(episode.policy_version),
 }
@@ -399,14 +314,3 @@ def _run_file(summary: RecordingSummary, fingerprint: str | None) -> RunFile:
 
 def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype=dtype)
-
-
-def _number_text(value: float) -> str:
-    """A number as the table and its filters write it (``1``, ``0.5``)."""
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _listed(choices: Sequence[str]) -> str:
-    shown = ", ".join(repr(choice) for choice in choices[:SHOWN_CHOICES])
-    more = len(choices) - SHOWN_CHOICES
-    return (shown or "(none)") + (f" and {more:,} more" if more > 0 else "")
