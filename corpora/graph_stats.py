@@ -1,4 +1,4 @@
-"""How much of the infoboxes the knowledge graph holds: mapped share, unmapped keys, facts per relation.
+"""How much of the infoboxes the knowledge graph holds: mapped share, dropped values, unmapped keys, facts per relation.
 
 The build counts infobox fields as it parses (:class:`InfoboxCounts`, recorded
 in the manifest under ``counts.infobox_fields``); :func:`graph_stats` joins
@@ -27,17 +27,20 @@ class InfoboxCounts:
     def __init__(self) -> None:
         self.mapped = 0
         self.unmapped: Counter[str] = Counter()
+        self.dropped: Counter[str] = Counter()  # mapped fields whose values did not fit, by reason
 
     def add(self, page: ParsedPage) -> None:
         """Count one parsed page's fields."""
         self.mapped += page.mapped_fields
         self.unmapped.update(key for key, _ in page.unmapped)
+        self.dropped.update(reason for _, reason in page.dropped)
 
     def summary(self) -> dict:
         """Counts for the manifest (deterministic: ties broken by key)."""
         unmapped = sum(self.unmapped.values())
         top = sorted(self.unmapped.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_UNMAPPED]
-        return {"mapped": self.mapped, "unmapped": unmapped, "top_unmapped": [[key, count] for key, count in top]}
+        return {"mapped": self.mapped, "unmapped": unmapped, "top_unmapped": [[key, count] for key, count in top],
+                "dropped": dict(sorted(self.dropped.items()))}
 
 
 def graph_stats(snapshot_dir: str | Path) -> dict:
@@ -55,8 +58,10 @@ def graph_stats(snapshot_dir: str | Path) -> dict:
         "relations": [{"relation": rel, "facts": n, "entity_facts": entities.get(rel, 0)} for rel, n in relations],
     }
     if fields is not None:
-        total = fields["mapped"] + fields["unmapped"]
+        dropped = fields.get("dropped", {})  # absent in snapshots built before values were type-checked
+        total = fields["mapped"] + fields["unmapped"] + sum(dropped.values())
         stats.update(mapped_fields=fields["mapped"], unmapped_fields=fields["unmapped"],
+                     dropped_fields=sum(dropped.values()), dropped=dropped,
                      mapped_share=round(fields["mapped"] / total, 4) if total else 0.0,
                      top_unmapped=fields["top_unmapped"])
     return stats
@@ -66,8 +71,11 @@ def format_graph_stats(stats: dict) -> str:
     """The stats as readable lines."""
     lines = [f"facts: {stats['facts']} in {len(stats['relations'])} relations"]
     if "mapped_share" in stats:
-        lines.append(f"infobox fields: {stats['mapped_fields']} mapped, {stats['unmapped_fields']} unmapped "
-                     f"(mapped share {100 * stats['mapped_share']:.1f}%)")
+        lines.append(f"infobox fields: {stats['mapped_fields']} mapped, {stats['dropped_fields']} dropped, "
+                     f"{stats['unmapped_fields']} unmapped (mapped share {100 * stats['mapped_share']:.1f}%)")
+        if stats["dropped"]:
+            lines.append("dropped values (mapped fields whose values do not fit their relation's type), by reason:")
+            lines += [f"  {reason}: {count}" for reason, count in stats["dropped"].items()]
         lines.append("top unmapped keys (template|key: fields):")
         lines += [f"  {key}: {count}" for key, count in stats["top_unmapped"]]
     else:

@@ -146,6 +146,8 @@ class ParsedPage:
     # infobox fields the mapping does not know: (``template|key``, cleaned text), kept as text only
     unmapped: list[tuple[str, str]] = field(default_factory=list)
     mapped_fields: int = 0  # infobox fields that gave at least one fact
+    # mapped infobox fields whose values did not fit their relation: (``template|key``, reason)
+    dropped: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,12 @@ def main() -> None:
     classes, properties = read_ontology(args.ontology)
     templates = read_mappings(args.mappings, properties)
     used = {prop.split("@")[0] for spec in templates.values() for prop in spec.get("fields", {}).values()}
-    with open(args.project_mapping, "rb") as handle:  # the properties the project's own relations name
-        used |= {spec["dbpedia"] for spec in tomllib.load(handle)["relations"].values() if "dbpedia" in spec}
+    with open(args.project_mapping, "rb") as handle:  # the properties the project's own rules name
+        project = tomllib.load(handle)
+    used |= {spec["dbpedia"] for spec in project["relations"].values() if "dbpedia" in spec}
+    used |= {value[4:].split("@")[0] for spec in project["classes"].values()
+             for value in spec.get("keys", {}).values() if value.startswith("dbo:")}
+    used |= {other.split("@")[0] for spec in project["relations"].values() for other in spec.get("also", [])}
     used = sorted(used & set(properties))
     data = {
         "source": {"credit": CREDIT, "license": LICENSE, "repository": REPOSITORY, "commit": args.commit,

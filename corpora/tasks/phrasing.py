@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from stillweb.corpora.wikitext.dates import MONTH_NAMES
+from stillweb.corpora.wikitext.ontology import THING, ontology, relation_type, relation_types
 
 __all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "value_text", "entity_label",
            "with_article", "merge_dated", "known_relations", "date_words", "natural_case"]
@@ -53,17 +54,21 @@ def _table() -> dict[str, RelationWords]:
 
 
 def relation_words(relation: str) -> RelationWords:
-    """The phrasing of ``relation``; a relation without an entry gets a plain generic one."""
+    """The phrasing of ``relation``; a relation without an entry is said with its label from the typed
+    mapping (:func:`~stillweb.corpora.wikitext.ontology.relation_type`: "whose time zone is X")."""
     found = _table().get(relation)
     if found is not None:
         return found
-    words = relation.replace("_", " ").strip()
-    return RelationWords(relation, f"whose {words} is {{x}}", f"{{who}} is the {words} of {{x}}", attribute=words)
+    kind = relation_type(relation)
+    words = kind.label if kind is not None else relation.replace("_", " ").strip()
+    noun = ontology().class_label(kind.range) if kind is not None and kind.is_entity and kind.range != THING else ""
+    return RelationWords(relation, f"whose {words} is {{x}}", f"{{who}} is the {words} of {{x}}", noun=noun,
+                         attribute=words)
 
 
 def known_relations() -> frozenset[str]:
-    """The relations the phrasing data covers."""
-    return frozenset(_table())
+    """The relations questions can say: those of the phrasing data and every typed relation (by its label)."""
+    return frozenset(_table()) | frozenset(relation_types())
 
 
 def relation_phrase(relation: str, node_is_subject: bool, value: str, person: bool) -> str:

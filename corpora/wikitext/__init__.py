@@ -12,8 +12,11 @@ mwparserfromhell (C tokenizer) and walks the tree once
 * the page kind (``"disambiguation"``, ``"list"`` or ``"article"``);
 * one :class:`~stillweb.corpora.records.ExtractedFact` per value of each
   *mapped* infobox field (:mod:`~stillweb.corpora.wikitext.infobox`, through
-  the declarative ``corpora/infobox_mapping.toml``), typed as entity / date /
-  year / number / text; unmapped fields are kept as text only.
+  the declarative ``corpora/infobox_mapping.toml`` and DBpedia's English mappings), typed as
+  entity / date / year / number / text with the ontology's classes; unmapped fields are kept as
+  text only, and mapped values that do not fit their relation are counted by reason
+  (``ParsedPage.dropped``). An infobox embedded in another belongs to the page's subject; a
+  second top-level infobox naming someone else does not (its fields count as ``other_subject``).
 
 The function never raises on page content: whatever the wikitext, the result is
 a :class:`~stillweb.corpora.records.ParsedPage` whose text holds no wikitext
@@ -34,7 +37,7 @@ from mwparserfromhell.wikicode import Wikicode
 from stillweb.corpora.records import ParsedPage
 from stillweb.corpora.wikitext.clean import MARKUP_RE, clean_text
 from stillweb.corpora.wikitext.dates import classify_value
-from stillweb.corpora.wikitext.infobox import infobox_fields
+from stillweb.corpora.wikitext.infobox import about_other_subject, infobox_fields
 from stillweb.corpora.wikitext.plaintext import Renderer
 from stillweb.corpora.wikitext.titles import normalize_title, unique
 
@@ -59,12 +62,19 @@ def parse_page(title: str, wikitext: str) -> ParsedPage:
     renderer = Renderer()
     text = clean_text(renderer.render(code))
     page = ParsedPage(title=title, text=text)
+    queue = [(box, position == 0) for position, box in enumerate(renderer.infoboxes)]
     done = 0
-    while done < len(renderer.infoboxes):  # grows when a field holds a nested infobox
-        fields = infobox_fields(renderer.infoboxes[done], renderer)
+    while done < len(queue):  # grows when a field holds an embedded infobox (of the same subject)
+        box, same_subject = queue[done]
+        fields = infobox_fields(box, renderer)
+        queue[done + 1:done + 1] = [(child, True) for child in fields.children]
+        if not same_subject and about_other_subject(box, title):  # a second infobox about someone else
+            fields.dropped += [(key, "other_subject") for key in fields.mapped_keys]
+            fields.facts, fields.mapped_keys = [], []
         page.facts.extend(fields.facts)
         page.unmapped.extend(fields.unmapped)
-        page.mapped_fields += fields.mapped_fields
+        page.dropped.extend(fields.dropped)
+        page.mapped_fields += len(fields.mapped_keys)
         done += 1
     if renderer.disambiguation:
         page.kind = "disambiguation"

@@ -82,6 +82,7 @@ _ISO_DATE_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
 _MDY_RE = re.compile(r"([A-Za-z]+)\.? (\d{1,2}),? (\d{1,4})")
 _DMY_RE = re.compile(r"(\d{1,2}) ([A-Za-z]+)\.?,? (\d{1,4})")
 _MY_RE = re.compile(r"([A-Za-z]+)\.?,? (\d{3,4})")
+_TIME_OF_DAY_RE = re.compile(r",?\s*\d{1,2}:\d{2}(?::\d{2})?(?:\s*(?:UTC|GMT|[AP]M))?\s*$", re.IGNORECASE)
 _YEAR_RE = re.compile(r"\d{1,4}")
 _NUMBER_RE = re.compile(r"[-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _YEARISH_FIELD_RE = re.compile(r"year|date|founded|established|formed|opened|built|released|born|died")
@@ -135,7 +136,8 @@ def template_date(name: str, template: Template) -> Date | None:
     if not args:
         return None
     if len(args) == 1 or not args[0].lstrip("-").isdigit():
-        return parse_date_text(args[0]) or make_date(args[0], None, None)
+        text = _TIME_OF_DAY_RE.sub("", args[0])  # {{start-date|July 16, 1969, 13:32:00}}
+        return parse_date_text(text) or make_date(text, None, None)
     if name.startswith(("birth year", "death year")):
         return make_date(args[0], None, None)
     parts = (args + ["", ""])[:3]

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+import mwparserfromhell
 from dataclasses import dataclass, field
 
-from mwparserfromhell.nodes import Node, Tag, Template
+from mwparserfromhell.nodes import Node, Tag, Template, Wikilink
 from mwparserfromhell.wikicode import Wikicode
 
 from stillweb.corpora.records import ExtractedFact
@@ -27,36 +29,42 @@ from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.mapping import FieldRule, infobox_mapping
 from stillweb.corpora.wikitext.plaintext import LIST_TEMPLATES, Renderer, positional
 from stillweb.corpora.wikitext.titles import is_infobox, normalize_title, template_name, unique
+from stillweb.corpora.wikitext.values import country_of, entity_problem, expects_country, is_cross_reference, strip_parentheticals
 
-__all__ = ["InfoboxFields", "MAX_VALUE_WORDS", "infobox_fields", "tidy_value"]
+__all__ = ["InfoboxFields", "about_other_subject", "MAX_VALUE_WORDS", "infobox_fields", "entity_facts", "read_number", "tidy_value"]
 
 MAX_VALUE_WORDS = 12  # a longer text value is a sentence, not a value a question can state
 
 
 @dataclass
 class InfoboxFields:
-    """What one infobox states: facts of mapped fields, and the text of the others."""
+    """What one infobox states: facts of mapped fields, the text of the others, and the mapped
+    fields whose values did not fit their relation (with the reason)."""
 
     facts: list[ExtractedFact] = field(default_factory=list)
     unmapped: list[tuple[str, str]] = field(default_factory=list)  # (template|key, cleaned text)
-    mapped_fields: int = 0
+    mapped_keys: list[str] = field(default_factory=list)  # template|key of fields that gave facts
+    dropped: list[tuple[str, str]] = field(default_factory=list)  # (template|key, reason)
+    children: list[Template] = field(default_factory=list)  # infoboxes embedded in this one's fields
 
 
 def infobox_fields(template: Template, page: Renderer) -> InfoboxFields:
     """The facts and unmapped fields of an infobox, in document order.
 
-    A field holding a child infobox (``module = {{Infobox ...}}``) hands it to
-    ``page.infoboxes``, which the caller reads in turn.
+    An infobox embedded in a field (``module = {{Infobox scientist | embed = yes ...}}``, or
+    written as an unnamed parameter) is returned in ``children``; the caller reads it in turn
+    as more of the same subject.
     """
     name = template_name(template)
     mapping = infobox_mapping()
-    params = {_key(param.name): param for param in template.params if param.showkey}
     result = InfoboxFields()
+    for param in template.params:
+        result.children.extend(
+            child for child in param.value.filter_templates(recursive=False) if is_infobox(template_name(child))
+        )
+    params = {_key(param.name): param for param in template.params if param.showkey}
     for key, param in params.items():
         if not key or key in _PRESENTATION_KEYS or _PRESENTATION_TOKENS & set(_tokens(key)):
-            page.infoboxes.extend(
-                child for child in param.value.filter_templates(recursive=False) if is_infobox(template_name(child))
-            )
             continue
         if key.rstrip("0123456789").rstrip("_") in mapping.pair_labels:
             continue  # read with its partner (leader_title1 names the relation of leader_name1)
@@ -67,20 +75,36 @@ def infobox_fields(template: Template, page: Renderer) -> InfoboxFields:
             label = params.get(pairing.label + number) or params.get(pairing.label + "_" + number)
             partner = tidy_value(_render_text(label.value, page)) if label is not None else None
         rule = mapping.field(name, key, partner)
-        items = _split_items(param.value.nodes)
+        items = _split_items(node for node in param.value.nodes if not _is_child(node))
         if rule is None:
             text = "; ".join(filter(None, (tidy_value(_render_text(Wikicode(item), page)) for item in items)))
             if text:
                 result.unmapped.append((f"{name}|{key}", text))
             continue
-        before = len(result.facts)
+        facts, reasons, linked = [], [], False
         for item in items:
-            renderer = Renderer()
-            text = tidy_value(clean_value(renderer.render(Wikicode(item))))
-            page.adopt(renderer)
-            result.facts.extend(_item_facts(rule, text, renderer, name))
-        result.mapped_fields += len(result.facts) > before
+            item_linked = any(isinstance(node, Wikilink) for node in item) or "[[" in str(Wikicode(item))
+            if rule.single and linked and not item_linked:
+                continue  # ''[[Kassaman]]''<br>{{small|We Pledge}}: an unlinked gloss of the linked value
+            found, reason = _item_facts(rule, item, page, name)
+            facts.extend(found)
+            reasons.append(reason)
+            linked = linked or (bool(found) and item_linked)
+        result.facts.extend(facts)
+        if facts:
+            result.mapped_keys.append(f"{name}|{key}")
+        elif any(r != "empty" for r in reasons):  # an empty field states nothing: neither read nor dropped
+            result.dropped.append((f"{name}|{key}", next(r for r in reasons if r != "empty")))
     return result
+
+
+def about_other_subject(template: Template, title: str) -> bool:
+    """True when an infobox names a subject other than the page's (``| name = Mary Todd Lincoln``
+    in a second infobox of "Abraham Lincoln"); an unnamed one is taken to be about the page."""
+    name = next((p.value for p in template.params if p.showkey and _key(p.name) == "name"), None)
+    shown = tidy_value(clean_value(Renderer().render(name))).lower() if name is not None else ""
+    subject = _TRAILING_PARENTHETICAL_RE.sub("", title).strip().lower()
+    return bool(shown) and subject not in shown and shown not in subject
 
 
 def tidy_value(text: str) -> str:
@@ -105,16 +129,30 @@ def _tokens(key: str) -> list[str]:
 
 
 def _render_text(code: Wikicode, page: Renderer) -> str:
+    return _render(code, page)[0]
+
+
+def _render(code: Wikicode, page: Renderer) -> tuple[str, Renderer]:
+    """Cleaned text of a value and the renderer that saw it (its links and dates go to the page;
+    infoboxes inside a value are read as children, not again)."""
     renderer = Renderer()
     text = clean_value(renderer.render(code))
+    renderer.infoboxes.clear()
     page.adopt(renderer)
-    return text
+    return text, renderer
+
+
+def _is_child(node: Node) -> bool:
+    return isinstance(node, Template) and is_infobox(template_name(node))
 
 
 def _split_items(nodes: Iterable[Node]) -> list[list[Node]]:
     """Split a field value into items at ``<br>``, list markers and list templates."""
     items: list[list[Node]] = [[]]
     for node in nodes:
+        if isinstance(node, Tag) and str(node.tag).strip().lower() == "sup" and _FOOTNOTE_MARK_RE.fullmatch(
+                str(node.contents or "").strip()):
+            continue  # [[Euro]]<sup>d</sup>: a footnote mark, not part of the value
         if isinstance(node, Tag) and str(node.tag).strip().lower() in ("br", "li", "dd", "dt", "p"):
             if node.contents is not None and not node.wiki_markup:
                 items.append(list(node.contents.nodes))
@@ -128,42 +166,107 @@ def _split_items(nodes: Iterable[Node]) -> list[list[Node]]:
     return [item for item in items if item]
 
 
-def _item_facts(rule: FieldRule, text: str, renderer: Renderer, template: str) -> list[ExtractedFact]:
-    """Facts of one item, read as the relation's value type (nothing when it does not fit)."""
+def _item_facts(rule: FieldRule, item: list[Node], page: Renderer, template: str) -> tuple[list[ExtractedFact], str]:
+    """Facts of one item, read as the relation's value type, or none and the reason it does not fit."""
     relation, kind = rule.relation, rule.value_type
+    if kind == "entity":
+        return entity_facts(rule, str(Wikicode(item)), page, template)
+    text, renderer = _render(Wikicode(item), page)
+    text = tidy_value(text)
+    if not text and not renderer.dates:
+        return [], "empty"
     if kind in ("date", "year"):
         dates = [d for d in renderer.dates if d.value_type != "text"]
         if dates:
-            return [ExtractedFact(relation, d.iso, d.value_type, date=d.iso, template=template) for d in dates[:1]]
+            return [ExtractedFact(relation, d.iso, d.value_type, date=d.iso, template=template) for d in dates[:1]], ""
         if kind == "year" and renderer.dates:  # "March 1861" still states the year
             year = f"{renderer.dates[0].year:04d}"
-            return [ExtractedFact(relation, year, "year", date=year, template=template)]
+            return [ExtractedFact(relation, year, "year", date=year, template=template)], ""
         value_type, value, _, date = classify_value(text, relation)
         if value_type in ("date", "year"):
-            return [ExtractedFact(relation, value, value_type, date=date, template=template)]
+            return [ExtractedFact(relation, value, value_type, date=date, template=template)], ""
         year = _LONE_YEAR_RE.fullmatch(text)
         if kind == "year" and year:
-            return [ExtractedFact(relation, year[1], "year", date=year[1], template=template)]
-        return []
+            return [ExtractedFact(relation, year[1], "year", date=year[1], template=template)], ""
+        return [], "not_a_date"
     if kind == "number":
-        match = _NUMBER_WITH_UNIT_RE.fullmatch(text)
-        if match is None:
-            return []
-        value_type, value, number, _ = classify_value(match[1], relation)
-        if value_type != "number":
-            return []
-        return [ExtractedFact(relation, value, "number", number=number, template=template)]
-    if renderer.links:
-        targets = unique(renderer.links)[: 1 if rule.single else None]
-        return [ExtractedFact(relation, t, "entity", object_title=t, template=template) for t in targets]
-    parts = [p.strip() for p in text.split(",")] if kind == "text" and "," in text else [text]
+        number = read_number(text)
+        if number is None:
+            return [], "not_a_number"
+        return [ExtractedFact(relation, number[0], "number", number=number[1], template=template)], ""
+    if is_cross_reference(text):
+        return [], "cross_reference"
+    parts = [p.strip() for p in _COMMA_RE.split(text)]  # not inside numbers: 30,000
     if len(parts) > 1 and any(len(p.split()) > 4 for p in parts):
         parts = [text]
-    parts = [p for p in parts if _WORD_RE.search(p) and len(p.split()) <= MAX_VALUE_WORDS and not _UNBALANCED_RE.search(p)]
-    if kind == "entity":  # an unlinked name still resolves when a page or redirect has that title
-        return [ExtractedFact(relation, t, "entity", object_title=t, template=template)
-                for t in filter(None, map(normalize_title, parts))]
-    return [ExtractedFact(relation, part, "text", template=template) for part in parts]
+    parts = [p for p in parts if _WORD_RE.search(p) and not _UNBALANCED_RE.search(p)]
+    kept = [p for p in parts if len(p.split()) <= MAX_VALUE_WORDS and not _PERCENT_RE.search(p)]
+    if not kept:
+        return [], "too_long" if parts else "empty"
+    return [ExtractedFact(relation, part, "text", template=template) for part in kept], ""
+
+
+def entity_facts(rule: FieldRule, wikitext: str, page: Renderer, template: str) -> tuple[list[ExtractedFact], str]:
+    """The linked (or named) entities of one item: asides dropped, demonyms turned into their country."""
+    relation = rule.relation
+    text, renderer = _render(mwparserfromhell.parse(strip_parentheticals(wikitext)), page)
+    text = tidy_value(text)
+    targets = unique(renderer.links)
+    if not text and not targets:
+        return [], "empty"
+    problem = entity_problem(relation, text, linked=bool(targets)) if text else None
+    if problem:
+        return [], problem
+    if not targets:  # an unlinked name still resolves when a page or redirect has that title
+        parts = [p.strip() for p in text.split(",")] if "," in text else [text]
+        targets = [t for t in map(normalize_title, parts) if t and entity_problem(relation, t, linked=False) is None]
+        if not targets:
+            return [], "not_a_name"
+    targets = [t for t in targets if not t.startswith("List of ")]  # [[List of Andorrans|Andorran]]: no entity
+    if not targets or any(entity_problem(relation, t, linked=True) == "label_as_value" for t in targets[:1]):
+        return [], "label_as_value" if targets else "not_a_name"  # family = [[Language family|...]]
+    lead = _unlinked_lead(wikitext)
+    if lead and rule.single:  # "Zavrazhye, [[Russian SFSR]]": the place is the unlinked name before the links
+        targets = [lead]
+    if expects_country(relation):  # [[Americans|American]] -> United States
+        targets = unique(country_of(target) or target for target in targets)
+    targets = targets[: 1 if rule.single else None]
+    return [ExtractedFact(relation, t, "entity", object_title=t, template=template) for t in targets], ""
+
+
+def _unlinked_lead(wikitext: str) -> str | None:
+    """The name written before an item's first link ("Zavrazhye, [[...]]"), when there is one."""
+    code = mwparserfromhell.parse(strip_parentheticals(wikitext))
+    lead = []
+    for node in code.nodes:
+        if isinstance(node, Wikilink):
+            break
+        lead.append(node)
+    else:
+        return None
+    text = tidy_value(clean_value(Renderer().render(Wikicode(lead))))
+    if not text or entity_problem("", text, linked=False) or not text[0].isupper():
+        return None
+    return normalize_title(text)
+
+
+def read_number(text: str) -> tuple[str, float] | None:
+    """``(canonical, value)`` of a number written with its unit, scale word or currency sign, else None.
+
+    A 4-digit number is a number here, never a year: ``1500 m`` is an elevation.
+
+    >>> read_number("US$20.815 billion")
+    ('20815000000', 20815000000.0)
+    >>> read_number("1,500 m")
+    ('1500', 1500.0)
+    """
+    match = _NUMBER_WITH_UNIT_RE.fullmatch(text.strip())
+    if match is None:
+        return None
+    number = float(match[1].replace(",", "").replace("\u2212", "-"))
+    number *= _SCALES.get((match[2] or "").lower(), 1)
+    canonical = str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
+    return canonical, number
 
 
 _PRESENTATION_KEYS = frozenset({"name", "title", "native_name", "common_name", "conventional_long_name",
@@ -176,12 +279,17 @@ _PRESENTATION_TOKENS = frozenset({
     "mapsize", "nocat", "qid", "onlysourced", "fetchwikidata", "suppressfields", "flag", "coa",
     "latd", "latm", "lats", "longd", "longm", "longs", "latns", "longew", "mcaption", "msize",
 })  # fmt: skip
+_COMMA_RE = re.compile(r",(?!\d{3}\b)")
+_FOOTNOTE_MARK_RE = re.compile(r"\[?(?:\w{1,2}|note \w+|nb \w+)\]?")
 _FOOTNOTE_RE = re.compile(r"\[(?:\w{1,3}|note \w+|citation needed|nb \w+)\]")
 _TRAILING_PARENTHETICAL_RE = re.compile(r"\s*\([^()]*\)\s*$")
 _NUMBER_WITH_UNIT_RE = re.compile(
-    r"(?:(?:about|approx\.?|approximately|c\.|ca\.|over|est\.)\s+)?([-\u2212]?\d[\d,]*(?:\.\d+)?)"
+    r"(?:(?:about|approx\.?|approximately|c\.|ca\.|over|est\.)\s+)?(?:US\$|\$|€|£|¥)?\s?"
+    r"([-\u2212]?\d[\d,]*(?:\.\d+)?)\s*(million|billion|trillion)?"
     r"\s*(?:%|[a-zA-Z²³]+[23]?(?:\s[a-zA-Z²³]+[23]?)?)?\.?"
 )
+_SCALES = {"million": 1e6, "billion": 1e9, "trillion": 1e12}
+_PERCENT_RE = re.compile(r"\d\s*%|^as of\b", re.IGNORECASE)
 _LONE_YEAR_RE = re.compile(r"(?:c\.\s*|circa\s+)?(\d{4})(?:\s*(?:AD|CE))?")
 _WORD_RE = re.compile(r"\w")
 _UNBALANCED_RE = re.compile(r"^[^(]*\)|\([^)]*$|^[^\[]*\]|\[[^\]]*$")

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.wikitext.ontology import ontology, property_relation, relation_type
 from stillweb.corpora.wikitext.titles import template_key
 
 __all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "template_key"]
@@ -88,9 +89,14 @@ class InfoboxMapping:
                 self._noun_of[template] = noun
             self._keys[name] = {**common, **spec.get("keys", {})}
         self._pairs = {key: Pairing(spec["label"], spec["default"], spec["relations"]) for key, spec in data["pairs"].items()}
+        self._not_read = frozenset(data.get("dbpedia", {}).get("not_read_keys", []))
+        self._not_read_properties = frozenset(data.get("dbpedia", {}).get("not_read_properties", []))
+        self._single_properties = frozenset(data.get("dbpedia", {}).get("single_properties", []))
+        self._property_rules: dict[str, FieldRule | None] = {}
         self.pair_labels = frozenset(pairing.label for pairing in self._pairs.values())
         for keys in (*self._keys.values(), *(p.relations for p in self._pairs.values())):
-            unknown = sorted(set(keys.values()) - set(self.relations) - {""})
+            unknown = sorted(r for r in set(keys.values()) - set(self.relations) - {""}
+                             if not (r.startswith("dbo:") and self.property_rule(r[4:])))
             if unknown:
                 raise UsageError(f"{MAPPING_PATH.name}: relations without a [relations] entry: {unknown}")
 
@@ -108,18 +114,36 @@ class InfoboxMapping:
         ``partner_value`` is the cleaned value of the paired label key (``leader_title1``
         for ``leader_name1``), when the key is one of the pairs.
         """
-        keys = self._keys.get(self.class_of(template) or "")
-        if keys is None:
-            return None
+        keys = self._keys.get(self.class_of(template) or "", {})
         exact = _SEPARATORS_RE.sub("_", raw_key.strip().lower()).strip("_")
         relation = keys.get(exact)
-        if relation is None:
+        if relation is None and keys:
             folded, _ = fold_key(raw_key)
             relation = keys.get(folded)
             pairing = self._pairs.get(folded)
-            if relation is None and pairing is not None and partner_value is not None:
+            if relation is None and pairing is not None:
+                if partner_value is None:
+                    return None
                 relation = pairing.relation_for(partner_value)
-        return self.relations[relation] if relation else None
+        if relation == "" or (relation is None and exact in self._not_read):
+            return None
+        if relation is None:  # DBpedia's own mapping of the template (corpora/dbpedia_mapping.json)
+            prop = ontology().template_property(template_key(template), exact)
+            return self.property_rule(prop) if prop else None
+        if relation.startswith("dbo:"):  # a reviewed key naming a DBpedia property
+            return self.property_rule(relation[4:])
+        return self.relations[relation]
+
+    def property_rule(self, prop: str) -> FieldRule | None:
+        """The rule of a DBpedia ``property[@unit]``: its relation (:func:`property_relation`), value
+        type, and ``single`` for place ranges and the listed single properties; None when the property is listed as not read."""
+        if prop not in self._property_rules:
+            relation = property_relation(prop) if prop.partition("@")[0] not in self._not_read_properties else None
+            kind = relation_type(relation) if relation else None
+            single = kind is not None and kind.is_entity and (
+                kind.range in _SINGLE_RANGES or prop.partition("@")[0] in self._single_properties)
+            self._property_rules[prop] = None if kind is None else FieldRule(relation, kind.value_type, single)
+        return self._property_rules[prop]
 
     def pairing(self, raw_key: str) -> Pairing | None:
         """The pairing of a numbered key (``leader_name1``), or None."""
@@ -133,5 +157,8 @@ def infobox_mapping() -> InfoboxMapping:
         return InfoboxMapping(tomllib.load(handle))
 
 
+# Entity relations DBpedia maps to one place: only the first link of such a value is the object
+# ("[[Hodgenville]], [[Kentucky]]" -> Hodgenville).
+_SINGLE_RANGES = frozenset({"Place", "PopulatedPlace", "City", "Settlement", "Country"})
 _SEPARATORS_RE = re.compile(r"[\s_]+")
 _NUMBERED_RE = re.compile(r"(.*?[a-z])_?(\d+)")

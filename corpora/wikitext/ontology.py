@@ -34,7 +34,7 @@ from pathlib import Path
 
 from stillweb.corpora.wikitext.titles import template_key
 
-__all__ = ["DBPEDIA_MAPPING_PATH", "RelationType", "Ontology", "ontology", "relation_type", "relation_types",
+__all__ = ["DBPEDIA_MAPPING_PATH", "THING", "RelationType", "Ontology", "ontology", "relation_type", "relation_types",
            "property_relation", "compatible"]
 
 DBPEDIA_MAPPING_PATH = Path(__file__).resolve().parent.parent / "dbpedia_mapping.json"
@@ -223,4 +223,4 @@ _XSD_VALUE_TYPES = {"xsd:date": "date", "xsd:dateTime": "date", "xsd:gYearMonth"
                     "xsd:float": "number", "xsd:decimal": "number", "xsd:int": "number", "xsd:long": "number"}
 _LITERAL_RANGE = {"date": "xsd:date", "year": "xsd:gYear", "number": "xsd:double", "text": "xsd:string"}
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_UNIT_IN_LABEL_RE = re.compile(r"\s*\((?:m2|μ|s|m|km|kg|km2|ms)\)$")
+_UNIT_IN_LABEL_RE = re.compile(r"\s*\([^()]*\)$")  # "area total (m2)", "gross domestic product (GDP)"

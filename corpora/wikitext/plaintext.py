@@ -26,6 +26,7 @@ from mwparserfromhell.nodes import (
 from mwparserfromhell.wikicode import Wikicode
 
 from stillweb.corpora.wikitext.dates import DATE_TEMPLATES, Date, template_date
+from stillweb.corpora.wikitext.values import country_code
 from stillweb.corpora.wikitext.titles import (
     SPACES_RE,
     is_disambiguation,
@@ -135,8 +136,24 @@ class Renderer:
         if name.startswith("lang-"):
             args = positional(template)
             return self.render(args[0]) if args else ""
+        if name in _FLAG_TEMPLATES or (not template.params and str(template.name).strip().isupper()
+                                       and country_code(name)):
+            return self._flag(name, template)
         inline = _INLINE_TEMPLATES.get(name)
         return inline(self, template) if inline is not None else ""
+
+    def _flag(self, name: str, template: Template) -> str:
+        """``{{flag|France}}``, ``{{flagcountry|USA}}``, ``{{USA}}``: the country's name, linked.
+
+        Codes (``{{flag|USA}}``) name their country through ``corpora/countries.toml``.
+        """
+        args = positional(template)
+        first = self.render(args[0]).strip() if args else name
+        country = country_code(first) or first
+        shown = _named(template, "name")
+        if target := normalize_title(country):
+            self.links.append(target)
+        return self.render(shown).strip() if shown is not None else country
 
     def _tag(self, tag: Tag) -> str:
         name = str(tag.tag).strip().lower()
@@ -199,6 +216,19 @@ def _second(renderer: Renderer, template: Template) -> str:
     return renderer.render(args[1]) if len(args) > 1 else ""
 
 
+def _interlanguage(renderer: Renderer, template: Template) -> str:
+    """``{{ill|Title|de|Titel}}`` (and the old ``{{ill|de|Title|...}}``) -> ``Title``, linked."""
+    args = [renderer.render(arg).strip() for arg in positional(template)]
+    if len(args) > 1 and _LANGUAGE_CODE_RE.fullmatch(args[0]):
+        args = args[1:]
+    if not args:
+        return ""
+    if target := normalize_title(args[0]):
+        renderer.links.append(target)
+    shown = _named(template, "lt")
+    return renderer.render(shown).strip() if shown is not None else args[0]
+
+
 def _last(renderer: Renderer, template: Template) -> str:
     args = positional(template)
     return renderer.render(args[-1]) if args else ""
@@ -231,19 +261,22 @@ def _joined(separator: str) -> Callable[[Renderer, Template], str]:
     )
 
 
+_FLAG_TEMPLATES = frozenset({"flag", "flagcountry", "flagu", "flag country", "flagdeco country"})
+_LANGUAGE_CODE_RE = re.compile(r"[a-z]{2,3}(?:-[a-z]+)?")
 _RANGE_WORDS = frozenset({"to", "-", "–", "and", "or", "by", "x", "×", "+", "to(-)"})
 _INLINE_TEMPLATES: dict[str, Callable[[Renderer, Template], str]] = {
     **dict.fromkeys(
         ["nowrap", "nobr", "nobreak", "small", "smaller", "big", "bigger", "large", "larger",
          "smallcaps", "sc", "sic", "noitalic", "nobold", "not a typo", "visible anchor", "unicode",
          "polytonic", "math", "mvar", "abbr", "tooltip", "nihongo", "avoid wrap", "em", "strong",
-         "var", "flag", "flagcountry", "flagu", "flag country", "ill", "interlanguage link",
+         "var",
          "marriage", "married", "keep together", "nowrap begin", "linktext", "lang-x", "text",
          "resize", "midsize", "lower", "center", "centre", "sup", "sub", "small caps", "ns",
          "vague", "highlight", "color", "colored link", "proper name", "hebrew", "script/hebrew", "val"],
         _first,
     ),  # fmt: skip
     **dict.fromkeys(["lang", "script", "font color"], _second),
+    **dict.fromkeys(["ill", "interlanguage link"], _interlanguage),
     **dict.fromkeys(["transl", "transliteration"], _last),
     **dict.fromkeys(["quote", "quotation", "blockquote", "cquote", "quote box", "poem quote"], _quote),
     **dict.fromkeys(["convert", "cvt"], _convert),

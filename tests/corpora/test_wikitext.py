@@ -123,6 +123,7 @@ def test_infobox_is_removed_from_text_and_mapped_fields_become_typed_facts() -> 
 | awards = {{ubl|[[One]]|[[Two]]}}
 | instruments = {{hlist|Piano|Organ}}
 | marked = <!-- nothing -->{{Citation needed}}
+| hobby = Chess
 }}
 '''Ada Example''' was a person."""
     page = parse_page("Ada Example", wikitext)
@@ -133,6 +134,8 @@ def test_infobox_is_removed_from_text_and_mapped_fields_become_typed_facts() -> 
         ("birth_place", "Springfield (Illinois)", "entity"),  # single-valued: the first link only
         ("spouse", "Bob Example", "entity"),
         ("spouse", "Carl Example (painter)", "entity"),
+        ("child", "Dan Example", "entity"),  # DBpedia's mapping of the template (children -> child)
+        ("child", "Eve Example", "entity"),
         ("party", "Alpha Party", "entity"),
         ("party", "Beta Party", "entity"),
         ("founded", "1901", "year"),
@@ -143,8 +146,8 @@ def test_infobox_is_removed_from_text_and_mapped_fields_become_typed_facts() -> 
         ("instrument", "Piano", "text"),
         ("instrument", "Organ", "text"),
     ]
-    assert page.unmapped == [("infobox person|children", "Dan Example, Eve Example")]
-    assert page.mapped_fields == 9
+    assert page.unmapped == [("infobox person|hobby", "Chess")]
+    assert page.mapped_fields == 10
     birth = page.facts[0]
     assert birth == ExtractedFact("birth_date", "1950-03-04", "date", date="1950-03-04", template="infobox person")
     assert page.facts[2].object_title == "Springfield (Illinois)"
@@ -170,12 +173,13 @@ def test_numbered_keys_fold_and_labels_pair() -> None:
         ("place", "Europe", "entity"),
         ("commander", "John Burgoyne", "entity"),
         ("commander", "Horatio Gates", "entity"),
-        ("combatant", "Kingdom of Great Britain", "entity"),  # unlinked names resolve by title later
+        ("combatant", "Kingdom of Great Britain", "entity"),  # {{flagcountry}} links its country
+        ("strength", "30,000", "text"),  # DBpedia's mapping of the template
         ("head_of_state", "Joe Biden", "entity"),
         ("leader", "Kamala Harris", "entity"),
         ("independence_date", "1776-07-04", "date"),
     ]
-    assert page.unmapped == [("infobox military conflict|strength2", "30,000")]
+    assert page.unmapped == []
 
 
 def test_values_are_cleaned_and_read_as_their_relation_type() -> None:
@@ -208,9 +212,9 @@ def test_values_are_cleaned_and_read_as_their_relation_type() -> None:
 
 
 def test_unknown_templates_give_no_facts_but_keep_their_text() -> None:
-    page = parse_page("X", "{{Infobox spaceflight\n| launch_rocket = [[Saturn V]]\n}}Body.")
+    page = parse_page("X", "{{Infobox made-up thing\n| launch_rocket = [[Saturn V]]\n}}Body.")
     assert page.facts == []
-    assert page.unmapped == [("infobox spaceflight|launch_rocket", "Saturn V")]
+    assert page.unmapped == [("infobox made-up thing|launch_rocket", "Saturn V")]
 
 
 @pytest.mark.parametrize(
@@ -248,10 +252,10 @@ def test_date_templates_in_infobox() -> None:
 
 
 def test_nested_infobox_module_gives_its_own_facts() -> None:
-    wikitext = "{{Infobox person\n| spouse = B\n| module = {{Infobox officeholder|office = [[Mayor]]}}\n}}"
+    wikitext = "{{Infobox person\n| spouse = Bea Example\n| module = {{Infobox officeholder|office = [[Mayor]]}}\n}}"
     page = parse_page("A", wikitext)
     assert [(f.relation, f.value, f.template) for f in page.facts] == [
-        ("spouse", "B", "infobox person"),
+        ("spouse", "Bea Example", "infobox person"),
         ("office", "Mayor", "infobox officeholder"),
     ]
 
