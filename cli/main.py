@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     SIGPIPE, what a shell reports for ``yes | head -1``); Ctrl-C ends it with one line on
     stderr and status 130 (128 + SIGINT), never a traceback. Worker pools leave SIGINT to
     the command, which stops them (:func:`stillweb.corpora.processes.ignore_interrupts`).
+    A server's Ctrl-C is its normal stop: it says ``stopped serving`` and returns 0. The
+    tests run every command both ways (tests/cli/test_pipes_and_interrupts.py).
     """
     command = "stillweb"
     try:
