@@ -9,7 +9,9 @@ Examples:
 Timings are interleaved (bare call, then env, in turn) in one process, so load hits both alike.
 Reset's baseline is making the task's API instances and loading its initial configuration
 (what any harness must do); step's baseline is the bare method call (``GorillaFileSystem.ls``
-and ``cd``, ``MathAPI.add``) on an instance. Goal: each <= 3x its baseline. Checker time: BFCL's
+and ``cd``, ``MathAPI.add``) on an instance; step's second baseline is BFCL's own executor
+(``execute_multi_turn_func_call``: the call string ``eval``-ed on its cached instances), what BFCL's
+harness pays per call. Goal: each <= 3x its baseline. Checker time: BFCL's
 ``multi_turn_checker`` (with stillweb's eval-free executor) on the reference episodes of every
 default-split task. Appends to BENCHMARKS.md unless ``--no-append``. Needs the ``bfcl`` extra.
 """
@@ -42,7 +44,10 @@ def main() -> None:
     task = next(task for task in category_tasks("multi_turn_base") if set(task.extra["involved_classes"]) >= {"GorillaFileSystem", "MathAPI"})
     env = BfclEnv("multi_turn_base", split="all", tasks=[task.task_id])
     extra = task.extra
-    times = {name: ([], []) for name in ("bare reset", "env reset") + tuple(f"{kind} {name}" for name, _ in STEPS for kind in ("bare", "env"))}
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import execute_multi_turn_func_call
+
+    kinds = ("bare", "bfcl", "env")
+    times = {name: ([], []) for name in ("bare reset", "env reset") + tuple(f"{kind} {name}" for name, _ in STEPS for kind in kinds)}
     for _ in range(args.repeats):
         timed_ms(times["bare reset"], BfclWorld, task.task_id, extra["initial_config"], extra["involved_classes"], False, 0)
         timed_ms(times["env reset"], env.reset, seed=0)
@@ -50,11 +55,16 @@ def main() -> None:
         for name, arguments in STEPS:
             method = getattr(world.instances[world.method_class[name]], name)
             timed_ms(times[f"bare {name}"], method, **arguments)
+            text = f"{name}({', '.join(f'{key}={value!r}' for key, value in arguments.items())})"
+            timed_ms(times[f"bfcl {name}"], execute_multi_turn_func_call, [text], extra["initial_config"],
+                     extra["involved_classes"], "bench", task.task_id)
             timed_ms(times[f"env {name}"], env.step, write_call("tongyi", name, arguments))
     rows = []
     for kind in ("reset",) + tuple(name for name, _ in STEPS):
         bare, full = percentile(times[f"bare {kind}"][1], 50), percentile(times[f"env {kind}"][1], 50)
-        rows.append(f"| {kind} | {full:.3f} | {bare:.4f} | {full / bare:.1f}x |")
+        own = percentile(times[f"bfcl {kind}"][1], 50) if f"bfcl {kind}" in times else None
+        versus = f"{own:.4f} | {full / own:.1f}x" if own is not None else "- | -"
+        rows.append(f"| {kind} | {full:.3f} | {bare:.4f} | {full / bare:.1f}x | {versus} |")
     checker, passed = [], []
     for category in BFCL_CATEGORIES:
         every = BfclEnv(category, split="all")
@@ -74,7 +84,10 @@ def main() -> None:
     body = (f"bfcl-eval {bfcl_version()}; task {task.task_id}; {args.repeats} repeats; CPU time p50 (thread time; {load()}).\n"
             "Baseline: the bare call of the same BFCL code in the same run (reset: making the task's API instances "
             "from its initial configuration; step: the method on an instance). Goal <= 3x.\n\n"
-            "| what | env p50 ms | bare p50 ms | env / bare |\n|---|---|---|---|\n" + "\n".join(rows) +
+            "A second baseline: BFCL's own executor (execute_multi_turn_func_call, which eval()s the call string) "
+            "on the same call.\n\n"
+            "| what | env p50 ms | bare p50 ms | env / bare | BFCL executor p50 ms | env / BFCL executor |\n"
+            "|---|---|---|---|---|---|\n" + "\n".join(rows) +
             f"\n\nBFCL's checker per episode (reference episodes, {len(checker)} tasks): p50 {percentile(checker, 50):.2f} ms, "
             f"p95 {percentile(checker, 95):.2f} ms, max {max(checker):.2f} ms.\n\n"
             "| category | reference earns 1 (all tasks) | left out of the default split |\n|---|---|---|\n" + "\n".join(passed))

@@ -22,6 +22,7 @@ import copy
 import importlib
 import inspect
 import json
+import pickle
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -141,12 +142,22 @@ class BfclWorld:
         return named_arguments(self.method_class[name], name, arguments)
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """Run one whitelisted call (``name`` must be in :attr:`method_class`); its result text."""
+        """Run one whitelisted call (``name`` must be in :attr:`method_class`); its result text. The method
+        may change ``arguments`` (as BFCL's executor, which makes fresh ones per call): pass a copy to keep them."""
         method = getattr(self.instances[self.method_class[name]], name)
         try:
-            return result_text(method(**copy.deepcopy(dict(arguments))))
+            return result_text(method(**arguments))
         except Exception as error:  # BFCL's executor: any failure is the call's result
             return f"Error during execution: {error}"
+
+    def state_bytes(self, class_name: str) -> bytes | None:
+        """A cheap check of one instance's public attributes: equal bytes, equal state (``None`` when they do
+        not pickle; unequal bytes may still be an equal state: compare :meth:`state` then)."""
+        public = {key: value for key, value in vars(self.instances[class_name]).items() if not key.startswith("_")}
+        try:
+            return pickle.dumps(public, protocol=5)
+        except Exception:  # an attribute that does not pickle: no shortcut
+            return None
 
     def state(self, classes: Iterable[str] | None = None) -> dict[str, Any]:
         """The public attributes of every instance (or of ``classes``), what BFCL's state checker

@@ -19,6 +19,7 @@ the end of every user turn fails (``force_terminated``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import types
@@ -90,7 +91,7 @@ def safe_executor(seed: int | None) -> Any:
             if name not in world.method_class:  # what eval() says of a name no involved class defines
                 results.append(f"Error during execution: name '{name}' is not defined")
                 continue
-            results.append(world.call(name, world.named(name, arguments)))
+            results.append(world.call(name, copy.deepcopy(world.named(name, arguments))))
         return results, dict(world.instances)
 
     execute.turns = turns

@@ -65,6 +65,7 @@ class _Episode(EpisodeState):
     offered: set[str]
     state: dict[str, Any]
     fingerprint: str
+    state_bytes: dict[str, bytes | None] = field(default_factory=dict)  # per class: skips unchanged states
     turns: int = 0
     user_turn: int = 0
     calls: list[list[list[Call]]] = field(default_factory=lambda: [[]])  # per user turn, per step
@@ -143,7 +144,8 @@ class BfclEnv(TextEnv):
         messages = [{"role": "system", "content": prompt}, {"role": "user", "content": first}]
         state = world.state()
         self._episode = _Episode(task=task, messages=messages, world=world, offered=set(offered), state=state,
-                                 fingerprint=state_fingerprint(state), chars=len(prompt) + len(first))
+                                 fingerprint=state_fingerprint(state), chars=len(prompt) + len(first),
+                                 state_bytes={name: world.state_bytes(name) for name in world.instances})
         return to_charset(f"{prompt}\n\n{first}"), self.base_info()
 
     def close(self) -> None:
@@ -218,7 +220,15 @@ class BfclEnv(TextEnv):
         step.extra["diff"] = []
         if calls:
             episode.calls[-1].append(calls)
-            now = episode.world.state(sorted({episode.world.method_class[name] for name, _ in calls}))
+            world = episode.world
+            touched = sorted({world.method_class[name] for name, _ in calls})
+            changed = []
+            for name in touched:
+                now_bytes = world.state_bytes(name)
+                if now_bytes is None or now_bytes != episode.state_bytes.get(name):
+                    changed.append(name)
+                    episode.state_bytes[name] = now_bytes
+            now = world.state(changed)
             step.extra["diff"] = state_diff({name: episode.state[name] for name in now}, now)
             if step.extra["diff"]:
                 episode.state.update(now)

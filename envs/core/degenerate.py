@@ -43,6 +43,7 @@ ACTION_FLAGS = ("repeated_chars", "repeated_ngrams", "non_text", "near_miss_call
 ACTION_TOO_LONG = "action_too_long"  # the truncation reason of an over-long action
 _CALL_MARKERS = ("<tool_call", "</tool_call", "<answer", "<abstain", "<search", '"name"', '"arguments"', '"action"', '"tool"')
 _WHITESPACE = "\n\r\t "
+_NO_WHITESPACE = str.maketrans("", "", _WHITESPACE)
 _WORD = re.compile(r"\w+")
 
 
@@ -118,7 +119,7 @@ def _non_text_share(text: str) -> float:
     """The share of characters that are not printable text (whitespace counts as text; U+FFFD does not)."""
     if not text:
         return 0.0
-    if text.isprintable():
+    if text.isprintable() or text.translate(_NO_WHITESPACE).isprintable():  # the common cases, at C speed
         return text.count("\ufffd") / len(text)
     non_text = sum(1 for ch in text if not ch.isprintable() and ch not in _WHITESPACE) + text.count("\ufffd")
     return non_text / len(text)
