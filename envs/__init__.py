@@ -14,7 +14,8 @@ True
 
 from gymnasium.envs.registration import register, registry
 
-from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent, run_episode
+from stillweb.envs.agents.loop import PlayedEpisode, play_episode, run_episode
+from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent
 from stillweb.envs.core.context import ContextConfig, ContextManager
 from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.runs.health import HealthConfig, HealthMonitor, VectorHealthMonitor
@@ -33,6 +34,7 @@ __all__ = [
     "HealthMonitor",
     "LookupEnv",
     "MixtureEnv",
+    "PlayedEpisode",
     "RandomTextAgent",
     "RecordEpisodes",
     "ReferenceAgent",
@@ -41,6 +43,7 @@ __all__ = [
     "VectorHealthMonitor",
     "WikiQAEnv",
     "load_tasks",
+    "play_episode",
     "replay",
     "run_episode",
 ]

@@ -26,17 +26,10 @@ from typing import Any
 
 import httpx
 
-from stillweb.corpora.errors import UpstreamError, UsageError
+from stillweb.corpora.errors import UsageError
+from stillweb.envs.agents.loop import PolicyFailure
 
 __all__ = ["ChatPolicy", "PolicyFailure", "Sampling"]
-
-
-class PolicyFailure(UpstreamError):
-    """The policy gave no action after its retries; ``reason`` says why (kept with the failed episode)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

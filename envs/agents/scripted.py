@@ -1,5 +1,5 @@
 """Scripted policies: a reference agent that solves tasks with the tools, and a
-random-text agent for robustness tests; plus :func:`run_episode` to drive either.
+random-text agent for robustness tests (:func:`~stillweb.envs.agents.loop.run_episode` drives either).
 
 :class:`ReferenceAgent` reads only its observations (it never touches the
 snapshot): with the task's evidence, for each fact in solving order it
@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, Protocol
-
-import gymnasium as gym
+from typing import Any
 
 from stillweb.corpora.keyed import KeyedRng
+from stillweb.envs.agents.loop import Agent, run_episode
 from stillweb.envs.scoring.normalize import normalize_answer
 from stillweb.sandboxes.formats import get_format
 from stillweb.envs.core.task_loader import Task
@@ -36,12 +35,6 @@ _FOUND = re.compile(r"line\(s\) of \[doc (\d+)\]")
 OPEN_TOP_RESULTS = 3
 
 Script = Generator[str, str, None]
-
-
-class Agent(Protocol):
-    """Anything with ``act(observation) -> action text``."""
-
-    def act(self, observation: str) -> str: ...
 
 
 def write_call(tool_format: str, name: str, arguments: dict[str, Any]) -> str:
@@ -226,38 +219,3 @@ _GENERATORS: dict[str, Callable[[KeyedRng], str]] = {
     "surrogates": lambda rng: "".join(chr(rng.integer(0xD800, 0xDFFF)) for _ in range(rng.integer(1, 50))),
     "answer": lambda rng: rng.choice(["<answer>1</answer>", '{"name": "answer", "arguments": {"text": "x", "citations": [999999999]}}']),
 }
-
-
-def run_episode(
-    env: gym.Env,
-    agent: Agent | Callable[[Task], Agent],
-    seed: int | None = None,
-    options: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Play one episode; return a summary (task id, turns, endings, outcome, reward parts).
-
-    ``agent`` is an agent, or a factory called with the episode's :class:`Task`
-    (e.g. ``lambda task: ReferenceAgent(task)``).
-
-    >>> # summary = run_episode(env, lambda task: ReferenceAgent(task), seed=0)
-    """
-    observation, info = env.reset(seed=seed, options=options)
-    if not hasattr(agent, "act"):
-        agent = agent(env.unwrapped.tasks.by_id(info["task_id"]))
-    turns, total, terminated, truncated = 0, 0.0, False, False
-    while not (terminated or truncated):
-        observation, reward, terminated, truncated, info = env.step(agent.act(observation))
-        turns += 1
-        total += float(reward)
-    return {
-        "task_id": info["task_id"],
-        "turns": turns,
-        "terminated": terminated,
-        "truncated": truncated,
-        "reward": total,
-        "outcome": info.get("outcome", 0.0),
-        "answer": info.get("answer"),
-        "termination_reason": info.get("termination_reason"),
-        "truncation_reason": info.get("truncation_reason"),
-        "reward_parts": info.get("reward_parts"),
-    }

@@ -62,7 +62,8 @@ class TaskSet(Sequence[Task]):
 
 
 class TaskPicker:
-    """Which task each ``reset`` plays: ``options["task_id"]``, else a keyed draw from the seed.
+    """Which task each ``reset`` plays: ``options["task_id"]``, or ``options["task"]`` (a task record, in the
+    set or not: how one environment verifies many new tasks), else a keyed draw from the seed.
 
     The n-th reset since the last seeded one draws ``KeyedRng(last_seed,
     namespace, "episode", n)``, so a run of unseeded resets is reproducible too.
@@ -79,6 +80,9 @@ class TaskPicker:
         if seed is not None:
             self._seed_base, self._episode_number = int(seed), -1
         self._episode_number += 1
+        record = (options or {}).get("task")
+        if record is not None:
+            return Task.from_dict(record)
         task_id = (options or {}).get("task_id")
         if task_id is not None:
             return self.tasks.by_id(str(task_id))

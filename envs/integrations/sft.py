@@ -37,6 +37,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
+from stillweb.envs.agents.loop import play_episode
 from stillweb.envs.agents.scripted import ReferenceAgent
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, tool_content
 from stillweb.envs.wikiqa.env import WikiQAEnv
@@ -89,23 +90,20 @@ def reference_conversation(env: gym.Env, task_id: str, instructions: str, first_
     then per call the assistant's ``tool_calls`` and the ``tool`` result; an answer that does not end
     the episode is followed by the next user turn (its observation). Other shapes: the env's own
     history, less the empty observation after the last answer. ``tools`` go in as a JSON string."""
-    observation, info = env.reset(options={"task_id": task_id})
-    agent = ReferenceAgent(env.tasks.by_id(task_id), tool_format=env.format.name)
-    messages = [{"role": "system", "content": instructions}, {"role": "user", "content": first_user(info)}]
-    done, reward, turn = False, 0.0, 0
-    while not done:
-        action = agent.act(observation)
-        observation, reward, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
-        if env.format.name == "openai":
-            messages.extend(_openai_turn(action, observation, turn))
+    played = play_episode(env, lambda task: ReferenceAgent(task, tool_format=env.format.name), options={"task_id": task_id})
+    messages = [{"role": "system", "content": instructions}, {"role": "user", "content": first_user(played.reset_info)}]
+    if env.format.name == "openai":
+        for turn, step in enumerate(played.steps):
+            messages.extend(_openai_turn(step.action, step.observation, turn))
+            done = step.terminated or step.truncated
             if messages[-1]["role"] == "assistant" and not done:  # an answer: the user's next turn follows
-                messages.append({"role": "user", "content": observation})
-        turn += 1
-    if env.format.name != "openai":  # the env's own history, less the empty observation after the answer
-        messages = [m for i, m in enumerate(info["messages"]) if m["content"] or i < len(info["messages"]) - 1]
+                messages.append({"role": "user", "content": step.observation})
+    else:  # the env's own history, less the empty observation after the answer
+        history = played.messages
+        messages = [m for i, m in enumerate(history) if m["content"] or i < len(history) - 1]
+    reward = played.steps[-1].reward if played.steps else 0.0
     return {"messages": messages, "tools": json.dumps(tools, ensure_ascii=False), "task_id": task_id,
-            "split": "", "reward": float(reward), "outcome": float(info.get("outcome", 0.0)), "turns": turn}
+            "split": "", "reward": float(reward), "outcome": float(played.info.get("outcome", 0.0)), "turns": played.turns}
 
 
 def write_sft(out: str | Path, conversations: Iterable[tuple[str, Iterable[dict[str, Any]]]]) -> list[Path]:

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.errors import UsageError
 from stillweb.corpora.processes import ignore_interrupts
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import task_set_dir
-from stillweb.envs.agents.chat_policy import PolicyFailure
+from stillweb.envs.agents.loop import PolicyFailure, play_episode as play
 from stillweb.envs.profiles.players import PolicySpec, make_player, sample_seed
 from stillweb.corpora.canonical import canonical_json
 from stillweb.envs.wikiqa.env import WikiQAEnv
@@ -210,7 +209,8 @@ def _env_key(run: ProfileRun, split: str) -> tuple[str, str]:
 
 
 def play_episode(env: WikiQAEnv, run: ProfileRun, job: EpisodeJob) -> dict[str, Any]:
-    """One episode's record; a policy that gives no action ends it with ``failure`` set."""
+    """One episode's record (played by :func:`~stillweb.envs.agents.loop.play_episode`); a policy that gives
+    no action ends it with ``failure`` set."""
     seed = sample_seed(job.task_id, job.sample)
     actions, terminated, truncated, info, failure = play_policy(env, run.policy, env.tasks.by_id(job.task_id), seed,
                                                                 run.tool_format)
@@ -221,22 +221,10 @@ def play_episode(env: WikiQAEnv, run: ProfileRun, job: EpisodeJob) -> dict[str, 
 
 def play_policy(env: Any, policy: PolicySpec, task: Any, seed: int,
                 tool_format: str) -> tuple[list[str], bool, bool, dict[str, Any], str | None]:
-    """Play ``task`` in ``env`` (reset with ``seed``) with ``policy``: (actions, terminated, truncated, the
-    last info, the failure reason when the policy gave no action)."""
-    observation, info = env.reset(seed=seed, options={"task_id": task.task_id})
-    player = make_player(policy, task, seed, tool_format)
-    actions: list[str] = []
-    terminated = truncated = False
-    failure = None
-    while not (terminated or truncated):
-        try:
-            action = player(observation, info)
-        except PolicyFailure as error:
-            failure = error.reason
-            break
-        actions.append(action)
-        observation, _reward, terminated, truncated, info = env.step(action)
-    return actions, terminated, truncated, info, failure
+    """Play ``task`` in ``env`` (reset with ``seed``) with ``policy`` through the one episode loop: (actions,
+    terminated, truncated, the last info, the failure reason when the policy gave no action)."""
+    played = play(env, policy=make_player(policy, task, seed, tool_format), seed=seed, options={"task_id": task.task_id})
+    return played.actions, played.terminated, played.truncated, played.info, played.failure
 
 
 def episode_outcome(turns: int, terminated: bool, truncated: bool, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -248,13 +236,16 @@ def episode_outcome(turns: int, terminated: bool, truncated: bool, info: Mapping
 
 def replay_actions(env: WikiQAEnv, record: Mapping[str, Any]) -> dict[str, Any]:
     """``record`` re-scored: its actions re-played in ``env`` (whose reward config may differ)."""
-    _observation, info = env.reset(seed=record["seed"], options={"task_id": record["task_id"]})
-    terminated = truncated = False
-    for action in record["actions"]:
-        if terminated or truncated:
-            break
-        _observation, _reward, terminated, truncated, info = env.step(action)
-    return {**record, **episode_outcome(len(record["actions"]), terminated, truncated, info)}
+    actions = iter(record["actions"])
+
+    def recorded(_observation: str, _info: Mapping[str, Any]) -> str:
+        action = next(actions, None)
+        if action is None:
+            raise PolicyFailure("the recorded actions ran out")
+        return action
+
+    played = play(env, policy=recorded, seed=record["seed"], options={"task_id": record["task_id"]})
+    return {**record, **episode_outcome(len(record["actions"]), played.terminated, played.truncated, played.info)}
 
 
 def _truncate_torn_line(path: Path) -> None:

@@ -48,7 +48,8 @@ from stillweb.envs.ray.buffer import Trajectory, TrajectoryBuffer
 from stillweb.envs.ray.policies import Policy
 from stillweb.corpora.canonical import canonical_json
 
-from stillweb.envs.runs.recording import header_record, reset_record, step_record
+from stillweb.envs.agents.loop import PolicyFailure, Step, play_episode
+from stillweb.envs.runs.recording import UNRECORDED_INFO_KEYS, header_record, reset_record, step_record
 
 __all__ = ["EpisodeSpec", "RolloutService", "RolloutWorker"]
 
@@ -77,32 +78,44 @@ class RolloutWorker:
         self._calls = concurrent.futures.ThreadPoolExecutor(1)
 
     def run_episode(self, spec: EpisodeSpec) -> str:
-        """Play (or, after a fault, resume) ``spec``'s episode; ``"stored"`` or ``"duplicate"``."""
+        """Play (or, after a fault, resume) ``spec``'s episode; ``"stored"`` or ``"duplicate"``.
+
+        The one episode loop (:func:`~stillweb.envs.agents.loop.play_episode`) plays it: the journaled
+        actions first, then the policy's; a policy that fails or times out ends it as truncated."""
         if ray.get(self.buffer.has.remote(spec.episode_id)):
             return "duplicate"
         journal = ray.get(self.buffer.journal.remote(spec.episode_id))
-        observation, info = self.env.reset(seed=spec.seed, options=spec.options)
-        lines = [self.header, canonical_json(reset_record(spec.seed, spec.options, observation, info))]
+        lines: list[str] = []
         versions: list[int] = []
-        reward, terminated, truncated = 0.0, False, False
-        while not (terminated or truncated):
+
+        def choose(observation: str, info: Mapping[str, Any]) -> dict[str, Any]:
             index = len(versions)
             if index < len(journal):
                 action, version = journal[index]
             else:
-                reply = self._ask(observation, {**info, "episode_id": spec.episode_id})
-                if isinstance(reply, str):  # the policy failed: truncate, with the reason
-                    info = {**info, "truncation_reason": reply, "mask_from_loss": True}
-                    truncated = True
-                    break
+                reply = self._ask(observation, dict(info))
+                if isinstance(reply, str):  # the policy failed: the episode is truncated, with the reason
+                    raise PolicyFailure(reply)
                 action, version = reply
                 self.buffer.note_step.remote(spec.episode_id, index, action, version)
-            observation, reward, terminated, truncated, info = self.env.step(action)
-            step = {**step_record(action, observation, reward, terminated, truncated, info), "policy_version": version}
-            lines.append(canonical_json(step))  # replay and rerun compare the env's fields only: the version is extra
+            return {"action": action, "policy_version": version}
+
+        def on_step(step: Step, info: Mapping[str, Any]) -> None:
+            version = step.extra["policy_version"]
+            record = step_record(step.action, step.observation, step.reward, step.terminated, step.truncated, info)
+            lines.append(canonical_json({**record, "policy_version": version}))  # replay and rerun compare the env's fields only
             versions.append(version)
-        final = {key: value for key, value in info.items() if key != "messages"}
-        trajectory = Trajectory(spec.episode_id, tuple(lines), float(reward), terminated, truncated, final, tuple(versions))
+
+        played = play_episode(self.env, policy=choose, seed=spec.seed, options=spec.options, on_step=on_step,
+                              policy_info={"episode_id": spec.episode_id})
+        reset = canonical_json(reset_record(spec.seed, spec.options, played.reset_observation, played.reset_info))
+        info, truncated = played.info, played.truncated
+        if played.failure is not None:
+            info, truncated = {**info, "truncation_reason": played.failure, "mask_from_loss": True}, True
+        final = {key: value for key, value in info.items() if key not in UNRECORDED_INFO_KEYS}
+        reward = played.steps[-1].reward if played.steps else 0.0
+        trajectory = Trajectory(spec.episode_id, (self.header, reset, *lines), float(reward), played.terminated, truncated,
+                                final, tuple(versions))
         return ray.get(self.buffer.put.remote(trajectory))
 
     def _ask(self, observation: str, info: dict[str, Any]) -> tuple[str, int] | str:

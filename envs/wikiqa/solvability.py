@@ -20,12 +20,13 @@ from typing import Any
 
 from stillweb.corpora.tasks.generate import GenerationParams, GenerationSummary, generate_tasks
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.envs.agents.scripted import ReferenceAgent, run_episode
+from stillweb.envs.agents.loop import PlayedEpisode, play_episode
+from stillweb.envs.agents.scripted import ReferenceAgent
 from stillweb.envs.core.turn_budget import CALLS_PER_EVIDENCE
 from stillweb.envs.wikiqa.env import WikiQAEnv
 
-__all__ = ["REFERENCE_TOOLS", "SolveResult", "ReferenceVerifier", "reference_budget", "solve_with_reference",
-           "generate_verified_tasks"]
+__all__ = ["REFERENCE_TOOLS", "SolveResult", "ReferenceSolver", "ReferenceVerifier", "play_reference", "reference_budget",
+           "reference_limits", "solve_with_reference", "generate_verified_tasks"]
 
 REFERENCE_TOOLS = ("search", "open", "find")  # all the reference agent calls (cheaper envs than every tool)
 
@@ -46,30 +47,68 @@ def reference_budget(task: TaskRecord | Mapping[str, Any]) -> int:
     return CALLS_PER_EVIDENCE * len(TaskRecord.from_dict(task).evidence) + 4
 
 
-def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
-    """Run the reference agent on ``task`` in WikiQA-v0 with limits sized to its evidence."""
-    task = TaskRecord.from_dict(task)
+def reference_limits(task: TaskRecord | Mapping[str, Any]) -> dict[str, int]:
+    """The environment kwargs of the solvability proof's budget on ``task`` (``max_turns``, ``max_tool_calls``)."""
     budget = reference_budget(task)
-    env = WikiQAEnv(snapshot_path, tasks=[task], tool_format=tool_format, tools=list(REFERENCE_TOOLS),
-                    max_turns=budget, max_tool_calls=budget)
-    try:
-        summary = run_episode(env, ReferenceAgent(task, tool_format=tool_format), seed=0)
-    finally:
-        env.close()
-    solved = bool(summary["terminated"]) and float(summary["outcome"]) >= 1.0
-    ending = summary["termination_reason"] or summary["truncation_reason"]
-    return SolveResult(str(summary["task_id"]), solved, int(summary["turns"]), float(summary["outcome"]), ending)
+    return {"max_turns": budget, "max_tool_calls": budget}
 
 
-class ReferenceVerifier:
-    """A generator ``verifier``: the reference agent's steps on a task, or None if it fails."""
+def play_reference(env: Any, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi",
+                   options: dict[str, Any] | None = None) -> PlayedEpisode:
+    """The reference agent's episode of ``task`` in ``env`` (reset with ``options``, default the task's id)."""
+    return play_episode(env, ReferenceAgent(task, tool_format=tool_format), seed=0,
+                        options=options if options is not None else {"task_id": TaskRecord.from_dict(task).task_id})
+
+
+class ReferenceSolver:
+    """The reference agent on any task of one snapshot, in ``stillweb/WikiQA-v0`` with limits sized to the
+    task's evidence: one environment per budget, made once and reused for every task (``reset`` with the
+    task itself, ``options={"task": ...}``)."""
 
     def __init__(self, snapshot_path: str | Path, tool_format: str = "tongyi") -> None:
         self.snapshot_path = str(snapshot_path)
         self.tool_format = tool_format
+        self._envs: dict[int, WikiQAEnv] = {}
+
+    def solve(self, task: TaskRecord | Mapping[str, Any]) -> SolveResult:
+        """Run the reference agent on ``task``."""
+        task = TaskRecord.from_dict(task)
+        budget = reference_budget(task)
+        if budget not in self._envs:
+            self._envs[budget] = WikiQAEnv(self.snapshot_path, tasks=[task], tool_format=self.tool_format,
+                                           tools=list(REFERENCE_TOOLS), **reference_limits(task))
+        summary = play_reference(self._envs[budget], task, self.tool_format, options={"task": task}).summary()
+        solved = bool(summary["terminated"]) and float(summary["outcome"]) >= 1.0
+        ending = summary["termination_reason"] or summary["truncation_reason"]
+        return SolveResult(str(summary["task_id"]), solved, int(summary["turns"]), float(summary["outcome"]), ending)
+
+    def close(self) -> None:
+        """Close the environments (the shared snapshot stays open)."""
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
+
+def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
+    """Run the reference agent on ``task`` in WikiQA-v0 with limits sized to its evidence."""
+    solver = ReferenceSolver(snapshot_path, tool_format)
+    try:
+        return solver.solve(task)
+    finally:
+        solver.close()
+
+
+class ReferenceVerifier:
+    """A generator ``verifier``: the reference agent's steps on a task, or None if it fails (one
+    :class:`ReferenceSolver`, so one environment per budget, for all the tasks it verifies)."""
+
+    def __init__(self, snapshot_path: str | Path, tool_format: str = "tongyi") -> None:
+        self.snapshot_path = str(snapshot_path)
+        self.tool_format = tool_format
+        self.solver = ReferenceSolver(snapshot_path, tool_format)
 
     def __call__(self, task: TaskRecord) -> int | None:
-        result = solve_with_reference(self.snapshot_path, task, self.tool_format)
+        result = self.solver.solve(task)
         return result.steps if result.solved else None
 
 

@@ -15,8 +15,7 @@ from fastapi.responses import HTMLResponse
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs.agents.scripted import ReferenceAgent
-from stillweb.envs.wikiqa.solvability import reference_budget
+from stillweb.envs.wikiqa.solvability import play_reference, reference_limits
 from stillweb.sandboxes.formats import get_format
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.formal_svg import formalization_svg
@@ -92,24 +91,19 @@ class OracleRuns:
 
 def oracle_steps(task_set: TaskSetView, task: dict, tool_format: str = "tongyi") -> dict[str, Any]:
     """Play ``task`` with :class:`~stillweb.envs.ReferenceAgent` in a WikiQA env (with the
-    solvability proof's budget, :func:`~stillweb.envs.wikiqa.solvability.reference_budget`): each
+    solvability proof's budget and play, :func:`~stillweb.envs.wikiqa.solvability.play_reference`): each
     step's action, its parsed calls and the observation, then the reward and its parts."""
-    budget = reference_budget(task)
     env = gym.make("stillweb/WikiQA-v0", snapshot=str(task_set.snapshot.path), tasks=task_set.name,
-                   split=task.get("split") or "train", tool_format=tool_format, max_turns=budget, max_tool_calls=budget)
+                   split=task.get("split") or "train", tool_format=tool_format, **reference_limits(task))
     parser = get_format(tool_format)
     try:
-        observation, info = env.reset(options={"task_id": task["task_id"]})
-        agent = ReferenceAgent(task, tool_format)
-        steps, done, reward = [], False, 0.0
-        while not done:
-            action = agent.act(observation)
-            observation, reward, terminated, truncated, info = env.step(action)
-            steps.append({"action": action, "parsed": parser.parse(action), "observation": observation})
-            done = terminated or truncated
+        played = play_reference(env, task, tool_format)
     finally:
         env.close()
-    return {"steps": steps, "reward": reward, "info": {key: value for key, value in info.items() if key != "messages"}}
+    steps = [{"action": step.action, "parsed": parser.parse(step.action), "observation": step.observation}
+             for step in played.steps]
+    reward = played.steps[-1].reward if played.steps else 0.0
+    return {"steps": steps, "reward": reward, "info": {key: value for key, value in played.info.items() if key != "messages"}}
 
 
 def router(catalog: SnapshotCatalog, task_set: TaskSetView) -> APIRouter:
