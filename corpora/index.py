@@ -19,9 +19,11 @@ from pathlib import Path
 
 import tantivy
 
-__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "MAX_QUERY_CHARS", "MAX_K", "matching_spans"]
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX", "QUERY_TERMS",
+           "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans"]
 
-# Recorded in the manifest and the fingerprint: changing any of these changes rankings.
+# Recorded in the manifest and the fingerprint: changing any of these changes rankings. A snapshot
+# is searched as its manifest records (SearchIndex), so older snapshots keep their rankings.
 INDEX_PARAMETERS = {
     "engine": "tantivy",
     "tokenizer": "en_stem_stop",  # tantivy's en_stem plus its English stop-word list
@@ -29,16 +31,29 @@ INDEX_PARAMETERS = {
     "title_boost": 2.0,
     "ranking": "bm25, ties by doc_id",
 }
-# Passage-level snapshots (row corpora, ``--passages``) index "title\ntext" as one body field and
-# search it alone, as the BM25 baselines of DPR, Search-R1 and FlashRAG (pyserini over wiki-18's
-# contents) do. With a separate, boosted title field, every passage of a page matches its title
-# equally, so a page's other passages outrank the passage that answers: on HotpotQA passages
-# recall@10 fell below bm25s (0.80 against 0.82); one body field lifts it to 0.84 (BENCHMARKS.md).
+# Passage-level snapshots (row corpora, ``--passages``) index "title\ntext" as one body field, as the
+# BM25 baselines of DPR, Search-R1 and FlashRAG (pyserini over wiki-18's contents) do. Format 2
+# searched that field alone: a title field on every passage lets all passages of a page match its
+# title equally, so a page's other passages outrank the passage that answers (issue 10). Format 3
+# (issue 37) puts the title field on the first passage of each title only (TITLE_FIRST_PASSAGE) and
+# searches it with the body: a question naming a page lifts that page's lead passage, once. And a
+# query is read as its terms (QUERY_TERMS), as Pyserini's bag-of-words query generator does, not as
+# tantivy query syntax: a word the tokenizer splits ("Kest's", "Saint-Denis") is its terms, not a
+# phrase that must match in order, and "-", "+", quotes and "field:" are not operators.
+# Chosen on the "tune" half of the HotpotQA/2Wiki questions, checked on the other half and on
+# MuSiQue (scripts/bench_retrieval.py; BENCHMARKS.md, issue 37). Format 2 passage snapshots
+# recorded fields ["body"] and no "query": they search as before.
+TITLE_FIRST_PASSAGE = "first passage of each title"
 PASSAGE_INDEX_PARAMETERS = {
-    **{key: value for key, value in INDEX_PARAMETERS.items() if key != "title_boost"},
-    "fields": ["body"],
+    **INDEX_PARAMETERS,
+    "fields": ["body", "title"],
     "body": "title, newline, text",
+    "title": TITLE_FIRST_PASSAGE,
+    "title_boost": 1.0,
+    "query": "terms",
 }
+QUERY_SYNTAX = "syntax"  # tantivy's query parser (the default, and every snapshot before format 3)
+QUERY_TERMS = "terms"  # each distinct analyzed term once, any field may match: no phrases, no operators
 # The bounds of every search, the one home of both (the search tool and the server's requests allow
 # less or cut here; see TOOL_MAX_K in sandboxes/tools/search.py and MAX_REQUEST_QUERY_CHARS in server/models.py):
 MAX_QUERY_CHARS = 2_000  # the engine reads this much of a query; the rest is ignored (Snapshot.search)
@@ -79,11 +94,13 @@ def index_schema() -> tantivy.Schema:
 class IndexBuilder:
     """Writes the index of a snapshot being built; documents must come in doc_id order.
 
-    ``title_in_body`` indexes the body as ``title + "\n" + text`` (:data:`PASSAGE_INDEX_PARAMETERS`).
+    ``title_in_body`` indexes the body as ``title + "\n" + text``; ``title_once`` gives the title
+    field to the first document of each title only (:data:`PASSAGE_INDEX_PARAMETERS`).
     """
 
-    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False) -> None:
+    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False) -> None:
         self._title_in_body = title_in_body
+        self._titled: set[str] | None = set() if title_once else None
         directory.mkdir(parents=True, exist_ok=True)
         self._index = tantivy.Index(index_schema(), path=str(directory), reuse=False, sort_by_field="doc_id")
         _register_analyzer(self._index)
@@ -95,7 +112,10 @@ class IndexBuilder:
         """Add one document."""
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
-        document.add_text("title", title)
+        if self._titled is None or title not in self._titled:
+            document.add_text("title", title)
+            if self._titled is not None:
+                self._titled.add(title)
         document.add_text("body", f"{title}\n{body}" if self._title_in_body else body)
         self._writer.add_document(document)
         self.count += 1
@@ -120,6 +140,10 @@ class SearchIndex:
     def __init__(self, directory: Path, parameters: dict = INDEX_PARAMETERS) -> None:
         self.fields = tuple(parameters.get("fields", INDEX_PARAMETERS["fields"]))
         self._title_boost = parameters.get("title_boost")
+        self._query_mode = parameters.get("query", QUERY_SYNTAX)
+        if self._query_mode not in (QUERY_SYNTAX, QUERY_TERMS):
+            raise ValueError(f"unknown query mode {self._query_mode!r} in the index parameters (this stillweb reads "
+                             f"{QUERY_SYNTAX!r} and {QUERY_TERMS!r}): upgrade stillweb to search this snapshot")
         self._index = tantivy.Index.open(str(directory))
         _register_analyzer(self._index)
         self._searcher = self._index.searcher()
@@ -129,11 +153,29 @@ class SearchIndex:
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
         boosts = {"title": self._title_boost} if "title" in fields and self._title_boost else {}
+        if self._query_mode == QUERY_TERMS:
+            return self._terms_query(query, fields, boosts)
         try:
             return self._index.parse_query(query, fields, field_boosts=boosts)
         except ValueError:
             parsed, _errors = self._index.parse_query_lenient(query, fields, field_boosts=boosts)
             return parsed
+
+    def _terms_query(self, query: str, fields: list[str], boosts: dict[str, float]) -> tantivy.Query:
+        """Any of the query's distinct analyzed terms in any of ``fields`` (boosted as ``boosts`` say).
+
+        A repeated term counts once (as tantivy's parser also does); a query of stop words alone
+        matches nothing.
+        """
+        schema = self._index.schema
+        clauses = []
+        for term in dict.fromkeys(_shared_analyzer().analyze(query)):
+            for field in fields:
+                clause = tantivy.Query.term_query(schema, field, term)
+                if field in boosts:
+                    clause = tantivy.Query.boost_query(clause, boosts[field])
+                clauses.append((tantivy.Occur.Should, clause))
+        return tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.empty_query()
 
     def search(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
         """Top ``k`` ``(doc_id, BM25 score)`` pairs for agent text ``query`` (already validated),
@@ -141,8 +183,9 @@ class SearchIndex:
         :meth:`stillweb.corpora.snapshot.Snapshot.search` makes them
         :class:`~stillweb.corpora.records.SearchResult` hits.
 
-        Parses strictly first (faster) and falls back to tantivy's lenient parser
-        for text that is not valid query syntax (``don't``, ``alpha (``...).
+        With query mode ``"syntax"`` it parses strictly first (faster) and falls back to tantivy's
+        lenient parser for text that is not valid query syntax (``don't``, ``alpha (``...); with
+        ``"terms"`` every text is read as its terms.
         """
         # Lone surrogates cannot cross into Rust: replace them, as a browser would.
         text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")

@@ -137,8 +137,9 @@ class Snapshot:
         """Rank documents for ``query``: ``mode`` ``"bm25"`` (title and body, title weighs more),
         ``"dense"`` (the dense index, :mod:`stillweb.corpora.dense`) or ``"hybrid"`` (both fused).
 
-        Any text is accepted: tantivy syntax is honoured where valid and the
-        rest is read leniently; text past the first 2,000 characters is
+        Any text is accepted: a passage snapshot of format 3 reads it as its
+        terms; other snapshots honour tantivy syntax where valid and read the
+        rest leniently (the manifest's ``index.query``); text past the first 2,000 characters is
         ignored. Ties are broken by ascending ``doc_id``. Raises ``ValueError``
         for an empty query, ``k`` outside 1..100, an unknown mode, or dense
         search on a snapshot without a dense index; dense and hybrid raise

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError, writing
-from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, IndexBuilder
+from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder
 from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_stats import InfoboxCounts
 from stillweb.corpora.graph_writer import GraphWriter
@@ -284,7 +284,8 @@ def build_snapshot(
             else:
                 parsed_chunks = map(_parse_chunk, chunks)
             docs = _DocsWriter(tmp, url_template)
-            index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS)
+            index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS,
+                                 title_once=index_parameters.get("title") == TITLE_FIRST_PASSAGE)
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
             for chunk in parsed_chunks:
                 for position, page in chunk:

@@ -8,6 +8,11 @@ for k=1 and k=37 and for the real Wikipedia sample, and the snippets of 300 keye
 these tests green or bump the snapshot format with the reason, and then refreeze:
 ``STILLWEB_FREEZE_GOLDEN=1 pytest tests/corpora/test_search_golden.py`` rewrites the
 file (review its diff).
+
+Passage snapshots (issue 37): format 3 reads a query as its distinct terms over the body and the
+first passage's title;
+``passages-format2`` was frozen by the format 2 code on its own build and stays: an old snapshot
+searches exactly as it did.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,6 +109,59 @@ def test_make_snippet_matches_the_frozen_output():
     _check_or_freeze("snippets", actual)
 
 
+# What a format 2 passage snapshot's manifest recorded (before issue 37): the body field alone, tantivy query syntax.
+FORMAT_2_PASSAGE_INDEX = {"engine": "tantivy", "tokenizer": "en_stem_stop", "fields": ["body"],
+                          "body": "title, newline, text", "ranking": "bm25, ties by doc_id"}
+
+
+@pytest.fixture(scope="module")
+def passage_snapshots(shared_data, tmp_path_factory) -> tuple[Path, Path]:
+    """HotpotQA's context as 2-sentence passages (scripts/multihop_passages.py): the snapshot this
+    code builds, and the same rows and index as a format 2 snapshot recorded them."""
+    from stillweb.corpora.build_from_source import build_rows
+
+    folder = tmp_path_factory.mktemp("passages")
+    script = Path(__file__).resolve().parents[2] / "scripts" / "multihop_passages.py"
+    subprocess.run([sys.executable, str(script), str(shared_data / "hotpotqa_train_100.json"), "--out", str(folder)],
+                   check=True, capture_output=True)
+    built = build_rows([folder], folder / "snap", progress=False).path
+    old = folder / "snap-format2"
+    shutil.copytree(built, old)
+    manifest = json.loads((old / "manifest.json").read_text(encoding="utf-8"))
+    if manifest["format"] == "stillweb-snapshot/2":  # built by a format 2 stillweb (how the golden was frozen)
+        assert {k: v for k, v in manifest["index"].items() if k != "segments"} == FORMAT_2_PASSAGE_INDEX
+    manifest.update(format="stillweb-snapshot/2", index={**FORMAT_2_PASSAGE_INDEX, "segments": manifest["index"]["segments"]})
+    (old / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    return built, old
+
+
+def _passage_queries(folder: Path) -> list[str]:
+    lines = (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines] + HOSTILE
+
+
+@pytest.mark.shared_data
+def test_a_format_2_passage_snapshot_searches_as_it_did(passage_snapshots):
+    """Frozen by the format 2 code (stillweb before issue 37) on its own build; this code reads the
+    recorded parameters and must answer byte for byte the same."""
+    _built, old = passage_snapshots
+    snapshot = Snapshot.open(old)
+    actual = {f"k=10 {query}": digest(hits(snapshot, query, 10)) for query in _passage_queries(old.parent)}
+    _check_or_freeze("passages-format2", actual)
+
+
+@pytest.mark.shared_data
+def test_a_format_3_passage_snapshot_matches_the_frozen_output(passage_snapshots):
+    """Format 3 passages (issue 37): a query read as its distinct terms over the body and the first
+    passage's title."""
+    built, _old = passage_snapshots
+    snapshot = Snapshot.open(built)
+    if snapshot.manifest["format"] != "stillweb-snapshot/3":
+        pytest.skip("freezing format 2 with the code before format 3")
+    actual = {f"k=10 {query}": digest(hits(snapshot, query, 10)) for query in _passage_queries(built.parent)}
+    _check_or_freeze("passages-format3", actual)
+
+
 def test_the_frozen_output_is_complete():
     assert not FREEZE or pytest.skip("freezing")
-    assert {"synthetic-300-s0", "wikipedia-sample", "snippets"} <= _golden().keys()
+    assert {"synthetic-300-s0", "wikipedia-sample", "snippets", "passages-format2", "passages-format3"} <= _golden().keys()

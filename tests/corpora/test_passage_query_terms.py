@@ -1,0 +1,116 @@
+"""Passage snapshots of format 3 (issue 37) read a query as its distinct terms over the body (title,
+newline, text) and a title field that only the first passage of each title has; format 2 passage
+snapshots keep tantivy query syntax over the body alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from stillweb.corpora.build_from_source import build_rows
+from stillweb.corpora.index import PASSAGE_INDEX_PARAMETERS, QUERY_TERMS
+from stillweb.corpora.manifest import SnapshotError
+from stillweb.corpora.snapshot import Snapshot
+
+ROWS = [
+    ("p1", "Lunor", "Lunor is a river city founded in 1204 on the Vell."),
+    ("p2", "Lunor", "The river port of Lunor trades salt and film stock."),
+    ("p3", "Vell", "The Vell is a river that flows to the sea."),
+    ("p4", "Kest", "Kest is a mountain village known for cheese and film festivals."),
+    ("p5", "Film in Ostra", "Ostra's film studios opened in 1931."),
+]
+
+
+@pytest.fixture(scope="module")
+def passages(tmp_path_factory) -> tuple[Snapshot, Snapshot]:
+    """The format 3 snapshot, and the same rows and index as a format 2 snapshot recorded them."""
+    folder = tmp_path_factory.mktemp("rows")
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in ROWS))
+    new = build_rows([folder / "corpus.jsonl"], folder / "snap", progress=False).path
+    old = folder / "snap2"
+    shutil.copytree(new, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest.update(format="stillweb-snapshot/2", index={"engine": "tantivy", "tokenizer": "en_stem_stop", "fields": ["body"],
+                                                          "body": "title, newline, text", "ranking": "bm25, ties by doc_id"})
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    return Snapshot.open(new), Snapshot.open(old)
+
+
+def ranked(snapshot: Snapshot, query: str) -> list[tuple[str, float]]:
+    return [(hit.source_id, hit.score) for hit in snapshot.search(query, 10)]
+
+
+def test_the_manifest_records_how_queries_are_read(passages):
+    new, old = passages
+    assert new.manifest["format"] == "stillweb-snapshot/3" and new.manifest["index"]["query"] == QUERY_TERMS
+    assert {k: v for k, v in new.manifest["index"].items() if k != "segments"} == PASSAGE_INDEX_PARAMETERS
+    assert "query" not in old.manifest["index"] and old.fingerprint == new.fingerprint  # the manifest was edited only
+
+
+def test_a_repeated_term_counts_once(passages):
+    new, old = passages
+    assert ranked(new, "film film film studios") == ranked(new, "film studios")
+    assert ranked(old, "film film film studios") == ranked(old, "film studios")  # as tantivy's parser did
+
+
+def test_a_word_the_tokenizer_splits_is_terms_not_a_phrase(passages):
+    new, old = passages
+    assert ranked(old, "Kest's") == []  # format 2: the phrase "kest s", in no passage
+    assert [source for source, _ in ranked(new, "Kest's")][:1] == ["p4"]
+    assert [source for source, _ in ranked(new, "Vell-river")][:1] == ["p3"]
+
+
+def test_query_syntax_is_read_as_words(passages):
+    new, old = passages
+    assert {source for source, _ in ranked(new, "-river Lunor")} == {"p1", "p2", "p3"}  # '-' is not "must not"
+    assert {source for source, _ in ranked(old, "-river Lunor")} == set()  # format 2: Lunor's passages both say river
+    assert ranked(new, 'title:Vell "sea river"') == ranked(new, "title Vell sea river")
+    assert ranked(new, "the of and") == [] and ranked(new, "AND OR NOT") == []
+
+
+def test_the_title_lifts_the_first_passage_of_its_page_once(passages):
+    new, old = passages
+    lunor_new, lunor_old = dict(ranked(new, "Lunor river")), dict(ranked(old, "Lunor river"))
+    assert lunor_new["p1"] > lunor_old["p1"]  # Lunor's first passage: body and title match
+    assert lunor_new["p2"] == lunor_old["p2"] and lunor_new["p3"] == lunor_old["p3"]  # the body alone, as before
+    assert [source for source, _ in ranked(new, "film")][:1] == ["p5"]  # "Film in Ostra"
+    assert new.nearest_titles("Lunor", 3) == ["Lunor"]  # one title hit per page
+
+
+def test_an_unknown_query_mode_says_to_upgrade(passages, tmp_path):
+    new, _old = passages
+    copy = tmp_path / "snap"
+    shutil.copytree(new.path, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["index"]["query"] = "semantic"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SnapshotError, match="unknown query mode 'semantic'.*upgrade stillweb"):
+        Snapshot.open(copy)
+
+
+def test_a_newer_format_is_refused_by_name(passages, tmp_path):
+    copy = tmp_path / "snap"
+    shutil.copytree(passages[0].path, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["format"] = "stillweb-snapshot/4"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SnapshotError, match="stillweb-snapshot/3 manifest"):
+        Snapshot.open(copy)
+
+
+def test_same_passage_query_same_bytes_in_two_processes(passages):
+    script = textwrap.dedent(f"""
+        from stillweb.corpora.snapshot import Snapshot
+        snap = Snapshot.open({str(passages[0].path)!r})
+        for q in ["river city", "film film Ostra", "-river (Lunor", "Kest's cheese?"]:
+            print([(r.doc_id, r.title, repr(r.score), r.snippet) for r in snap.search(q, k=5)])
+        """)
+    outputs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+               for _ in range(2)]
+    assert outputs[0] == outputs[1] and outputs[0].count("[(") == 4
