@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import gymnasium as gym
 
 from stillweb.corpora.apps.tasks import generate_app_tasks
 from stillweb.envs.lookup import LookupEnv
+from support.paths import REQUIRE_EXTRAS
 from support.snapshots import snapshot_with_tasks
 
 __all__ = ["hostile_environments"]
@@ -20,7 +22,8 @@ APPS_FORMATS = ("tongyi", "openai")
 
 def hostile_environments(snapshot: Path, work: Path) -> dict[str, gym.Env]:
     """``{"WikiQA-v0/tongyi": env, ...}``: WikiQA-v0 in the three formats (with context management on),
-    Apps-v0 in its two and Lookup-v0, over copies of ``snapshot`` (a synthetic world) made under ``work``."""
+    Apps-v0 in its two and Lookup-v0, over copies of ``snapshot`` (a synthetic world) made under ``work``,
+    and BFCL-v0 in its two where the bfcl extra is installed (always under STILLWEB_REQUIRE_EXTRAS=1)."""
     work.mkdir(parents=True, exist_ok=True)
     tasks = work / "hostile-tasks"
     if not (tasks / "tasks" / "hostile").is_dir():
@@ -39,6 +42,10 @@ def hostile_environments(snapshot: Path, work: Path) -> dict[str, gym.Env]:
     for tool_format in APPS_FORMATS:
         environments[f"Apps-v0/{tool_format}"] = gym.make(
             "stillweb/Apps-v0", snapshot=str(apps), tasks="core", tool_format=tool_format).unwrapped
+    if REQUIRE_EXTRAS or importlib.util.find_spec("bfcl_eval") is not None:
+        for tool_format in APPS_FORMATS:
+            environments[f"BFCL-v0/{tool_format}"] = gym.make(
+                "stillweb/BFCL-v0", tasks=["multi_turn_base_0"], tool_format=tool_format).unwrapped
     environments["Lookup-v0"] = LookupEnv(tasks=[
         {"question": "Who wrote it?", "answer": "Ann Lee", "passage": "It was written by Ann Lee."}])
     return environments
