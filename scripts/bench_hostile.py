@@ -25,18 +25,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 from bench_common import append_section, load, machine, snapshot_path  # noqa: E402
 from support.hostile_actions import SHAPES  # noqa: E402
-from support.hostile_envs import hostile_environments  # noqa: E402
-
-
-def step_ms(env, action: str, repeats: int) -> float:
-    """The fastest of ``repeats`` steps of ``action``, each on a fresh reset (ms)."""
-    best = float("inf")
-    for seed in range(repeats):
-        env.reset(seed=seed)
-        start = time.perf_counter()
-        env.step(action)
-        best = min(best, (time.perf_counter() - start) * 1e3)
-    return best
+from support.hostile_envs import fastest_step_ms, hostile_environments  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,9 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     rows, worst_ratio, worst_100k, slowest = [], (0.0, ""), (0.0, ""), {}
     for env_name, env in environments.items():
         for name in names:
-            small = step_ms(env, SHAPES[name](8_000), args.repeats)
-            large = step_ms(env, SHAPES[name](64_000), args.repeats)
-            huge = step_ms(env, SHAPES[name](100_000), 1)
+            small = fastest_step_ms(env, SHAPES[name](8_000), args.repeats)
+            large = fastest_step_ms(env, SHAPES[name](64_000), args.repeats)
+            huge = fastest_step_ms(env, SHAPES[name](100_000), 1)
             ratio = large / small if small > 0 else float("inf")
             if large >= args.floor_ms and ratio > worst_ratio[0]:
                 worst_ratio = (ratio, f"{env_name} {name}")

@@ -8,14 +8,13 @@ a quadratic scan shows 64x), against the 8k step measured in the same run, never
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.hostile_actions import SHAPES, shape_names
-from support.hostile_envs import hostile_environments
+from support.hostile_envs import fastest_step_ms, hostile_environments
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +47,6 @@ def test_a_long_answer_is_refused_with_a_message(environments):
     assert info["outcome"] == 0.0 and "at most 5000" in info["answer_error"]
 
 
-def _fastest_step_ms(env, action: str, repeats: int = 3) -> float:
-    best = float("inf")
-    for seed in range(repeats):
-        env.reset(seed=seed)
-        start = time.perf_counter()
-        env.step(action)
-        best = min(best, (time.perf_counter() - start) * 1e3)
-    return best
-
-
 @pytest.mark.slow
 def test_cost_grows_about_linearly(environments):
     """64k characters cost at most 25x the same shape at 8k (quadratic would be 64x), where the 64k step
@@ -65,8 +54,8 @@ def test_cost_grows_about_linearly(environments):
     superlinear = []
     for name, env in environments.items():
         for shape in shape_names():
-            small = _fastest_step_ms(env, SHAPES[shape](8_000))
-            large = _fastest_step_ms(env, SHAPES[shape](64_000))
+            small = fastest_step_ms(env, SHAPES[shape](8_000))
+            large = fastest_step_ms(env, SHAPES[shape](64_000))
             if large > 5.0 and large > 25 * small:
                 superlinear.append(f"{name} {shape}: {small:.1f} ms -> {large:.1f} ms")
     assert not superlinear, superlinear

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -14,7 +15,7 @@ from stillweb.envs.lookup import LookupEnv
 from support.paths import REQUIRE_EXTRAS
 from support.snapshots import snapshot_with_tasks
 
-__all__ = ["hostile_environments"]
+__all__ = ["hostile_environments", "fastest_step_ms"]
 
 WIKIQA_FORMATS = ("tongyi", "openai", "search_r1")
 APPS_FORMATS = ("tongyi", "openai")
@@ -49,3 +50,15 @@ def hostile_environments(snapshot: Path, work: Path) -> dict[str, gym.Env]:
     environments["Lookup-v0"] = LookupEnv(tasks=[
         {"question": "Who wrote it?", "answer": "Ann Lee", "passage": "It was written by Ann Lee."}])
     return environments
+
+
+def fastest_step_ms(env: gym.Env, action: str, repeats: int = 3) -> float:
+    """The fastest of ``repeats`` steps of ``action``, each from a fresh reset (ms): on a shared machine the
+    minimum is the cost, the rest is waiting for a core."""
+    best = float("inf")
+    for seed in range(repeats):
+        env.reset(seed=seed)
+        start = time.perf_counter()
+        env.step(action)
+        best = min(best, (time.perf_counter() - start) * 1e3)
+    return best

@@ -88,3 +88,37 @@ def row_corpus(folder: Path, rows: int = 400) -> list[Path]:
     parquet = folder / "b.parquet"
     pq.write_table(table, parquet, row_group_size=rows // 4)
     return [jsonl, parquet]
+
+
+def assert_pool_matches_in_process(env_id: str, kwargs: dict, other_agent, seeds: int = 4) -> None:
+    """Four episodes of ``env_id`` (the reference agent on even seeds, ``other_agent(seed)`` on odd ones) played
+    in-process, then replayed action for action on an :class:`~stillweb.envs.ray.EnvPool` of 2 actors: every
+    reset and step result must be the same canonical JSON."""
+    from stillweb.corpora.canonical import canonical_json
+    from stillweb.envs.ray import EnvPool
+
+    scripts, expected = [], []
+    for seed in range(seeds):
+        env = gym.make(env_id, **kwargs)
+        observation, info = env.reset(seed=seed)
+        episode = [canonical_json((observation, info))]
+        agent = ReferenceAgent(env.unwrapped.tasks.by_id(info["task_id"])) if seed % 2 == 0 else other_agent(seed)
+        actions, done = [], False
+        while not done:
+            actions.append(agent.act(observation))
+            result = env.step(actions[-1])
+            observation, done = result[0], result[2] or result[3]
+            episode.append(canonical_json(result))
+        scripts.append(actions)
+        expected.append(episode)
+    pool = EnvPool(env_id, seeds, envs_per_actor=2, env_kwargs=kwargs)
+    try:
+        got = [[canonical_json(result)] for result in pool.run([("reset", seed, None) for seed in range(seeds)])]
+        for turn in range(max(map(len, scripts))):
+            batch = [("step", actions[turn]) if turn < len(actions) else None for actions in scripts]
+            for index, result in enumerate(pool.run(batch)):
+                if result is not None:
+                    got[index].append(canonical_json(result))
+        assert got == expected
+    finally:
+        pool.close()

@@ -164,36 +164,11 @@ def test_sft_export_of_reference_episodes(tmp_path, shape):
 
 def test_ray_pool_gives_the_in_process_results(ray_runtime):
     pytest.importorskip("ray")
-    from stillweb.corpora.canonical import canonical_json
     from stillweb.envs.bfcl.agents import BfclTextAgent
-    from stillweb.envs.ray import EnvPool
+    from support.ray_env import assert_pool_matches_in_process
 
-    kwargs = {"category": "multi_turn_base", "tasks": TASKS}
-    scripts, expected = [], []
-    for seed in range(4):
-        env = gym.make("stillweb/BFCL-v0", **kwargs)
-        observation, info = env.reset(seed=seed)
-        episode = [canonical_json((observation, info))]
-        agent = ReferenceAgent(env.unwrapped.tasks.by_id(info["task_id"])) if seed % 2 == 0 else BfclTextAgent()
-        actions, done = [], False
-        while not done:
-            actions.append(agent.act(observation))
-            result = env.step(actions[-1])
-            observation, done = result[0], result[2] or result[3]
-            episode.append(canonical_json(result))
-        scripts.append(actions)
-        expected.append(episode)
-    pool = EnvPool("stillweb/BFCL-v0", 4, envs_per_actor=2, env_kwargs=kwargs)
-    try:
-        got = [[canonical_json(result)] for result in pool.run([("reset", seed, None) for seed in range(4)])]
-        for turn in range(max(map(len, scripts))):
-            batch = [("step", actions[turn]) if turn < len(actions) else None for actions in scripts]
-            for index, result in enumerate(pool.run(batch)):
-                if result is not None:
-                    got[index].append(canonical_json(result))
-        assert got == expected
-    finally:
-        pool.close()
+    assert_pool_matches_in_process("stillweb/BFCL-v0", {"category": "multi_turn_base", "tasks": TASKS},
+                                   lambda seed: BfclTextAgent())
 
 
 def test_viewer_shows_calls_results_and_state_diff_per_step(tmp_path, small_snapshot):
