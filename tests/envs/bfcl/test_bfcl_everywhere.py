@@ -278,3 +278,14 @@ def test_two_processes_write_identical_exports_and_profiles(tmp_path):
         trees.append({path.relative_to(out).as_posix(): path.read_bytes() for path in sorted(out.rglob("*"))
                       if path.is_file()})
     assert trees[0] == trees[1] and len(trees[0]) >= 2 + 2 * len(verl)
+
+
+def test_cli_card_and_export(tmp_path, capsys):
+    from stillweb.cli.main import main
+
+    assert main(["bfcl", "card", "--category", "multi_turn_miss_func"]) == 0
+    printed = capsys.readouterr().out
+    assert "multi_turn_miss_func: 200 tasks, default split 199, left out 1" in printed
+    assert "multi_turn_miss_func_49: its ground truth calls tail at turn 1" in printed
+    assert main(["bfcl", "export", str(tmp_path), "--category", "multi_turn_base", "--tasks", "multi_turn_base_0"]) == 0
+    assert (tmp_path / "multi_turn_base.parquet").is_file() and (tmp_path / "dataset").is_dir()
