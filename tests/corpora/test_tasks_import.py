@@ -175,3 +175,32 @@ def test_two_processes_write_identical_task_set_bytes(snapshot, shared_data, tmp
         assert result.returncode == 0, result.stderr
         outputs.append({p.name: p.read_bytes() for p in sorted((copy / "tasks" / "both").iterdir())})
     assert outputs[0] == outputs[1] and set(outputs[0]) == {"card.md", "train.parquet", "dev.parquet", "test.parquet"}
+
+
+def test_hash_split_keeps_each_answer_in_one_split(snapshot, tmp_path):
+    rows = [{"id": f"r{i}", "question": f"question {i}?", "golden_answers": [f"Answer {i % 40}", f"alias {i % 7}"]}
+            for i in range(300)]
+    import_tasks(snapshot, [write_jsonl(tmp_path / "unsplit.jsonl", rows[:150])], "hashed", QUIET)
+    splits_of = {}
+    for task in _all(snapshot, "hashed"):
+        for gold in task.golds:
+            splits_of.setdefault(gold, set()).add(task.split)
+    assert all(len(splits) == 1 for splits in splits_of.values())
+    few = [{"id": f"f{i}", "question": f"q{i}?", "golden_answers": [f"Only {i}"]} for i in range(60)]
+    import_tasks(snapshot, [write_jsonl(tmp_path / "few.jsonl", few)], "few", QUIET)
+    assert {task.split for task in _all(snapshot, "few")} == set(SPLITS)  # distinct answers spread by hash
+
+
+@pytest.mark.shared_data
+def test_titles_resolve_through_redirects(wiki_snapshot, tmp_path):
+    import shutil
+
+    from stillweb.corpora.snapshot import Snapshot
+
+    wiki_snapshot = shutil.copytree(wiki_snapshot, tmp_path / "wiki")  # the session's snapshot stays without task sets
+    snap = Snapshot.open(wiki_snapshot)
+    alias, doc = sorted(snap.redirects.items())[0]
+    row = {"id": "k1", "input": "what is it", "output": [{"answer": "it", "provenance": [{"title": alias}]}]}
+    import_tasks(wiki_snapshot, [write_jsonl(tmp_path / "kilt.jsonl", [row])], "redirected", QUIET)
+    [task] = _all(wiki_snapshot, "redirected")
+    assert task.evidence_docs == (doc,) and task.solvability.evidence_present

@@ -20,6 +20,7 @@ from stillweb.corpora.tasks.import_check import ImportCheck
 __all__ = ["MappedTask", "check_tasks"]
 
 _QUERY_BATCH = 4096
+_TEXT_CACHE = 100_000
 
 
 @dataclass(frozen=True)
@@ -38,23 +39,29 @@ def check_tasks(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, retriev
                 workers: int | None = None, progress: bool = False) -> list[ImportCheck]:
     """One report per task, in order (``retrieval=False`` skips the BM25 check: ``k`` 0)."""
     hits = _retrieval_hits(snapshot, tasks, k, workers, progress) if retrieval else None
+    normalized: dict[int, str] = {}  # doc id -> its normalized text (evidence pages recur across questions)
     reports = []
     for index, task in enumerate(tasks):
         question_hit, sub_hits = hits[index] if hits is not None else (None, ())
         reports.append(ImportCheck(
             evidence_items=task.evidence_items, evidence_mapped=task.evidence_items - len(task.unmapped),
             unmapped=task.unmapped, k=k if hits is not None else 0, question_hit=question_hit,
-            sub_question_hits=sub_hits, answer_in_evidence=_answer_in_evidence(snapshot, task)))
+            sub_question_hits=sub_hits, answer_in_evidence=_answer_in_evidence(snapshot, task, normalized)))
     return reports
 
 
-def _answer_in_evidence(snapshot: Snapshot, task: MappedTask) -> bool | None:
+def _answer_in_evidence(snapshot: Snapshot, task: MappedTask, normalized: dict[int, str]) -> bool | None:
     if not task.evidence_docs or not task.golds:
         return None
-    golds = [gold for gold in (qa_normalize(g) for g in task.golds) if gold]
-    pages = dict.fromkeys(passage for doc in task.evidence_docs for passage in snapshot.passages_of(doc))
-    texts = (qa_normalize(snapshot.text_of(doc)) for doc in pages)
-    return any(f" {gold} " in f" {text} " for text in texts for gold in golds)
+    golds = [f" {gold} " for gold in (qa_normalize(g) for g in task.golds) if gold]
+    for doc in dict.fromkeys(passage for doc in task.evidence_docs for passage in snapshot.passages_of(doc)):
+        if doc not in normalized:
+            if len(normalized) >= _TEXT_CACHE:
+                normalized.clear()
+            normalized[doc] = f" {qa_normalize(snapshot.text_of(doc))} "
+        if any(gold in normalized[doc] for gold in golds):
+            return True
+    return False
 
 
 def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, workers: int | None,
@@ -69,7 +76,7 @@ def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, wor
                 owners.append(index)
     found: list[list[bool]] = [[] for _ in tasks]
     gold_titles = [frozenset(snapshot.title_of(doc) for doc in task.evidence_docs) for task in tasks]
-    bar = progress_bar(total=len(queries), desc="retrieval check", unit="q", enabled=progress)
+    bar = progress_bar(total=len(queries), desc="retrieval check", unit="question", enabled=progress)
     try:
         for start in range(0, len(queries), _QUERY_BATCH):
             batch = queries[start:start + _QUERY_BATCH]

@@ -23,14 +23,14 @@ _HOTPOT_KEYS = ("_id", "question", "answer", "supporting_facts", "context")
 
 
 def _parse(record: Mapping[str, Any], fields: FieldNames) -> SourceRow:
-    paragraphs = {str(title): list(sentences) for title, sentences in record.get("context") or ()}
+    paragraphs = {title: sentences for title, sentences in record.get("context") or ()}
     triples = [tuple(str(part) for part in triple) for triple in record.get("evidences") or ()]
     facts = record.get("supporting_facts")
     if facts is None:
         raise RowError("no 'supporting_facts'", "supporting_facts")
     evidence = []
     for title, index in facts:
-        title, sentences = str(title), paragraphs.get(str(title), [])
+        title, sentences = str(title), paragraphs.get(title) or ()
         sentence = str(sentences[index]).strip() if isinstance(index, int) and 0 <= index < len(sentences) else ""
         triple = next((t for t in triples if t[0] == title), None)
         subject, relation, value = triple if triple else (title, "supporting_fact", sentence)

@@ -102,7 +102,7 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
     snapshot = Snapshot.open(snapshot_path)
     mapper = EvidenceMapper(snapshot)
     records, mapped, formats, seen = [], [], {}, {}
-    bar = progress_bar(total=None, desc="importing", unit="q", enabled=options.progress)
+    bar = progress_bar(total=None, desc="importing", unit="question", enabled=options.progress)
     try:
         for path in (Path(item) for item in files):
             if not path.is_file():
