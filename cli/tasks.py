@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--count", type=int, required=True, help="number of tasks")
     generate.add_argument("--seed", type=int, default=0, help="generation seed: the same seed writes the same bytes (default 0)")
     generate.add_argument("--min-hops", type=int, default=2, help="fewest hops (relations on the solving path) per task (default 2)")
-    generate.add_argument("--max-hops", type=int, default=4, help="most hops per task (default 4)")
+    generate.add_argument("--max-hops", type=int, default=5, help="most hops per task (default 5)")
     generate.add_argument("--level", type=int, choices=(1, 2, 3), default=None, help="only tasks of this level")
     generate.add_argument("--workers", type=int, default=1, help="worker processes (with --ray: actors, default the cluster's CPUs)")
     generate.add_argument("--ray", action="store_true",

@@ -37,6 +37,7 @@ from stillweb.corpora.tasks.minimal import drop_redundant_branches
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
+from stillweb.corpora.tasks.types import entity_classes, fits, node_classes, restates_class, role_classes
 from stillweb.corpora.tasks.record import Obfuscation
 
 __all__ = ["ComposeParams", "Composition", "compose_query", "query_level"]
@@ -51,7 +52,7 @@ class ComposeParams:
     """Knobs of composition (all choices inside are keyed-random)."""
 
     min_hops: int = 2
-    max_hops: int = 4
+    max_hops: int = 5
     level: int | None = None  # force WebSailor level 1, 2 or 3
     max_constraints: int = 10
     constants_per_variable: float = 1.2  # enrichment of deep or non-linear queries (0: none) ...
@@ -182,8 +183,8 @@ class _Builder:
     def _walk(self, start: Node, length: int) -> list[Node] | None:
         for _ in range(_WALK_TRIES):
             chain, ok = [start], True
-            for _ in range(length):
-                nxt = self._extend(chain[-1])
+            for step in range(length):
+                nxt = self._extend(chain[-1], last=step == length - 1)
                 if nxt is None:
                     ok = False
                     break
@@ -209,8 +210,13 @@ class _Builder:
             self._add_constant(branch[-1], allow_describe=False)
         return True
 
-    def _extend(self, node: Node) -> Node | None:
-        fact = self._pick(self.graph.edges_of(node.entity), lambda f: self._other(f, node.entity) not in self.used_entities)
+    def _extend(self, node: Node, last: bool = False) -> Node | None:
+        """A new variable joined to ``node`` by a typed edge; the ``last`` of a chain must reach an
+        entity with another fact, which can hold its constant."""
+        graph = self.graph
+        fact = self._pick(graph.edges_of(node.entity),
+                          lambda f: (o := self._other(f, node.entity)) not in self.used_entities and self._typed(node, f)
+                          and (not last or len(graph.edges_of(o)) + len(graph.literals_of(o)) > 1))
         if fact is None:
             return None
         return self._new_node(self._other(fact, node.entity), parent=node, fact=fact)
@@ -246,7 +252,8 @@ class _Builder:
         taken = {c.relation for c in node.constants}
         options = self.graph.literals_of(node.entity) + self.graph.edges_of(node.entity)
         fact = self._pick(options, lambda f: f.relation not in taken and self._constant_ok(f, node.entity)
-                          and (not forward_only or f.subject == node.entity))
+                          and (not forward_only or f.subject == node.entity) and self._typed(node, f)
+                          and not restates_class(self.graph, self.query, node, f))
         if fact is None:
             return False
         if fact.is_edge:
@@ -281,7 +288,17 @@ class _Builder:
         without a page of their own ("Psychiatry" as a disease's specialty), which no entity
         question can ask for."""
         graph = self.graph
-        return lambda f: f.subject == holder and (not f.is_edge or not graph.is_page(f.object))
+        return lambda f: (f.subject == holder and (not f.is_edge or not graph.is_page(f.object))
+                          and self._typed(self.query.root, f))
+
+    def _typed(self, node: Node, fact: Fact) -> bool:
+        """The fact's relation fits the node's classes so far, and its other end's class
+        (types.py: no "city that granted citizenship to X")."""
+        as_subject = fact.subject == node.entity
+        if fits(node_classes(self.graph, self.query, node), role_classes(fact.relation, as_subject)) == frozenset():
+            return False
+        other = self._other(fact, node.entity)
+        return not fact.is_edge or fits(entity_classes(self.graph, other), role_classes(fact.relation, not as_subject)) != frozenset()
 
     def _literal_condition(self, fact: Fact) -> Condition:
         if self.obfuscate and self.rng.chance(0.8):
@@ -326,7 +343,9 @@ class _Builder:
         node, i = self.rng.choice(spots)
         const = node.constants[i]
         alternatives = self.graph.objects_of(const.relation, self.rng.choice(self.graph.entities)) if const.node_is_subject else []
-        alternatives = [a for a in alternatives if a not in const.condition.entities and a not in self.used_entities]
+        required = role_classes(const.relation, False)
+        alternatives = [a for a in alternatives if a not in const.condition.entities and a not in self.used_entities
+                        and fits(entity_classes(self.graph, a), required) != frozenset()]
         if not alternatives:
             return proof
         extra = self.rng.choice(alternatives)

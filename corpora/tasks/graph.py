@@ -100,6 +100,8 @@ class FactGraph:
         self._numbers = {rel: _sorted_arrays(pairs) for rel, pairs in numbers.items()}
         self.entities: list[int] = sorted(e for e, edges in self._edges_of.items() if edges and e < NAMED_BASE)
         self._stated: dict[int, int | None] = {}
+        self._roles: dict[tuple[str, bool], set[int]] | None = None
+        self._shares: dict[tuple[str, bool, str, str], float] = {}
         self._texts: dict[int, str] = {}
 
     def _name_facts(self) -> None:
@@ -143,6 +145,25 @@ class FactGraph:
     def template_of(self, entity: int) -> str:
         """The infobox template of an entity's first fact ('' if none)."""
         return self._template_of.get(entity, "")
+
+    def value_share(self, edge_relation: str, as_subject: bool, relation: str, key: str) -> float:
+        """The share of the entities at one end of ``edge_relation`` (its subjects, or its objects)
+        whose ``relation`` text value normalizes to ``key``: near 1 when the value only restates
+        what the edge already says (the performers of albums who work as musicians)."""
+        cache_key = (edge_relation, as_subject, relation, key)
+        if cache_key not in self._shares:
+            if self._roles is None:
+                roles: defaultdict[tuple[str, bool], set[int]] = defaultdict(set)
+                for rel, subject in self._out:
+                    roles[rel, True].add(subject)
+                for rel, obj in self._in:
+                    roles[rel, False].add(obj)
+                self._roles = dict(roles)
+            pool = self._roles.get((edge_relation, as_subject), set())
+            matches = self.subjects_with_text(relation, key)
+            small, large = (pool, matches) if len(pool) <= len(matches) else (matches, pool)
+            self._shares[cache_key] = sum(1 for e in small if e in large) / len(pool) if pool else 0.0
+        return self._shares[cache_key]
 
     # --- literal conditions ------------------------------------------------
     def subjects_with_text(self, relation: str, key: str) -> set[int]:

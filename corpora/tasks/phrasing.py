@@ -1,15 +1,19 @@
 """Words for relations and values: the phrasing data (``corpora/tasks/phrasing.toml``) and value forms.
 
-:func:`relation_phrase` says a relation from either end ("directed by X" on the
-film, "who directed X" on the person); :func:`value_text` writes a literal
+:func:`relation_phrase` says a relation from either end with a finite verb ("was
+directed by X" on the film, said after "that"; "who directed X" on the person, a
+whole relative clause; :func:`is_clause` tells the two apart), per the subject's
+class where the data says so ("was published in X" for a book's country); :func:`value_text` writes a literal
 constant as a person would (``on March 4, 1992``, ``in 1850``, ``2,392,976``,
 ``drama`` in lower case); :func:`entity_label` is a title without its
 disambiguator (``Springfield (Illinois)`` -> ``Springfield``).
 
 >>> relation_phrase("director", True, "Jane Roe", person=False)
-'directed by Jane Roe'
+'was directed by Jane Roe'
 >>> relation_phrase("director", False, "a film", person=True)
 'who directed a film'
+>>> relation_phrase("country", True, "Ruritania", person=False, subject_class="book")
+'was published in Ruritania'
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from pathlib import Path
 from stillweb.corpora.wikitext.dates import MONTH_NAMES
 from stillweb.corpora.wikitext.ontology import THING, ontology, relation_type, relation_types
 
-__all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "value_text", "entity_label",
-           "with_article", "merge_dated", "known_relations", "date_words", "natural_case"]
+__all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "relation_range", "is_clause",
+           "words_after_value",
+           "value_text", "entity_label", "with_article", "merge_dated", "known_relations", "date_words", "natural_case"]
 
 PHRASING_PATH = Path(__file__).resolve().parent / "phrasing.toml"
 
@@ -40,6 +45,8 @@ class RelationWords:
     ask: str = ""
     attribute: str = ""
     lower: bool = False
+    by_class: tuple[tuple[str, str], ...] = ()  # (subject class, forward phrase) replacing ``forward``
+    range: frozenset[str] | None = None  # the classes the object may have (None: any)
 
 
 @cache
@@ -48,7 +55,9 @@ def _table() -> dict[str, RelationWords]:
         data = tomllib.load(handle)["relations"]
     return {
         relation: RelationWords(relation, spec["f"], spec.get("b", ""), spec.get("noun", ""), spec.get("ask", ""),
-                                spec.get("attr", relation.replace("_", " ")), bool(spec.get("lower", False)))
+                                spec.get("attr", relation.replace("_", " ")), bool(spec.get("lower", False)),
+                                tuple(sorted(spec.get("fc", {}).items())),
+                                frozenset(spec["range"]) if "range" in spec else None)
         for relation, spec in data.items()
     }
 
@@ -66,19 +75,48 @@ def relation_words(relation: str) -> RelationWords:
                          attribute=words)
 
 
+def relation_range(relation: str) -> frozenset[str] | None:
+    """The classes the object of ``relation`` may have (None: any); see :mod:`stillweb.corpora.tasks.types`."""
+    return relation_words(relation).range
+
+
 def known_relations() -> frozenset[str]:
     """The relations questions can say: those of the phrasing data and every typed relation (by its label)."""
     return frozenset(_table()) | frozenset(relation_types())
 
 
-def relation_phrase(relation: str, node_is_subject: bool, value: str, person: bool) -> str:
+def relation_phrase(relation: str, node_is_subject: bool, value: str, person: bool, subject_class: str = "") -> str:
     """The phrase saying ``relation`` on a node: forward when the node is the subject, else backward.
 
-    ``value`` is the other end, already in words; ``person`` picks "who" over "that".
+    ``value`` is the other end, already in words; ``person`` picks "who" over "that";
+    ``subject_class`` (the node's class, forward only) picks a per-class phrase. A forward
+    phrase is a verb phrase to say after "who"/"that", or a whole relative clause
+    (:func:`is_clause`); a backward phrase is always a whole relative clause.
     """
     words = relation_words(relation)
-    template = words.forward if node_is_subject else (words.backward or f"{{who}} is the {words.attribute} of {{x}}")
-    return template.format(x=value, a_x=with_article(value), who="who" if person else "that")
+    if node_is_subject:
+        template = dict(words.by_class).get(subject_class, words.forward)
+    else:
+        template = words.backward or f"{{who}} is the {words.attribute} of {{x}}"
+    a_x = value if value.startswith(("a ", "an ", "that ", "the ")) else with_article(value)
+    return template.format(x=value, a_x=a_x, who="who" if person else "that")
+
+
+def words_after_value(relation: str, node_is_subject: bool, subject_class: str = "") -> bool:
+    """True when the phrase goes on after its value ("where {x} was born"): a described value
+    then needs delimiting."""
+    words = relation_words(relation)
+    if node_is_subject:
+        template = dict(words.by_class).get(subject_class, words.forward)
+    else:
+        template = words.backward or "{x}"
+    return not template.rstrip().endswith(("{x}", "{a_x}"))
+
+
+def is_clause(phrase: str) -> bool:
+    """True for a whole relative clause ("whose capital is X", "where X was born", "who wrote X"),
+    False for a verb phrase that needs "who"/"that" before it ("was born in X")."""
+    return phrase.startswith(_CLAUSE_STARTS)
 
 
 def with_article(phrase: str) -> str:
@@ -90,7 +128,7 @@ def with_article(phrase: str) -> str:
 
 def merge_dated(phrases: list[str]) -> list[str]:
     """Join a dated phrase to an undated one with the same verb:
-    "born in Lunor" + "born in the 1880s" -> "born in Lunor in the 1880s"."""
+    "was born in Lunor" + "was born in the 1880s" -> "was born in Lunor in the 1880s"."""
     merged = list(phrases)
     for dated in [p for p in phrases if _DATED_RE.match(p)]:
         verb = _DATED_RE.match(dated)[1]
@@ -138,6 +176,7 @@ def date_words(iso: str) -> str:
     return f"{MONTH_NAMES[month - 1]} {day}, {year}" if 1 <= month <= 12 else iso
 
 
-_DATED_RE = re.compile(r"((?:who )?(?:born|died|founded|released|published))(?= (?:on |in the |in \d))")
+_CLAUSE_STARTS = ("whose ", "where ", "in which ", "who ", "that ")
+_DATED_RE = re.compile(r"((?:was )?(?:born|founded|released|published)|died)(?= (?:on |in the |in \d))")
 _QUALIFIER_RE = re.compile(r"\s+\([^()]*\)$")
 _ISO_RE = re.compile(r"(-?\d{4})-(\d{2})-(\d{2})")

@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from stillweb.corpora.tasks.patterns import PATTERNS, question_patterns
 from stillweb.corpora.tasks.phrasing import known_relations
 from stillweb.corpora.tasks.record import TaskRecord
 
@@ -86,6 +87,7 @@ def task_set_stats(tasks: Sequence[TaskRecord | Mapping]) -> dict:
         "malformed": malformed,
         "malformed_rate": round(malformed / total, 4) if total else 0.0,
         "malformed_reasons": dict(sorted(reasons.items())),
+        "patterns": {name: sum(1 for t in tasks if name in question_patterns(t["question"])) for name in PATTERNS},
     }
 
 
@@ -102,6 +104,8 @@ def format_task_stats(stats: dict) -> list[str]:
         "- answers given by n tasks (n: answers): "
         + (", ".join(f"{n}: {k}" for n, k in stats.get("tasks_per_answer", {}).items()) or "none"),
         f"- malformed: {stats['malformed']} of {stats['tasks']} ({100 * stats['malformed_rate']:.1f}%); reasons: {reasons}",
+        "- sentence patterns a person would not write (tasks): "
+        + ", ".join(f"{k}: {v}" for k, v in stats.get("patterns", {}).items()),
     ]
 
 

@@ -1,17 +1,22 @@
 """Rendering a query as a question a person would write.
 
-Each variable becomes a noun phrase named by its entity's class ("a film",
-"a philosopher"; from the infobox mapping, else from the relation that reaches
-it: the object of ``birth_place`` is "a place"), followed by its constants and
-children as short phrases from the phrasing data ("directed by a person born in
-the early 1950s"). Variables two edges or more below the root get sentences of
-their own ("Consider a university founded in 1852.") and are then named "that
-university", so no clause nests more than one level inside another. Literal
-answers are asked with the relation's own question ("When was the film ...
-released?"). Constants read naturally: dates humanised or turned into periods
-(SailorFog-style, by obfuscation), numbers with separators and their unit,
-common nouns in lower case, entity names without disambiguators. Clause order
-and the sentence frame are keyed-random.
+Each variable becomes a noun phrase named by its type (:func:`~stillweb.corpora.tasks.types.variable_noun`:
+"a film", "a politician", "a country" for a value its relations agree is one) and
+described by relative clauses with finite verbs, read from the phrasing data: one
+"who"/"that" before the verb phrases ("a person who was born in Lunor in the 1880s
+and died in Ka"), then the whole clauses ("whose capital is X", "where X was
+born"). Variables two edges or more below the root whose noun no other variable
+shares get sentences of their own ("There is a university that was founded in
+1852.") and are then named "that university"; a variable whose noun is shared is
+described where it stands, so "that person" never points at one of two people.
+The question itself always has a finite verb: "Which film was directed by ...?",
+"What is the name of the city where ...?", "Name the award that ...", and for
+literal answers "What is the population of the country that ...?" or the
+relation's own question ("When was this person born?") after a sentence telling
+the subject. Constants read naturally: dates humanised or turned into periods
+(SailorFog-style, by obfuscation), numbers with separators and their unit, common
+nouns in lower case, entity names without disambiguators. Clause order and the
+sentence frame are keyed-random.
 """
 
 from __future__ import annotations
@@ -20,35 +25,22 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrasing import (
     entity_label,
+    is_clause,
     merge_dated,
     relation_phrase,
     relation_words,
     value_text,
     with_article,
+    words_after_value,
 )
 from stillweb.corpora.tasks.query import Constant, Node, Query
-from stillweb.corpora.wikitext.mapping import infobox_mapping
+from stillweb.corpora.tasks.types import entity_classes, is_person, variable_noun
 
-__all__ = ["render_question", "noun_of", "is_person"]
+__all__ = ["render_question"]
 
-_FALLBACK_NOUN = "entity"
-_ENTITY_FRAMES = ("Which {n} {c}?", "Name the {n} {c}.", "What {n} {c}?")
-_INTRO_FRAMES = ("Consider {p}.", "There is {p}.", "Take {p}.")
-_SUBJECT_FRAMES = ("Consider the {n} {c}.", "Think of the {n} {c}.", "Take the {n} {c}.")
-
-
-def noun_of(graph: FactGraph, entity: int, incoming: str = "") -> str:
-    """The class noun of an entity: its infobox template's noun, else the noun the relation
-    ``incoming`` gives its objects, else "entity"."""
-    noun = infobox_mapping().noun(graph.template_of(entity))
-    if not noun and incoming:
-        noun = relation_words(incoming).noun
-    return noun or _FALLBACK_NOUN
-
-
-def is_person(graph: FactGraph, entity: int, noun: str) -> bool:
-    """True when the entity is a person (for "who" rather than "that")."""
-    return infobox_mapping().class_of(graph.template_of(entity)) == "person" or noun == "person"
+_NAME_FRAMES = ("What is the name of the {n} {d}?", "Name the {n} {d}.", "Identify the {n} {d}.")
+_INTRO_FRAMES = ("There is {p}.", "Consider {p}.", "Take {p}.")
+_SUBJECT_FRAMES = ("Consider the {n} {d}.", "There is {a_n} {d}.", "Think of the {n} {d}.")
 
 
 def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
@@ -56,68 +48,89 @@ def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     text = _Text(query, graph, rng)
     root = query.root
     noun = text.nouns[root.name]
-    clauses = text.clauses(root)
-    if query.literal_answer:  # the subject told first, then asked about (WebShaper: "... this match?")
-        words = relation_words(query.answer_relation)
-        told = rng.choice(_SUBJECT_FRAMES).format(n=noun, c=clauses)
-        this = f"this {noun}"
-        ask = words.ask.format(np=this) if words.ask and rng.chance(0.7) else f"What is the {words.attribute} of {this}?"
-        question = f"{told} {ask}"
+    verbs, clauses = text.parts(root)
+    if query.literal_answer:
+        question = _ask_value(query, noun, text.describe(root, verbs, clauses), rng)
+    elif verbs and not clauses and rng.chance(0.4):
+        question = f"Which {noun} {_join(verbs)}?"
     else:
-        question = rng.choice(_ENTITY_FRAMES).format(n=noun, c=clauses).replace(" ?", "?").replace(" .", ".")
-    return " ".join([*text.intros, question])
+        question = rng.choice(_NAME_FRAMES).format(n=noun, d=text.describe(root, verbs, clauses))
+    return _tidy(" ".join([*text.intros, question]))
+
+
+def _tidy(text: str) -> str:
+    """No comma or space after a closing dash; none before a question mark or a full stop."""
+    for before, after in (("\u2014, and ", "\u2014and "), ("\u2014 and ", "\u2014and "), ("\u2014, ", "\u2014"),
+                          ("\u2014?", "?"), ("\u2014.", "."), ("\u2014 ", "\u2014"), (" ?", "?"), (" .", ".")):
+        text = text.replace(before, after)
+    return text
+
+
+def _ask_value(query: Query, noun: str, described: str, rng: KeyedRng) -> str:
+    """A literal answer: asked in one sentence, or the subject told first and then asked about."""
+    words = relation_words(query.answer_relation)
+    if rng.chance(0.4):
+        return f"What is the {words.attribute} of the {noun} {described}?"
+    told = rng.choice(_SUBJECT_FRAMES).format(n=noun, a_n=with_article(noun), d=described)
+    ask = words.ask if words.ask and rng.chance(0.7) else f"What is the {words.attribute} of {{np}}?"
+    return f"{told} {ask.format(np=f'this {noun}')}"
+
+
+def _join(parts: list[str]) -> str:
+    if len(parts) <= 2:
+        return " and ".join(parts)
+    return ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
 class _Text:
-    """Noun phrases of one question, with deep variables told in sentences of their own.
-
-    A variable two or more edges below the root (the deepest one of each noun,
-    so "that university" is never ambiguous) is introduced first and then named
-    "that university" where its parent mentions it.
-    """
+    """Noun phrases of one question, with deep variables told in sentences of their own."""
 
     def __init__(self, query: Query, graph: FactGraph, rng: KeyedRng) -> None:
         self.query, self.graph, self.rng = query, graph, rng
-        self.nouns = {n.name: noun_of(graph, n.entity, self._incoming(n)) for n in query.nodes}
-        self.people = {n.name: is_person(graph, n.entity, self.nouns[n.name]) for n in query.nodes}
-        deep = sorted((n for n in query.nodes if n.depth >= 2), key=lambda n: (-n.depth, query.nodes.index(n)))
-        first_of_noun = {self.nouns[n.name]: n.name for n in reversed(deep)}  # the deepest node per noun
-        self.told_apart = set(first_of_noun.values())
+        self.nouns = {n.name: variable_noun(graph, query, n) for n in query.nodes}
+        self.people = {n.name: is_person(graph, query, n) for n in query.nodes}
+        nouns = list(self.nouns.values())
+        self.told_apart = {n.name for n in query.nodes if n.parent is not None and nouns.count(self.nouns[n.name]) == 1
+                           and (n.depth >= 2 or len(n.children) + len(n.constants) >= 3)}
         self.intros: list[str] = []  # sentences introducing deep variables, deepest first
 
-    def _incoming(self, node: Node) -> str:
-        """A relation of which the node is the object (to name it when its page has no class)."""
-        if node.parent is not None and node.parent_is_subject:
-            return node.relation
-        for child_name in node.children:
-            child = self.query.node(child_name)
-            if not child.parent_is_subject:
-                return child.relation
-        return ""
-
-    def noun_phrase(self, node: Node) -> str:
+    def noun_phrase(self, node: Node, enclosed: bool) -> str:
+        """"a university that ..." (between dashes when more of its parent's words follow), or
+        "that university" after a sentence of its own."""
         noun = self.nouns[node.name]
-        phrase = f"{with_article(noun)} {self.clauses(node)}".strip()
-        if node.name not in self.told_apart:
-            return phrase
-        self.intros.append(self.rng.choice(_INTRO_FRAMES).format(p=phrase))
-        return f"that {noun}"
+        verbs, clauses = self.parts(node)
+        described = self.describe(node, verbs, clauses)
+        if node.name in self.told_apart:
+            self.intros.append(self.rng.choice(_INTRO_FRAMES).format(p=f"{with_article(noun)} {described}".strip()))
+            return f"that {noun}"
+        if enclosed and described:
+            return f"{with_article(noun)}\u2014{described}\u2014"
+        return f"{with_article(noun)} {described}".strip()
 
-    def clauses(self, node: Node) -> str:
-        # constants first, then the (possibly nested) child phrases, so no constant
-        # trails a nested phrase and reads as if it belonged to it
+    def describe(self, node: Node, verbs: list[str], clauses: list[str]) -> str:
+        """The relative clauses of a node: "who" + its verb phrases, then its whole clauses."""
+        who = "who" if self.people[node.name] else "that"
+        pieces = ([f"{who} {_join(verbs)}"] if verbs else []) + clauses
+        return " and ".join(pieces)
+
+    def parts(self, node: Node) -> tuple[list[str], list[str]]:
+        """The node's verb phrases and whole relative clauses: constants first, then children (the
+        last of them undelimited, the others between dashes), so no phrase reads as if it belonged
+        to a nested one."""
         person = self.people[node.name]
-        noun = self.nouns[node.name]
-        constants = [relation_phrase(c.relation, c.node_is_subject, text, person)
-                     for c in node.constants if (text := self._constant_text(c)) != noun]  # no "a writer working as a writer"
-        children = []
-        for child_name in node.children:
-            child = self.query.node(child_name)
-            children.append(relation_phrase(child.relation, child.parent_is_subject, self.noun_phrase(child), person))
-        parts = merge_dated(self.rng.shuffled(constants)) + self.rng.shuffled(children)
-        if len(parts) <= 2:
-            return " and ".join(parts)
-        return ", ".join(parts[:-1]) + ", and " + parts[-1]
+        own = entity_classes(self.graph, node.entity)
+        kind = next(iter(own)) if own else ""
+        constants = merge_dated(self.rng.shuffled(
+            [relation_phrase(c.relation, c.node_is_subject, self._constant_text(c), person, kind) for c in node.constants]))
+        children = [self.query.node(name) for name in self.rng.shuffled(list(node.children))]
+        shapes = [is_clause(relation_phrase(c.relation, c.parent_is_subject, "X", person, kind)) for c in children]
+        order = [c for c, clause in zip(children, shapes) if not clause] + [c for c, clause in zip(children, shapes) if clause]
+        last = order[-1] if order and (any(shapes) or not any(is_clause(p) for p in constants)) else None
+        phrases = {c.name: relation_phrase(c.relation, c.parent_is_subject, self.noun_phrase(
+            c, c is not last or words_after_value(c.relation, c.parent_is_subject, kind)), person, kind) for c in order}
+        verbs = [p for p in constants if not is_clause(p)] + [phrases[c.name] for c, cl in zip(children, shapes) if not cl]
+        clauses = [p for p in constants if is_clause(p)] + [phrases[c.name] for c, cl in zip(children, shapes) if cl]
+        return verbs, clauses
 
     def _constant_text(self, constant: Constant) -> str:
         condition = constant.condition

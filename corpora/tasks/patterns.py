@@ -1,0 +1,68 @@
+"""A counter of sentence patterns a person would not write (issue 35 item 4).
+
+- ``verbless_frame``: "Which/What <noun>" followed by anything but a finite verb
+  ("What person born in X and who died in Y?");
+- ``that_same_noun``: "that <noun>" while two variables go by that noun ("Take a
+  person ... Name the person who married that person");
+- ``restated_class``: "<noun> who worked as a <noun>".
+
+The nouns are every noun a question can use for a variable (the mapping's template
+nouns, the type nouns, the relations' object nouns); the finite verbs are the first
+words of the phrasing data's verb phrases, and the auxiliaries.
+
+>>> question_patterns("What person born in Lunor and who died in Ka?")
+['verbless_frame']
+>>> question_patterns("Which person was born in Lunor and died in Ka?")
+[]
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+
+from stillweb.corpora.tasks.phrasing import PHRASING_PATH, is_clause
+from stillweb.corpora.tasks.types import CLASS_NOUNS
+from stillweb.corpora.wikitext.mapping import MAPPING_PATH
+
+__all__ = ["PATTERNS", "question_patterns"]
+
+PATTERNS = ("verbless_frame", "that_same_noun", "restated_class")
+_AUXILIARIES = frozenset({"is", "was", "are", "were", "has", "had", "did", "does", "do"})
+
+
+def question_patterns(question: str) -> list[str]:
+    """The patterns of :data:`PATTERNS` found in ``question``, in that order."""
+    nouns, finite = _vocabulary()
+    found = set()
+    for match in nouns["frame"].finditer(question):
+        if match[2].lower() not in finite:
+            found.add("verbless_frame")
+    for match in nouns["that"].finditer(question):
+        mentions = re.findall(rf"\b(?:a|an|the|[Ww]hich|[Ww]hat|another) {re.escape(match[1])}\b", question)
+        if len(mentions) >= 2:
+            found.add("that_same_noun")
+    if nouns["restated"].search(question):
+        found.add("restated_class")
+    return [name for name in PATTERNS if name in found]
+
+
+@cache
+def _vocabulary() -> tuple[dict[str, re.Pattern], frozenset[str]]:
+    with open(PHRASING_PATH, "rb") as handle:
+        relations = tomllib.load(handle)["relations"]
+    with open(MAPPING_PATH, "rb") as handle:
+        classes = tomllib.load(handle)["classes"]
+    words = {spec["noun"] for spec in relations.values() if spec.get("noun")}
+    words |= {noun for spec in classes.values() for noun in spec["templates"].values()}
+    words |= set(CLASS_NOUNS.values()) | {"entity"}
+    alternation = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    phrases = [spec["f"] for spec in relations.values()] + [p for spec in relations.values() for p in spec.get("fc", {}).values()]
+    finite = frozenset(p.split()[0] for p in phrases if not is_clause(p)) | _AUXILIARIES
+    patterns = {
+        "frame": re.compile(rf"\b(?:Which|What) ({alternation}) (\w+)"),
+        "that": re.compile(rf"\bthat ({alternation})\b"),
+        "restated": re.compile(rf"\b({alternation}) (?:who|that) (?:[^.?]*? )?(?:worked|working) as an? \1\b"),
+    }
+    return patterns, finite
