@@ -28,7 +28,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.scoring.normalize import answers_match, best_f1
-from stillweb.envs.core.snapshot_cache import shared_snapshot
+from stillweb.corpora.shared import shared_snapshot
 from stillweb.envs.core.degenerate import ACTION_TOO_LONG
 from stillweb.envs.core.limits import EpisodeLimits
 from stillweb.envs.core.spaces import to_charset

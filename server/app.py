@@ -29,7 +29,7 @@ from fastapi import FastAPI
 import stillweb.envs  # noqa: F401 - registers the environments the sessions serve
 from stillweb.server.session_store import SessionStore
 from stillweb.server.sessions import add_session_routes, default_env_ids
-from stillweb.envs.core.snapshot_cache import shared_snapshot
+from stillweb.corpora.shared import shared_snapshot
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes
 from stillweb.server.plumbing import ServerSettings, create_base_app
 

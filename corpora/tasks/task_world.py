@@ -78,10 +78,11 @@ class SnapshotWorld:
 
 
 def open_world(snapshot_path: str | Path) -> SnapshotWorld:
-    """Open the snapshot at ``snapshot_path`` as a task world."""
-    from stillweb.corpora.snapshot import Snapshot
+    """The snapshot at ``snapshot_path`` as a task world (the process's one opened snapshot:
+    :func:`~stillweb.corpora.shared.shared_snapshot`, which the environments that verify tasks share)."""
+    from stillweb.corpora.shared import shared_snapshot
 
-    return SnapshotWorld(Snapshot.open(snapshot_path))
+    return SnapshotWorld(shared_snapshot(snapshot_path))
 
 
 _WORD = re.compile(r"\w+")

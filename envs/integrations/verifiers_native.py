@@ -25,7 +25,7 @@ import verifiers.v1 as vf
 
 from stillweb.envs.wikiqa.env import WikiQAEnv
 from stillweb.sandboxes import ToolCall, ToolRegistry
-from stillweb.envs.core.snapshot_cache import shared_snapshot
+from stillweb.corpora.shared import shared_snapshot
 
 __all__ = ["StillwebData", "StillwebEnv", "StillwebEnvConfig", "StillwebTask", "StillwebTaskset",
            "StillwebTasksetConfig", "StillwebToolset", "StillwebToolsetConfig"]

@@ -18,13 +18,13 @@ Every result's ``data["frozen"]`` says ``{"key", "source"}`` (``store``, ``live`
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.shared import shared_open
 from stillweb.sandboxes.frozen.replay import NOT_RECORDED, Replayer
 from stillweb.corpora.canonical import canonical_json
 from stillweb.sandboxes.frozen.store import FrozenStore, canonical_request, request_key
@@ -33,17 +33,9 @@ from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, pre
 
 __all__ = ["FrozenTool", "FrozenToolSpec", "mcp_request", "shared_store"]
 
-_OPENED: dict[Path, FrozenStore] = {}
-_LOCK = threading.Lock()
-
-
 def shared_store(path: str | Path) -> FrozenStore:
-    """The process-wide open :class:`FrozenStore` of ``path`` (one per resolved path)."""
-    key = Path(path).expanduser().resolve()
-    with _LOCK:
-        if key not in _OPENED:
-            _OPENED[key] = FrozenStore.open(key)
-        return _OPENED[key]
+    """The process-wide open :class:`FrozenStore` of ``path`` (one per resolved path: :func:`~stillweb.corpora.shared.shared_open`)."""
+    return shared_open(FrozenStore.open, path)
 
 
 def mcp_request(method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.envs.core.snapshot_cache import shared_snapshot
+from stillweb.corpora.shared import shared_snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.sandboxes.tools.search import SearchTool
 from stillweb.server.app import make_app

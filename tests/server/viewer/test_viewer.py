@@ -259,7 +259,7 @@ def test_bad_parameters_and_unknown_pages_get_a_page_the_api_keeps_json(viewed):
 
 def test_document_page_shows_the_source_id_when_the_snapshot_has_one(viewed, monkeypatch):
     client, snapshot, _, _ = viewed
-    from stillweb.envs.core.snapshot_cache import shared_snapshot
+    from stillweb.corpora.shared import shared_snapshot
 
     opened = shared_snapshot(snapshot)
     plain = opened.lookup(3)

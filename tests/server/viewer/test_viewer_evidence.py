@@ -254,7 +254,7 @@ def test_synthetic_documents_do_not_present_a_made_up_url_as_real(viewed, monkey
     client, snapshot, _, _ = viewed
     from dataclasses import replace
 
-    from stillweb.envs.core.snapshot_cache import shared_snapshot
+    from stillweb.corpora.shared import shared_snapshot
 
     opened = shared_snapshot(snapshot)
     assert opened.manifest["source"]["kind"] == "synthetic"
