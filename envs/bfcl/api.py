@@ -18,12 +18,15 @@ Ground-truth call strings (BFCL's ``possible_answer`` files, not policy text) ar
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
+import decimal
 import importlib
 import inspect
 import json
 import pickle
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from stillweb.corpora.errors import DataError
@@ -104,6 +107,21 @@ def _has_huge_int(value: Any) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def _process_precision() -> Iterator[None]:
+    """Keep a call's changes to process-wide precision inside it: MathAPI's ``square_root`` sets the
+    thread's ``decimal`` precision and ``logarithm`` mpmath's ``mp.dps``, which would otherwise carry
+    into later episodes (and any other ``decimal`` user) in the same process."""
+    mpmath = sys.modules.get("mpmath")
+    dps = mpmath.mp.dps if mpmath is not None else None
+    try:
+        with decimal.localcontext():
+            yield
+    finally:
+        if mpmath is not None:
+            mpmath.mp.dps = dps
+
+
 def named_arguments(class_name: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """``arguments`` of :func:`parse_call` with positional ``"#i"`` keys named by the method's signature."""
     if not any(key.startswith("#") for key in arguments):
@@ -145,10 +163,11 @@ class BfclWorld:
         """Run one whitelisted call (``name`` must be in :attr:`method_class`); its result text. The method
         may change ``arguments`` (as BFCL's executor, which makes fresh ones per call): pass a copy to keep them."""
         method = getattr(self.instances[self.method_class[name]], name)
-        try:
-            return result_text(method(**arguments))
-        except Exception as error:  # BFCL's executor: any failure is the call's result
-            return f"Error during execution: {error}"
+        with _process_precision():
+            try:
+                return result_text(method(**arguments))
+            except Exception as error:  # BFCL's executor: any failure is the call's result
+                return f"Error during execution: {error}"
 
     def state_bytes(self, class_name: str) -> bytes | None:
         """A cheap check of one instance's public attributes: equal bytes, equal state (``None`` when they do

@@ -206,3 +206,20 @@ def test_two_processes_give_identical_observations_rewards_and_states():
     assert runs[0] == runs[1] and len(runs[0]) > 10_000
     episodes = json.loads(runs[0])
     assert [episode[0][-1][1] for episode in episodes] == [1.0, 0.0] * 4
+
+
+def test_math_calls_leave_process_precision_alone():
+    """MathAPI's square_root sets decimal's precision and logarithm mpmath's, process-wide in BFCL's own
+    harness; here a call's precision stays inside it, so no later episode (or decimal user) sees it."""
+    import decimal
+
+    import mpmath
+
+    task_id = next(t.task_id for t in category_tasks("multi_turn_base") if "MathAPI" in t.extra["involved_classes"])
+    env = BfclEnv("multi_turn_base", tasks=[task_id])
+    env.reset(seed=0)
+    before = decimal.getcontext().prec, mpmath.mp.dps
+    for name, arguments in (("square_root", {"number": 2, "precision": 3}), ("logarithm", {"value": 20, "base": 10, "precision": 2})):
+        *_, info = env.step(write_call("tongyi", name, arguments))
+        assert info["tool_flags"] == [None]
+    assert (decimal.getcontext().prec, mpmath.mp.dps) == before
