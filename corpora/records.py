@@ -91,6 +91,7 @@ class ExtractedFact:
     number: float | None = None
     date: str | None = None
     template: str = ""
+    field: str = ""  # the infobox key the fact was read from (folded: "largest_city"); not stored in snapshots
 
 
 class Fact(NamedTuple):

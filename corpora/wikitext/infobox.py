@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 import mwparserfromhell
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mwparserfromhell.nodes import Node, Tag, Template, Wikilink
 from mwparserfromhell.wikicode import Wikicode
@@ -29,7 +29,16 @@ from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.mapping import FieldRule, infobox_mapping
 from stillweb.corpora.wikitext.plaintext import LIST_TEMPLATES, Renderer, positional
 from stillweb.corpora.wikitext.titles import is_infobox, normalize_title, template_name, unique
-from stillweb.corpora.wikitext.values import country_of, entity_problem, expects_country, is_cross_reference, strip_parentheticals
+from stillweb.corpora.wikitext.values import (
+    country_of,
+    entity_problem,
+    expects_country,
+    expects_settlement,
+    is_country,
+    is_cross_reference,
+    is_label,
+    strip_parentheticals,
+)
 
 __all__ = ["InfoboxFields", "about_other_subject", "MAX_VALUE_WORDS", "infobox_fields", "entity_facts", "read_number", "tidy_value"]
 
@@ -87,7 +96,7 @@ def infobox_fields(template: Template, page: Renderer) -> InfoboxFields:
             if rule.single and linked and not item_linked:
                 continue  # ''[[Kassaman]]''<br>{{small|We Pledge}}: an unlinked gloss of the linked value
             found, reason = _item_facts(rule, item, page, name)
-            facts.extend(found)
+            facts.extend(replace(fact, field=key) for fact in found)
             reasons.append(reason)
             linked = linked or (bool(found) and item_linked)
         result.facts.extend(facts)
@@ -200,9 +209,10 @@ def _item_facts(rule: FieldRule, item: list[Node], page: Renderer, template: str
     if len(parts) > 1 and any(len(p.split()) > 4 for p in parts):
         parts = [text]
     parts = [p for p in parts if _WORD_RE.search(p) and not _UNBALANCED_RE.search(p)]
-    kept = [p for p in parts if len(p.split()) <= MAX_VALUE_WORDS and not _PERCENT_RE.search(p)]
+    labels = [p for p in parts if is_label(p)]  # languages = [[Languages of Asia|List of languages]]
+    kept = [p for p in parts if len(p.split()) <= MAX_VALUE_WORDS and not _PERCENT_RE.search(p) and p not in labels]
     if not kept:
-        return [], "too_long" if parts else "empty"
+        return [], "label_as_value" if labels else "too_long" if parts else "empty"
     return [ExtractedFact(relation, part, "text", template=template) for part in kept], ""
 
 
@@ -230,6 +240,10 @@ def entity_facts(rule: FieldRule, wikitext: str, page: Renderer, template: str) 
         targets = [lead]
     if expects_country(relation):  # [[Americans|American]] -> United States
         targets = unique(country_of(target) or target for target in targets)
+    if expects_settlement(relation):  # a country where a city is expected is no reading of the field
+        targets = [t for t in targets if not is_country(t)] or [""]
+        if targets == [""]:
+            return [], "country_for_city"
     targets = targets[: 1 if rule.single else None]
     return [ExtractedFact(relation, t, "entity", object_title=t, template=template) for t in targets], ""
 

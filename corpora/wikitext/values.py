@@ -7,7 +7,8 @@ that is not one is converted when its meaning is clear (a demonym where a countr
 * ``label_as_value``: a word that names the field instead of filling it (``largest_city = capital``);
 * ``number_for_entity``: a number where a place or person is expected (a population under the city);
 * ``cross_reference``: ``See: [[Abraham Lincoln and religion]]`` points to a page, it is no value;
-* ``not_a_name``: unlinked text with digits or too many words to be a title.
+* ``not_a_name``: unlinked text with digits or too many words to be a title;
+* ``country_for_city``: a country where a city or settlement is expected (``capital = [[France]]``).
 
 Parentheticals of a value are asides (``[[Robert J. Bentley]] ([[Republican Party (United States)|R]])``)
 and never give the object: :func:`strip_parentheticals` removes them from the wikitext first,
@@ -26,10 +27,10 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-from stillweb.corpora.wikitext.ontology import relation_type
+from stillweb.corpora.wikitext.ontology import ontology, relation_type
 
 __all__ = ["COUNTRIES_PATH", "LABEL_VALUES", "strip_parentheticals", "country_of", "country_code",
-           "expects_country", "entity_problem", "is_cross_reference"]
+           "expects_country", "expects_settlement", "is_country", "is_label", "entity_problem", "is_cross_reference"]
 
 COUNTRIES_PATH = Path(__file__).resolve().parent.parent / "countries.toml"
 # Words that name a field or say "see elsewhere" rather than give a value (English Wikipedia habits).
@@ -41,7 +42,11 @@ LABEL_VALUES = frozenset({
 
 
 def strip_parentheticals(wikitext: str) -> str:
-    """The wikitext without ``( ... )`` asides; ``[[links (with parentheses)]]`` and ``{{templates}}`` stay whole."""
+    """The wikitext without ``( ... )`` asides; ``[[links (with parentheses)]]`` and ``{{templates}}`` stay whole.
+
+    A link with a trail (``[[constitution]]al``) is a word of the text, not an object: it is unlinked.
+    """
+    wikitext = _LINK_TRAIL_RE.sub(lambda m: (m[2] or m[1]) + m[3], wikitext)
     out: list[str] = []
     depth = 0
     for token in _TOKEN_RE.findall(wikitext):
@@ -75,9 +80,26 @@ def expects_country(relation: str) -> bool:
     return kind is not None and kind.is_entity and kind.range == "Country" or relation in _COUNTRY_RELATIONS
 
 
+def expects_settlement(relation: str) -> bool:
+    """True when the relation's range is a city or settlement (``capital``, ``largest_city``)."""
+    kind = relation_type(relation)
+    return kind is not None and kind.is_entity and ontology().is_a(kind.range, "Settlement")
+
+
+def is_country(title: str) -> bool:
+    """True for a country's own title (not a city-state, which is its own city too)."""
+    return country_of(title) == title and title not in _city_states()
+
+
 def is_cross_reference(text: str) -> bool:
     """True for ``See: ...`` / ``see below`` pointers."""
     return bool(_SEE_RE.match(text))
+
+
+def is_label(text: str) -> bool:
+    """True for a word that names a field or a list instead of filling it ("capital", "List of languages")."""
+    lowered = " ".join(text.lower().split())
+    return lowered in LABEL_VALUES or lowered.startswith(("list of ", "...", "…", "full list", "see also"))
 
 
 def entity_problem(relation: str, text: str, linked: bool) -> str | None:
@@ -88,8 +110,7 @@ def entity_problem(relation: str, text: str, linked: bool) -> str | None:
     lowered = text.strip().lower()
     if is_cross_reference(text):
         return "cross_reference"
-    if (lowered in LABEL_VALUES or lowered == relation.replace("_", " ") or lowered == _label(relation)
-            or lowered.startswith("list of ")):
+    if is_label(text) or lowered == relation.replace("_", " ") or lowered == _label(relation):
         return "label_as_value"
     if _NUMBER_RE.fullmatch(text.strip()):
         return "number_for_entity"
@@ -110,6 +131,12 @@ def _countries() -> dict[str, dict]:
 
 
 @cache
+def _city_states() -> frozenset[str]:
+    with open(COUNTRIES_PATH, "rb") as handle:
+        return frozenset(tomllib.load(handle)["city_states"])
+
+
+@cache
 def _country_table() -> dict[str, str]:
     table: dict[str, str] = {}
     for country, spec in _countries().items():
@@ -125,6 +152,7 @@ def _code_table() -> dict[str, str]:
 
 _COUNTRY_RELATIONS = frozenset({"nationality", "citizenship", "allegiance", "country"})
 _DEMOGRAPHY_PREFIXES = ("demography of ", "demographics of ", "culture of ", "people of ", "list of ")
+_LINK_TRAIL_RE = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]*))?\]\]([a-z]+)")
 _TOKEN_RE = re.compile(r"\[\[.*?\]\]|\{\{.*?\}\}|[()]|[^()\[{]+|[\[{]", re.DOTALL)
 _SEE_RE = re.compile(r"\s*(?:see|cf\.)\b\s*:?", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"[-\u2212~≈]?\s*\d[\d,.\s]*(?:%|\s*(?:million|billion))?")
