@@ -38,7 +38,8 @@ def malformed_reasons(task: TaskRecord | Mapping) -> list[str]:
     in :data:`MALFORMED_REASONS` order."""
     task = task.to_dict() if isinstance(task, TaskRecord) else task
     question = task["question"]
-    values = [str(item["value"]) for item in task.get("evidence", [])]
+    # An imported task's evidence values are its source's sentences and paragraphs, not stated values.
+    values = [] if task.get("source") else [str(item["value"]) for item in task.get("evidence", [])]
     values += [term[2:] for triple in task.get("formalization", []) for term in (triple[0], triple[2])
                if isinstance(term, str) and term.startswith("C@")]
     relations = {triple[1] for triple in task.get("formalization", []) if len(triple) == 3}

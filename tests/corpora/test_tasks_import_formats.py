@@ -119,3 +119,14 @@ def test_wikiqa_plays_an_imported_set_prompt_and_citations(snapshot, shared_data
     reward, info = tongyi.step(tongyi.format.write_answer(task.answer, list(task.evidence_docs)))[1::3]
     assert info["reward_parts"]["citation_recall"] == 1.0 == reward and info["reward_parts"]["outcome"] == 1.0
 
+
+
+@pytest.mark.shared_data
+def test_the_reference_agent_solves_imported_hotpotqa_tasks_from_their_mapped_evidence(snapshot, shared_data):
+    from stillweb.envs.agents.scripted import ReferenceAgent, run_episode
+    from stillweb.envs.wikiqa.env import WikiQAEnv
+
+    import_tasks(snapshot, [shared_data / HOTPOT], "solved", QUIET)
+    env = WikiQAEnv(snapshot, tasks="solved")
+    summaries = [run_episode(env, lambda task: ReferenceAgent(task), options={"task_id": task_id}) for task_id in _tasks(snapshot, "solved")]
+    assert sum(summary["reward"] for summary in summaries) >= 95  # 99 of 100 when written (em over the found text)
