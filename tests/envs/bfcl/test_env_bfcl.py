@@ -223,3 +223,22 @@ def test_math_calls_leave_process_precision_alone():
         *_, info = env.step(write_call("tongyi", name, arguments))
         assert info["tool_flags"] == [None]
     assert (decimal.getcontext().prec, mpmath.mp.dps) == before
+
+
+def test_episodes_do_not_leak_into_each_other():
+    """BFCL's APIs keep module-level defaults and long-context extensions; an episode played after all the
+    others (in the opposite order) sees exactly what it saw first."""
+    env = BfclEnv("multi_turn_long_context", split="all")
+
+    def played(task) -> str:
+        observation, _ = env.reset(seed=1, options={"task_id": task.task_id})
+        agent, trace, done = ReferenceAgent(task), [observation], False
+        while not done:
+            observation, reward, terminated, truncated, _ = env.step(agent.act(observation))
+            trace.append(observation)
+            done = terminated or truncated
+        return json.dumps([trace, reward, env.world.state()], sort_keys=True)
+
+    tasks = list(env.tasks)[::4]
+    first = [played(task) for task in tasks]
+    assert [played(task) for task in reversed(tasks)] == first[::-1]
