@@ -59,11 +59,12 @@ def test_the_miss_func_task_whose_ground_truth_calls_a_held_back_function_is_lef
     assert reason == "its ground truth calls tail at turn 1, where it is not offered (held back until turn 3)"
 
 
-def test_a_text_only_agent_earns_0_on_nearly_every_task():
-    env = BfclEnv("multi_turn_base", split="all")
+@pytest.mark.parametrize("category", BFCL_CATEGORIES)
+def test_a_text_only_agent_earns_0_on_nearly_every_task(category):
+    env = BfclEnv(category, split="all")
     passed = sum(run_episode(env, BfclTextAgent(), options={"task_id": task.task_id})["outcome"] for task in env.tasks)
-    assert passed <= 0.05 * len(env.tasks)
-    summary = run_episode(env, BfclTextAgent(), options={"task_id": "multi_turn_base_0"})
+    assert passed <= 0.05 * len(env.tasks)  # 0 of 200 in each category with bfcl-eval 2026.3.23
+    summary = run_episode(env, BfclTextAgent(), options={"task_id": env.tasks[0].task_id})
     assert summary["reward_parts"]["failed_check"] == "empty_turn" and summary["reward_parts"]["failed_turn"] == 0
 
 
