@@ -12,8 +12,7 @@
 True
 """
 
-from gymnasium.envs.registration import register, registry
-
+import stillweb.envs.registration  # noqa: F401 - registers the environments' ids
 from stillweb.envs.agents.loop import PlayedEpisode, play_episode, run_episode
 from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent
 from stillweb.envs.core.context import ContextConfig, ContextManager
@@ -47,14 +46,3 @@ __all__ = [
     "replay",
     "run_episode",
 ]
-
-for _env_id, _entry_point in (
-    ("stillweb/WikiQA-v0", "stillweb.envs.wikiqa.env:WikiQAEnv"),
-    ("stillweb/Lookup-v0", "stillweb.envs.lookup:LookupEnv"),
-    ("stillweb/Remote-v0", "stillweb.envs.remote:RemoteEnv"),
-    ("stillweb/Apps-v0", "stillweb.envs.apps.env:AppsEnv"),
-    ("stillweb/Mixture-v0", "stillweb.envs.mixture:MixtureEnv"),
-    ("stillweb/BFCL-v0", "stillweb.envs.bfcl.env:BfclEnv"),
-):
-    if _env_id not in registry:
-        register(id=_env_id, entry_point=_entry_point, disable_env_checker=True)

@@ -82,6 +82,35 @@ def test_the_graph_sees_what_it_must(graph):
     assert "stillweb.corpora.synthetic" not in graph["stillweb.corpora.synthetic.world"]
 
 
+def _graph_of(tmp_path, sources: dict[str, str]) -> dict[str, set[str]]:
+    files = {}
+    for name, source in sources.items():
+        safe = name.rstrip("/").replace(".", "_")
+        path = tmp_path / safe / "__init__.py" if name.endswith("/") else tmp_path / f"{safe}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+        files[name.rstrip("/")] = path
+    return import_graph(files)
+
+
+def test_a_cycle_through_a_package_init_or_a_function_level_import_is_seen(tmp_path):
+    # how envs/runs/recording.py registered the environments: `import stillweb.envs` in a function
+    graph = _graph_of(tmp_path, {"stillweb.envs/": "from stillweb.envs.runs.recording import replay\n",
+                                 "stillweb.envs.runs/": "",
+                                 "stillweb.envs.runs.recording": "def replay():\n    import stillweb.envs\n"})
+    assert cycles(graph) == [["stillweb.envs", "stillweb.envs.runs.recording"]]
+    # importing a module runs its packages' __init__: a -> pkg.b runs pkg/__init__, which imports a
+    graph = _graph_of(tmp_path, {"stillweb.corpora.a": "from stillweb.corpora.pkg.b import f\n",
+                                 "stillweb.corpora.pkg/": "from stillweb.corpora import a\n",
+                                 "stillweb.corpora.pkg.b": "def f(): pass\n"})
+    assert cycles(graph) == [["stillweb.corpora.a", "stillweb.corpora.pkg"]]
+    # a module's own packages have run before it: importing a sibling is no cycle
+    graph = _graph_of(tmp_path, {"stillweb.corpora.pkg/": "from stillweb.corpora.pkg.b import f\n",
+                                 "stillweb.corpora.pkg.b": "from stillweb.corpora.pkg.c import g\n",
+                                 "stillweb.corpora.pkg.c": "def g(): pass\n"})
+    assert cycles(graph) == []
+
+
 def test_cycles_are_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -93,3 +122,15 @@ def test_every_module_imports_alone_in_a_fresh_process():
     result = subprocess.run([sys.executable, "-c", _DRIVER, ",".join(modules), ",".join(_PRELOAD)],
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "", result.stdout
+
+
+def test_environments_register_without_importing_the_package_in_a_function():
+    import ast
+
+    offenders = []
+    for name, path in sorted(module_files().items()):
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                offenders += [f"{name}:{node.lineno}" for node in ast.walk(function) if isinstance(node, ast.Import)
+                              and any(alias.name == "stillweb.envs" for alias in node.names)]
+    assert offenders == [], f"import stillweb.envs.registration at the top instead: {offenders}"

@@ -34,6 +34,7 @@ import ray
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.checks import check_positive_int
+import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym.make
 
 __all__ = ["EnvPool", "EnvPoolActor", "Operation"]
 
@@ -49,8 +50,6 @@ class EnvPoolActor:
     """
 
     def __init__(self, env_id: str, env_kwargs: Mapping[str, Any], count: int, info_exclude: Sequence[str] = ()) -> None:
-        import stillweb.envs  # noqa: F401 - registers the environments
-
         self.envs = [gym.make(env_id, **dict(env_kwargs)) for _ in range(count)]
         self.info_exclude = tuple(info_exclude)
 

@@ -50,6 +50,7 @@ from stillweb.corpora.canonical import canonical_json
 
 from stillweb.envs.agents.loop import PolicyFailure, Step, play_episode
 from stillweb.envs.runs.recording import UNRECORDED_INFO_KEYS, header_record, reset_record, step_record
+import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym.make
 
 __all__ = ["EpisodeSpec", "RolloutService", "RolloutWorker"]
 
@@ -68,8 +69,6 @@ class RolloutWorker:
 
     def __init__(self, env_id: str, env_kwargs: Mapping[str, Any], policy: Policy, buffer: Any,
                  policy_timeout_s: float = 60.0) -> None:
-        import stillweb.envs  # noqa: F401 - registers the environments
-
         self.env = gym.make(env_id, **dict(env_kwargs))
         self.header = canonical_json(header_record(self.env.spec, self.env))
         self.policy = policy

@@ -24,6 +24,7 @@ from gymnasium.vector.utils import batch_space
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.ray.pool import EnvPool, Pending
 from stillweb.envs.core.limits import EpisodeLimits
+import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym.make
 
 __all__ = ["RayVectorEnv"]
 
@@ -47,8 +48,6 @@ class RayVectorEnv(VectorEnv):
         info_exclude: Sequence[str] = (),
         **env_kwargs: Any,
     ) -> None:
-        import stillweb.envs  # noqa: F401 - registers the environments
-
         self.pool = EnvPool(env_id, num_envs, envs_per_actor=envs_per_actor, env_kwargs=env_kwargs,
                             actor_options=actor_options, info_exclude=info_exclude)
         self.num_envs = num_envs

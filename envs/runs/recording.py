@@ -32,6 +32,7 @@ from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.runs.recorded_snapshot import locate_snapshot, snapshot_header
 from stillweb.envs.runs.recording_versions import INFO_VERSION, as_recorded, info_version
 from stillweb.envs.core.spaces import to_charset
+import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym.make
 
 __all__ = [
     "RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "UNRECORDED_INFO_KEYS",
@@ -204,8 +205,6 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
     Raises ``ValueError`` for a record of unknown type.
     """
     version = info_version(header)
-    import stillweb.envs  # noqa: F401 - registers the environments
-
     env = gym.make(header["env_id"], **{**header["kwargs"], **kwarg_overrides})
     try:
         for number, record in records:

@@ -5,7 +5,10 @@
 (module level, inside functions, inside ``try``), except under
 ``if TYPE_CHECKING:`` (names for annotations only, never run).
 ``from package import name`` points at ``package.name`` when that is a module,
-else at the package itself.
+else at the package itself. Importing a module also runs the ``__init__`` of every
+package above it, so those packages are targets too, except the importer's own
+ancestors (Python runs them before the importer itself): a package ``__init__`` that
+imports a module which imports that package back is a cycle the graph shows.
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ def _type_checking_only(node: ast.AST) -> bool:
         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
-def _imports(tree: ast.AST, package: str) -> list[str]:
-    """Absolute names this tree imports (``from x import y`` gives both ``x`` and ``x.y``)."""
+def _imports(tree: ast.AST, package: str, modules: dict[str, Path] | set[str]) -> list[str]:
+    """Absolute names this tree imports (``from x import y``: ``x.y`` when that is one of ``modules``, else ``x``)."""
     found: list[str] = []
     stack = [tree]
     while stack:
@@ -52,25 +55,25 @@ def _imports(tree: ast.AST, package: str) -> list[str]:
             if node.level:  # relative: resolve against the importing package
                 parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([base] if base else []))
-            found.append(base)
-            found.extend(f"{base}.{alias.name}" for alias in node.names)
+            found.extend(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names)
         stack.extend(ast.iter_child_nodes(node))
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the stillweb modules it imports (see the module docstring)."""
-    modules = module_files()
+def import_graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """Module -> the stillweb modules it imports (see the module docstring); ``modules``: name -> file
+    (default: the package's, :func:`module_files`)."""
+    modules = module_files() if modules is None else modules
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        targets = set()
-        for imported in _imports(ast.parse(path.read_text(encoding="utf-8")), package):
-            if imported in modules:
-                targets.add(imported)
-        # ``from pkg import module``: the edge goes to the module, not to the package's __init__
-        targets -= {t for t in targets if any(other.startswith(t + ".") for other in targets)}
-        graph[name] = targets - {name}
+        ancestors = {".".join(name.split(".")[:depth]) for depth in range(2, name.count(".") + 1)}
+        if path.name == "__init__.py":
+            ancestors.add(name)
+        named = {imported for imported in _imports(ast.parse(path.read_text(encoding="utf-8")), package, modules)
+                 if imported in modules}
+        above = {".".join(imported.split(".")[:depth]) for imported in named for depth in range(2, imported.count(".") + 1)}
+        graph[name] = (named | {package for package in above if package in modules and package not in ancestors}) - {name}
     return graph
 
 
