@@ -14,7 +14,7 @@ from stillweb.corpora.errors import StillwebError
 from stillweb.corpora.tasks.importers import FieldNames, ImportOptions, import_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from support.qa_files import HOTPOT, TWOWIKI, context_snapshot, flashrag_rows, write_jsonl
+from support.qa_files import HOTPOT, TWOWIKI, context_snapshot, flashrag_rows, kilt_rows, write_jsonl
 
 QUIET = ImportOptions(progress=False)
 
@@ -72,7 +72,10 @@ def test_passage_snapshot_finds_the_passage_holding_each_sentence(shared_data, t
     from stillweb.corpora.snapshot import Snapshot
     from stillweb.corpora.tasks.importers.evidence import holds
 
+    kilt = import_tasks(passages, [write_jsonl(tmp_path / "kilt.jsonl", kilt_rows())], "kilt", QUIET)
+    assert kilt.unmapped == {"missing_title": 1}  # wikipedia_id 1001 -> the first passage '1001-0'; 99999 is absent
     snap = Snapshot.open(passages)
+    assert sorted(snap.source_id_of(doc) for task in _all(passages, "kilt") for doc in task.evidence_docs) == ["1001-0", "1002-0"]
     source = {q["_id"]: q for q in json.loads((shared_data / HOTPOT).read_text(encoding="utf-8"))}
     for task in _all(passages, "hotpot"):
         context = dict((title, sentences) for title, sentences in source[task.task_id]["context"])

@@ -100,6 +100,32 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
     if not files:
         raise UsageError("no files to import: name one or more QA files")
     snapshot = Snapshot.open(snapshot_path)
+    try:
+        formats, records, mapped = _read_all(files, snapshot, options)
+        checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress)
+    finally:
+        snapshot.close()  # the retrieval check's search workers
+    tasks = [replace(record, solvability=check) for record, check in zip(records, checks)]
+    kept = [t for t in tasks if not options.require_evidence or not t.answerable or t.solvability.evidence_present]
+    kept = _assign_splits(kept, options.seed)
+    summary = solvability_summary([t.solvability for t in kept])
+    splits = Counter(t.split for t in kept)
+
+    def card(directory: Path) -> None:
+        from stillweb.corpora.tasks.importers.card import render_import_card
+
+        (directory / "card.md").write_text(
+            render_import_card(name, snapshot.fingerprint, formats, kept, len(records), options, summary),
+            encoding="utf-8")
+
+    path = write_task_set(snapshot.path, name, kept, card)
+    return ImportSummary(path, len(kept), len(records), formats, {s: splits[s] for s in ("train", "dev", "test")},
+                         dict((summary or {}).get("unmapped", {})), len(tasks) - len(kept), summary)
+
+
+def _read_all(files: Sequence[str | Path], snapshot: Snapshot,
+              options: ImportOptions) -> tuple[dict[str, str], list[TaskRecord], list[MappedTask]]:
+    """Every row of ``files`` as a record and what its check needs; the format of each file."""
     mapper = EvidenceMapper(snapshot)
     records, mapped, formats, seen = [], [], {}, {}
     bar = progress_bar(total=None, desc="importing", unit="question", enabled=options.progress)
@@ -121,24 +147,7 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
                 bar.update(1)
     finally:
         bar.close()
-    checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress)
-    tasks = [replace(record, solvability=check) for record, check in zip(records, checks)]
-    kept = [t for t in tasks if not options.require_evidence or not t.answerable or t.solvability.evidence_present]
-    kept = _assign_splits(kept, options.seed)
-    summary = solvability_summary([t.solvability for t in kept])
-    splits = Counter(t.split for t in kept)
-
-    def card(directory: Path) -> None:
-        from stillweb.corpora.tasks.importers.card import render_import_card
-
-        (directory / "card.md").write_text(
-            render_import_card(name, snapshot.fingerprint, formats, kept, len(records), options, summary),
-            encoding="utf-8")
-
-    path = write_task_set(snapshot.path, name, kept, card)
-    snapshot.close()
-    return ImportSummary(path, len(kept), len(records), formats, {s: splits[s] for s in ("train", "dev", "test")},
-                         dict((summary or {}).get("unmapped", {})), len(tasks) - len(kept), summary)
+    return formats, records, mapped
 
 
 def _task(row: SourceRow, format_name: str, task_id: str, where: str, file_split: str | None, mapper: EvidenceMapper,
