@@ -295,3 +295,14 @@ def test_cli_build_dense(plain_copy, tmp_path, capsys):
                  "--quiet"]) == 2
     assert "unreachable" in capsys.readouterr().err
     assert Snapshot.open(plain_copy).dense_info["from"] == "vectors file"  # the failed build changed nothing
+
+
+def test_an_open_snapshot_keeps_working_through_the_swap(plain_copy, tmp_path):
+    before = Snapshot.open(plain_copy)
+    expected = [before.search("river capital", 5), before.get(3)]
+    ids, vectors = stub_vectors(plain_copy)
+    np.savez(tmp_path / "v.npz", ids=np.array(ids), vectors=vectors)
+    add_dense_index(plain_copy, model=MODEL, vectors_file=tmp_path / "v.npz", progress=False)
+    assert [before.search("river capital", 5), before.get(3)] == expected
+    assert before.facts(subject=3) == Snapshot.open(plain_copy).facts(subject=3)
+    assert before.dense_info is None and Snapshot.open(plain_copy).dense_info["model"] == MODEL
