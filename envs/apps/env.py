@@ -55,7 +55,6 @@ class _Episode(EpisodeState):
     turns: int = 0
     user_turn: int = 0
     answers: list[str] = field(default_factory=list)
-    chars: int = 0  # characters of the messages so far (context tokens ~ chars / 4)
     counts: AppCounts = field(default_factory=AppCounts)
 
 
@@ -173,18 +172,11 @@ class AppsEnv(TextEnv):
             episode.counts.write_after_answer += 1
         return result
 
-    def record_step(self, step: StepOutcome, episode: _Episode) -> None:
-        super().record_step(step, episode)
-        episode.chars += len(step.action) + len(step.observation)
-
     def turns(self, episode: _Episode) -> int:
         return episode.turns
 
     def tool_calls(self, episode: _Episode) -> int:
         return episode.session.calls + episode.session.waits
-
-    def context_tokens(self, episode: _Episode) -> int:
-        return episode.chars // 4
 
     def step_info(self, step: StepOutcome, episode: _Episode) -> dict[str, Any]:
         return {"tool_flags": [result.flag for result in step.results], "action_flags": list(step.flags),

@@ -31,6 +31,7 @@ from typing import Any
 import gymnasium as gym
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.core.counts import EpisodeCounts
 from stillweb.envs.core.degenerate import ACTION_TOO_LONG, ActionChecks
 from stillweb.envs.core.limits import EpisodeLimits
@@ -41,7 +42,7 @@ from stillweb.envs.core.task_loader import Task
 from stillweb.sandboxes.formats.base import ParsedAction, ToolCallFormat
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
-__all__ = ["TextEnv", "EpisodeState", "StepOutcome", "ending_of", "check_render_mode"]
+__all__ = ["TextEnv", "EpisodeState", "StepOutcome", "Outcome", "ending_of", "check_render_mode"]
 
 
 @dataclass
@@ -52,7 +53,10 @@ class EpisodeState:
     task: Task
     messages: list[dict[str, str]]
     counts: EpisodeCounts = field(default_factory=EpisodeCounts)
+    steps: int = 0
+    calls_run: int = 0
     refused_calls: int = 0
+    chars: int = 0
     done: bool = False
 
 
@@ -92,6 +96,22 @@ class StepOutcome:
         return self.parsed.thought if self.parsed is not None else ""
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """The simplest score: a binary (or graded) outcome, which is the reward (``total``)."""
+
+    outcome: float
+
+    @property
+    def total(self) -> float:
+        """The reward: the outcome."""
+        return self.outcome
+
+    def as_dict(self) -> dict[str, Any]:
+        """``info["reward_parts"]``."""
+        return {"outcome": self.outcome}
+
+
 def ending_of(limits: EpisodeLimits, counts: EpisodeCounts, turns: int, tool_calls: int,
               context_tokens: int) -> tuple[str | None, str | None]:
     """The ending ladder: ``("terminated" | "truncated" | None, reason)`` of an episode that has not
@@ -124,8 +144,8 @@ class TextEnv(gym.Env[str, str]):
 
     A subclass sets ``limits``, ``format``, ``action_checks`` and ``mask_truncated`` (see
     :meth:`setup_core`), starts ``self._episode`` (an :class:`EpisodeState`) in ``reset``, and
-    implements :meth:`run_call`, :meth:`score`, :meth:`turns`, :meth:`tool_calls`,
-    :meth:`context_tokens`, :meth:`record_step`, :meth:`base_info` and :meth:`step_info`.
+    implements :meth:`run_call` (its tools) and :meth:`score` (its check). The other hooks have
+    defaults that count on the :class:`EpisodeState` (steps, calls run, characters / 4 as tokens).
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -156,6 +176,7 @@ class TextEnv(gym.Env[str, str]):
         episode = self._episode
         check_step(episode is None or episode.done, action)
         step = StepOutcome(to_charset(action))
+        episode.steps += 1
         self.begin_step(step, episode)
         if self.limits.over_long(step.action):
             step.ending = ("truncated", ACTION_TOO_LONG)
@@ -202,6 +223,7 @@ class TextEnv(gym.Env[str, str]):
             text = self.budget_note.format(limit=self.limits.max_tool_calls)
             episode.refused_calls += 1
             return ToolResult(name=str(call.name)[:100], text=text, flag="budget_exhausted", call_id=call.call_id)
+        episode.calls_run += 1
         result = self.run_call(call, episode)
         episode.counts.count_result(result.flag)
         return result
@@ -224,20 +246,21 @@ class TextEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     def record_step(self, step: StepOutcome, episode: Any) -> None:
-        """Add the step to the episode's history (default: the two messages)."""
+        """Add the step to the episode's history (default: the two messages and their characters)."""
         episode.messages += [{"role": "assistant", "content": step.action}, {"role": "user", "content": step.observation}]
+        episode.chars += len(step.action) + len(step.observation)
 
     def turns(self, episode: Any) -> int:
         """Steps taken in the episode."""
-        raise NotImplementedError
+        return episode.steps
 
     def tool_calls(self, episode: Any) -> int:
         """Tool calls run in the episode (what ``max_tool_calls`` bounds)."""
-        raise NotImplementedError
+        return episode.calls_run
 
     def context_tokens(self, episode: Any) -> int:
-        """Tokens of the conversation so far (what ``max_context_tokens`` bounds)."""
-        raise NotImplementedError
+        """Tokens of the conversation so far (what ``max_context_tokens`` bounds; default characters / 4)."""
+        return episode.chars // 4
 
     def score(self, step: StepOutcome, episode: Any, ending: str) -> ScoredEpisode:
         """The reward parts of the ended episode (``total`` is the reward); counts it completes go into
@@ -245,8 +268,11 @@ class TextEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     def base_info(self) -> dict[str, Any]:
-        """The ``info`` of every reset and step."""
-        raise NotImplementedError
+        """The ``info`` of every reset and step (default: the task, the package version and the counts)."""
+        episode = self._episode
+        return {"task_id": episode.task.task_id, "package_version": PACKAGE_VERSION, "turn": self.turns(episode),
+                "tool_calls": self.tool_calls(episode), "refused_calls": episode.refused_calls,
+                "hallucination_counts": episode.counts.as_dict(), "messages": list(episode.messages)}
 
     def step_info(self, step: StepOutcome, episode: Any) -> dict[str, Any]:
         """The ``info`` keys of a step (after :meth:`base_info`)."""
