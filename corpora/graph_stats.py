@@ -57,6 +57,8 @@ def graph_stats(snapshot_dir: str | Path) -> dict:
         "facts": facts.num_rows,
         "relations": [{"relation": rel, "facts": n, "entity_facts": entities.get(rel, 0)} for rel, n in relations],
     }
+    mismatches = manifest.get("counts", {}).get("object_type_mismatch", {})
+    stats["object_type_mismatch"] = mismatches  # entity facts dropped: the object page's class contradicts the range
     if fields is not None:
         dropped = fields.get("dropped", {})  # absent in snapshots built before values were type-checked
         total = fields["mapped"] + fields["unmapped"] + sum(dropped.values())
@@ -80,6 +82,9 @@ def format_graph_stats(stats: dict) -> str:
         lines += [f"  {key}: {count}" for key, count in stats["top_unmapped"]]
     else:
         lines.append("infobox fields: not recorded (snapshot built before the infobox mapping; rebuild it)")
+    if stats.get("object_type_mismatch"):
+        lines.append("entity facts dropped, the object's class contradicting the relation's range (relation: facts):")
+        lines += [f"  {relation}: {count}" for relation, count in stats["object_type_mismatch"].items()]
     lines.append("facts per relation (relation: facts, of which entity-to-entity):")
     lines += [f"  {row['relation']}: {row['facts']}, {row['entity_facts']}" for row in stats["relations"]]
     return "\n".join(lines)

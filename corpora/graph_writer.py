@@ -5,6 +5,11 @@ into a doc id once every article has been seen. :class:`GraphWriter` therefore
 spills them to temporary Parquet files as pages arrive, and resolves all
 titles at the end with Arrow's vectorised ``index_in`` against the title
 column, so a build's memory holds the titles, not every link of the corpus.
+
+An entity fact whose object page is of a class its relation's range contradicts (a country where
+a city is expected: ``capital`` -> a page with ``{{Infobox country}}``) is dropped when titles
+resolve, and counted per relation (``object_type_mismatch``); an object of unknown or more general
+class stays (:func:`~stillweb.corpora.wikitext.ontology.compatible`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from stillweb.corpora.records import FACTS_SCHEMA, LINKS_SCHEMA, REDIRECTS_SCHEMA, ParsedPage
+from stillweb.corpora.wikitext.ontology import compatible, relation_type
 
 __all__ = ["GraphWriter", "MAX_REDIRECT_HOPS"]
 
@@ -65,6 +71,7 @@ class GraphWriter:
         self._links = _Spill(spill_dir / "links.parquet", _RAW_LINKS)
         self._facts = _Spill(spill_dir / "facts.parquet", _RAW_FACTS)
         self._redirects: dict[str, str] = {}
+        self._classes: dict[int, str] = {}  # doc id -> the DBpedia class of its infobox
 
     def add_redirect(self, alias: str, target: str) -> None:
         """Record that ``alias`` redirects to ``target`` (both normalized titles; the first wins)."""
@@ -72,6 +79,8 @@ class GraphWriter:
 
     def add_page(self, doc_id: int, page: ParsedPage) -> None:
         """Record the links and facts of the article ``doc_id``."""
+        if page.entity_class:
+            self._classes[doc_id] = page.entity_class
         for target in page.links:
             self._links.append((doc_id, target))
         for fact in page.facts:
@@ -99,19 +108,43 @@ class GraphWriter:
                          schema=LINKS_SCHEMA)
         pq.write_table(links, out / "links.parquet", compression="zstd")
 
-        entity_facts = 0
+        entity_facts = written = 0
+        mismatches: dict[str, int] = {}
         with pq.ParquetWriter(out / "facts.parquet", FACTS_SCHEMA, compression="zstd") as writer:
             for batch in self._facts.batches():
                 objects = resolver.resolve(batch.column("object_title")).astype(np.int32)
-                entity_facts += int((objects >= 0).sum())
-                columns = {name: batch.column(name) for name in FACTS_SCHEMA.names if name != "object"}
-                columns["object"] = pa.array(objects, pa.int32())
+                keep = self._fits(batch.column("relation").to_pylist(), objects, mismatches)
+                entity_facts += int((objects[keep] >= 0).sum())
+                written += int(keep.sum())
+                columns = {name: batch.column(name).filter(pa.array(keep)) for name in FACTS_SCHEMA.names
+                           if name != "object"}
+                columns["object"] = pa.array(objects[keep], pa.int32())
                 writer.write_table(pa.table({name: columns[name] for name in FACTS_SCHEMA.names}, schema=FACTS_SCHEMA))
 
         redirects = pa.table({"alias": list(aliases), "doc_id": list(aliases.values())}, schema=REDIRECTS_SCHEMA)
         pq.write_table(redirects, out / "redirects.parquet", compression="zstd")
-        return {"links": links.num_rows, "facts": self._facts.rows, "redirects": len(aliases),
-                "entity_facts": entity_facts}
+        counts = {"links": links.num_rows, "facts": written, "redirects": len(aliases), "entity_facts": entity_facts}
+        if mismatches:
+            counts["object_type_mismatch"] = dict(sorted(mismatches.items()))
+        return counts
+
+    def _fits(self, relations: list[str], objects: np.ndarray, mismatches: dict[str, int]) -> np.ndarray:
+        """Which facts to keep: all but those whose object page's class contradicts the relation's range."""
+        keep = np.ones(len(relations), dtype=bool)
+        verdicts: dict[tuple[str, str], bool] = {}
+        for row in np.flatnonzero(objects >= 0):
+            found = self._classes.get(int(objects[row]), "")
+            if not found:
+                continue
+            relation = relations[row]
+            key = (relation, found)
+            if key not in verdicts:
+                kind = relation_type(relation)
+                verdicts[key] = kind is None or not kind.is_entity or compatible(found, kind.range)
+            if not verdicts[key]:
+                keep[row] = False
+                mismatches[relation] = mismatches.get(relation, 0) + 1
+        return keep
 
 
 class _TitleResolver:

@@ -147,6 +147,9 @@ class ParsedPage:
     # infobox fields the mapping does not know: (``template|key``, cleaned text), kept as text only
     unmapped: list[tuple[str, str]] = field(default_factory=list)
     mapped_fields: int = 0  # infobox fields that gave at least one fact
+    # the DBpedia class of the page's (first) infobox ("Country", "Person"; "" when none): the type an
+    # entity fact pointing at this page must fit (corpora/graph_writer.py)
+    entity_class: str = ""
     # mapped infobox fields whose values did not fit their relation: (``template|key``, reason)
     dropped: list[tuple[str, str]] = field(default_factory=list)
 

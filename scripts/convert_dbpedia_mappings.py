@@ -18,7 +18,8 @@ The output keeps only what the infobox reader needs (``corpora/wikitext/ontology
   fields are flattened onto the template (``office``, ``term_start`` of an officeholder);
 * ``properties``: every property the templates (or the project's ``corpora/infobox_mapping.toml``)
   use -> ``[domain, range, English label]``;
-* ``classes``: every ontology class -> ``[parent, English label]``.
+* ``classes``: every ontology class -> ``[[parents], English label]`` (a class may have several:
+  Person is an Animal and an Agent).
 
 Run it on a checkout (or a ``git show``) of the repository::
 
@@ -86,8 +87,8 @@ def main() -> None:
     print(f"{args.out}: {len(templates)} templates, {len(used)} properties, {len(classes)} classes")
 
 
-def read_ontology(path: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """``classes``: name -> [parent, label]; ``properties``: name -> [domain, range, label]."""
+def read_ontology(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
+    """``classes``: name -> [[parents], label]; ``properties``: name -> [domain, range, label]."""
     root = ElementTree.parse(path).getroot()
     classes: dict[str, list[str]] = {}
     properties: dict[str, list[str]] = {}
@@ -99,8 +100,7 @@ def read_ontology(path: Path) -> tuple[dict[str, list[str]], dict[str, list[str]
         label = _english_label(element) or name
         if element.tag == f"{OWL}Class":
             parents = [_local(e.get(f"{RDF}resource", "")) for e in element.findall(f"{RDFS}subClassOf")]
-            parent = next((p for p in parents if p), "")
-            classes[name] = [parent, label]
+            classes[name] = [[p for p in parents if p and p != "owl:Thing"], label]  # Person: Animal and Agent
         elif element.tag in (f"{OWL}ObjectProperty", f"{OWL}DatatypeProperty"):
             domain = element.find(f"{RDFS}domain")
             range_ = element.find(f"{RDFS}range")

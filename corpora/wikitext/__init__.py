@@ -38,8 +38,9 @@ from stillweb.corpora.records import ParsedPage
 from stillweb.corpora.wikitext.clean import MARKUP_RE, clean_text
 from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.infobox import about_other_subject, infobox_fields
+from stillweb.corpora.wikitext.ontology import ontology
 from stillweb.corpora.wikitext.plaintext import Renderer
-from stillweb.corpora.wikitext.titles import normalize_title, unique
+from stillweb.corpora.wikitext.titles import normalize_title, template_name, unique
 
 __all__ = ["parse_page", "normalize_title", "classify_value", "clean_text"]
 
@@ -76,6 +77,8 @@ def parse_page(title: str, wikitext: str) -> ParsedPage:
         page.dropped.extend(fields.dropped)
         page.mapped_fields += len(fields.mapped_keys)
         done += 1
+    if renderer.infoboxes:
+        page.entity_class = ontology().template_class(template_name(renderer.infoboxes[0]))
     if renderer.disambiguation:
         page.kind = "disambiguation"
     elif title.startswith("List of"):

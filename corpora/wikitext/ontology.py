@@ -66,7 +66,8 @@ class Ontology:
 
     def __init__(self, data: dict) -> None:
         self.source: dict = data["source"]
-        self._classes: dict[str, list[str]] = data["classes"]
+        self._classes: dict[str, list] = {name: [[*parents, *_EXTRA_PARENTS.get(name, [])], label]
+                                          for name, (parents, label) in data["classes"].items()}
         self._properties: dict[str, list[str]] = data["properties"]
         self._templates: dict[str, dict] = data["templates"]
 
@@ -75,12 +76,17 @@ class Ontology:
         return name == THING or name in self._classes
 
     def ancestors(self, name: str) -> list[str]:
-        """The class and its parents up to the root (``City`` -> City, Settlement, PopulatedPlace, Place)."""
-        chain: list[str] = []
-        while name and name in self._classes and name not in chain:
-            chain.append(name)
-            name = self._classes[name][0]
-        return chain
+        """The class and all its ancestors, nearest first (``City`` -> City, Settlement, PopulatedPlace,
+        Place, ...; a class may have several parents: Person is an Animal and an Agent)."""
+        found: list[str] = []
+        queue = [name] if name in self._classes else []
+        while queue:
+            current = queue.pop(0)
+            if current in found:
+                continue
+            found.append(current)
+            queue.extend(parent for parent in self._classes[current][0] if parent in self._classes)
+        return found
 
     def is_a(self, name: str, ancestor: str) -> bool:
         """True when ``name`` is ``ancestor`` or one of its subclasses (everything is an ``owl:Thing``)."""
@@ -213,6 +219,9 @@ def _clean_label(label: str) -> str:
     return _UNIT_IN_LABEL_RE.sub("", label).strip()
 
 
+# Parents the ontology file leaves out but its own domains and ranges assume: foundedBy, publisher,
+# producer and artist take an Agent, and their values are people (DBpedia's Person is only an Animal).
+_EXTRA_PARENTS = {"Person": ["Agent"]}
 # Units whose numbers are read as written; the suffix joins the relation name (areaTotal -> area_total_km2).
 _METRIC_SUFFIX = {"squareKilometre": "_km2", "metre": "_m", "kilometre": "_km", "inhabitantsPerSquareKilometre": "_per_km2",
                   "kilogram": "_kg", "degreeCelsius": "_celsius", "hectare": "_ha", "minute": "_minutes",

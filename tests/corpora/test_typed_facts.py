@@ -173,3 +173,27 @@ def test_typed_facts_of_the_sample_are_the_same_bytes_in_two_processes(shared_da
                              env=env)
         outputs.append(run.stdout)
     assert outputs[0] == outputs[1] and json.loads(outputs[0])["facts"]
+
+
+def test_an_object_page_of_a_contradicting_class_is_dropped_when_titles_resolve(tmp_path):
+    import pyarrow.parquet as pq
+
+    from stillweb.corpora.graph_writer import GraphWriter
+
+    pages = [
+        parse_page("Utopia", "{{Infobox country\n|capital = [[Freedonia]]\n|largest_city = [[Sylvania]]\n}}"),
+        parse_page("Freedonia", "{{Infobox country\n|demonym = Freedonian\n}}"),  # a country, not a city
+        parse_page("Sylvania", "{{Infobox settlement\n|population_total = 100\n}}"),  # more general than City: kept
+        parse_page("Ada", "{{Infobox company\n|founder = [[Bob Roe]]\n}}"),
+        parse_page("Bob Roe", "{{Infobox person\n|birth_date = {{birth date|1900|1|1}}\n}}"),  # a Person is an Agent
+    ]
+    assert [page.entity_class for page in pages] == ["Country", "Country", "Settlement", "Company", "Person"]
+    writer = GraphWriter(tmp_path / "spill")
+    for doc_id, page in enumerate(pages):
+        writer.add_page(doc_id, page)
+    (tmp_path / "out").mkdir()
+    counts = writer.finish(tmp_path / "out", [page.title for page in pages])
+    facts = pq.read_table(tmp_path / "out" / "facts.parquet").to_pylist()
+    assert [(f["subject"], f["relation"], f["object"]) for f in facts if f["object"] >= 0] == [
+        (0, "largest_city", 2), (3, "founded_by", 4)]
+    assert counts["object_type_mismatch"] == {"capital": 1} and counts["facts"] == len(facts)
