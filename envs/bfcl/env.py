@@ -215,7 +215,6 @@ class BfclEnv(TextEnv):
     def record_step(self, step: StepOutcome, episode: _Episode) -> None:
         """The step's messages, and, when it ran calls, those calls (for BFCL's checker) and the state they changed."""
         super().record_step(step, episode)
-        episode.chars += len(step.action) + len(step.observation)
         calls = episode.step_calls
         step.extra["diff"] = []
         if calls:
