@@ -284,3 +284,30 @@ def test_cli_card_and_export(tmp_path, capsys):
     assert "multi_turn_miss_func_49: its ground truth calls tail at turn 1" in printed
     assert main(["bfcl", "export", str(tmp_path), "--category", "multi_turn_base", "--tasks", "multi_turn_base_0"]) == 0
     assert (tmp_path / "multi_turn_base.parquet").is_file() and (tmp_path / "dataset").is_dir()
+
+
+def test_remote_env_over_a_server_process_equals_in_process(small_server_url):
+    """Remote-v0 (the client of the session routes) over a real server process: the same observations,
+    rewards and state fingerprints as in-process, for the reference agent and the text-only agent."""
+    from stillweb.envs.bfcl.agents import BfclTextAgent
+
+    local = gym.make("stillweb/BFCL-v0", tasks=TASKS)
+    remote = gym.make("stillweb/Remote-v0", url=small_server_url, env_id="stillweb/BFCL-v0", tasks=TASKS)
+    try:
+        for seed, task_id in enumerate(TASKS):
+            task = local.unwrapped.tasks.by_id(task_id)
+            for agent in (ReferenceAgent(task), BfclTextAgent()):
+                observation, info = local.reset(seed=seed, options={"task_id": task_id})
+                remote_observation, remote_info = remote.reset(seed=seed, options={"task_id": task_id})
+                assert remote_observation == observation and remote_info["state_fingerprint"] == info["state_fingerprint"]
+                done = False
+                while not done:
+                    action = agent.act(observation)
+                    observation, reward, terminated, truncated, info = local.step(action)
+                    got = remote.step(action)
+                    assert got[:4] == (observation, reward, terminated, truncated)
+                    assert got[4]["state_fingerprint"] == info["state_fingerprint"]
+                    done = terminated or truncated
+    finally:
+        remote.close()
+        local.close()
