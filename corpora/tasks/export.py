@@ -39,7 +39,15 @@ _DATA_SOURCES = {"hotpotqa": "hotpotqa", "2wikimultihopqa": "2wikimultihopqa", "
 
 
 def search_r1_prompt(question: str) -> str:
-    """Search-R1's user prompt for ``question`` (``make_prefix`` of ``nq_search.py``, template ``base``)."""
+    """Search-R1's user prompt for ``question``: ``nq_search.py`` strips it, ends it with ``?`` and
+    puts it in the ``base`` template of ``make_prefix``.
+
+    >>> search_r1_prompt(" who wrote hamlet ").endswith("Question: who wrote hamlet?\\n")
+    True
+    """
+    question = question.strip()
+    if question[-1:] != "?":
+        question += "?"
     return SEARCH_R1_PREFIX + question + "\n"
 
 
@@ -81,6 +89,7 @@ def verl_row(task: TaskRecord, name: str, index: int) -> dict:
             "split": task.split,
             "index": index,
             "task_id": task.task_id,
+            "question": task.question,  # as stored (the prompt's copy ends with '?', as Search-R1 writes it)
             "level": task.level,
             "hops": task.hops,
             "evidence_docs": list(task.evidence_docs),

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.corpora.errors import StillwebError
-from stillweb.corpora.tasks.export import export_tasks, search_r1_prompt
+from stillweb.corpora.tasks.export import SEARCH_R1_PREFIX, export_tasks, search_r1_prompt
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
@@ -112,7 +112,8 @@ def test_wikiqa_plays_an_imported_set_prompt_and_citations(snapshot, shared_data
     task = next(iter(_tasks(snapshot, "play").values()))
     env = WikiQAEnv(snapshot, tasks="play", tool_format="search_r1")
     observation, _info = env.reset(options={"task_id": task.task_id})
-    assert observation == search_r1_prompt(task.question)
+    assert observation == search_r1_prompt(task.question) == SEARCH_R1_PREFIX + task.question + "\n"
+    assert search_r1_prompt(" who wrote it ") == SEARCH_R1_PREFIX + "who wrote it?\n"  # nq_search.py's '?' 
     tongyi = WikiQAEnv(snapshot, tasks="play", reward={"citation_recall": 1.0, "outcome": 0.0})
     observation, _info = tongyi.reset(options={"task_id": task.task_id})
     assert observation.startswith(tongyi.system_prompt)

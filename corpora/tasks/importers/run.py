@@ -99,6 +99,8 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
         check_answer_match(options.answer_match)
     if not files:
         raise UsageError("no files to import: name one or more QA files")
+    if options.retrieval and not 1 <= options.k <= 100:
+        raise UsageError(f"the retrieval check's k must be 1..100, got {options.k}")
     snapshot = Snapshot.open(snapshot_path)
     try:
         formats, records, mapped = _read_all(files, snapshot, options)

@@ -1,10 +1,11 @@
 """Search-R1's verl parquet (``scripts/data_process/nq_search.py``): ``data_source``, ``prompt``
 (chat messages whose user turn is the instruction template ending ``Question: {question}\\n``),
 ``ability``, ``reward_model.ground_truth.target`` (the golden answers) and ``extra_info``
-(``split``, ``index``; stillweb's own export adds ``task_id``, ``evidence_docs``, ``answer_match``).
+(``split``, ``index``; stillweb's own export adds ``task_id``, ``question`` as stored, ``evidence_docs``,
+``answer_match``).
 
-The question is recovered from the prompt: the text after the template's ``Question: ``,
-without the final newline (the template is :data:`~stillweb.corpora.tasks.export.SEARCH_R1_PREFIX`).
+The question is ``extra_info.question`` when present, else recovered from the prompt: the text
+after the template's ``Question: ``, without the final newline (the template is :data:`~stillweb.corpora.tasks.export.SEARCH_R1_PREFIX`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _parse(record: Mapping[str, Any], fields: FieldNames) -> SourceRow:
     evidence = [EvidenceRef(doc_id=int(doc)) for doc in info.get("evidence_docs") or ()]
     extra = {"data_source": record.get("data_source"), "ability": record.get("ability"), "extra_info": info}
     return SourceRow(source_id=None if source_id is None else str(source_id),
-                     question=question_of_prompt(record.get("prompt")),
+                     question=str(info.get("question") or question_of_prompt(record.get("prompt"))).strip(),
                      answers=answers_of(target, "reward_model.ground_truth.target"),
                      split=None if split is None else str(split), evidence=evidence,
                      answer_match=info.get("answer_match"), extra=extra)
