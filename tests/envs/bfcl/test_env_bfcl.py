@@ -243,3 +243,33 @@ def test_episodes_do_not_leak_into_each_other():
     tasks = list(env.tasks)[::4]
     first = [played(task) for task in tasks]
     assert [played(task) for task in reversed(tasks)] == first[::-1]
+
+
+_IMPORTS = """
+import importlib, sys
+before = set(sys.modules)
+import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker
+from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
+for name in sys.argv[1:]:
+    importlib.import_module(CLASS_FILE_PATH_MAPPING[name])
+loaded = {name.split(".")[0] for name in set(sys.modules) - before}
+print(" ".join(sorted(name for name in loaded if name not in sys.stdlib_module_names and not name.startswith("_"))))
+"""
+
+
+def test_the_bfcl_extra_is_all_bfcls_code_needs():
+    """BFCL's checker and its eight APIs import nothing outside the standard library but mpmath (the
+    bfcl extra), and the install script pins the version the environment was made with."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    from stillweb.envs.bfcl.data import API_CLASSES
+
+    loaded = subprocess.run([sys.executable, "-c", _IMPORTS, *API_CLASSES], capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert set(loaded) == {"bfcl_eval", "mpmath"}, loaded
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bfcl"]
+    assert [re.split(r"[<>=]", requirement)[0] for requirement in extra] == ["mpmath"]
+    assert f'"bfcl-eval=={BFCL_EVAL_VERSION}"' in (root / "scripts" / "install_bfcl.sh").read_text()
