@@ -67,9 +67,11 @@ PRINTING_COMMANDS = [
     ("freeze-verify", ["freeze", "verify", "{store}"]),
     ("freeze-merge", ["freeze", "merge", "{store}", "{store2}", "--out", "{out}"]),
     ("freeze-prune", ["freeze", "prune", "{store}", "--used", "{usage}", "--out", "{out}"]),
+    ("bfcl-card", ["bfcl", "card", "--category", "multi_turn_base"]),
+    ("bfcl-export", ["bfcl", "export", "{out}", "--category", "multi_turn_base", "--tasks", "multi_turn_base_0"]),
     ("help", ["tasks", "--help"]),
 ]
-EXTRA_COMMANDS = {"eval-retrieval": "ir_measures"}
+EXTRA_COMMANDS = {"eval-retrieval": "ir_measures", "bfcl-card": "bfcl_eval", "bfcl-export": "bfcl_eval"}
 
 # Commands that serve until stopped: their Ctrl-C is their normal stop (tests/cli/test_pipes_and_interrupts.py
 # starts each, waits until it answers, interrupts it), with the argv and the path that answers once it is up.
