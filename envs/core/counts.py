@@ -15,7 +15,8 @@ an id that does not exist, a write the user did not ask for). A result's flag is
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import functools
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 __all__ = ["EpisodeCounts", "HallucinationCounts", "AppCounts"]
@@ -39,8 +40,8 @@ class EpisodeCounts:
             setattr(self, name, getattr(self, name) + 1)
 
     def as_dict(self) -> dict[str, Any]:
-        """The counts as plain JSON, in field order."""
-        return asdict(self)
+        """The counts as plain JSON, in field order (every step's ``info`` has them: no deep copy needed, they are ints)."""
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
 
 @dataclass
@@ -61,3 +62,9 @@ class AppCounts(EpisodeCounts):
     write_after_answer: int = 0
 
     RESULT_FLAGS: ClassVar[dict[str, str]] = {**EpisodeCounts.RESULT_FLAGS, "not_found": "fabricated_id"}
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The dataclass fields of ``cls`` in order (``dataclasses.asdict`` deep-copies: 8x slower on every step)."""
+    return tuple(item.name for item in fields(cls))

@@ -85,6 +85,15 @@ class ActionChecks:
             re.compile(rf"([^\W\d_]{{{self.unit_chars},40}})\1"),
         )
 
+    @functools.cached_property
+    def _prefilters(self) -> tuple[re.Pattern, re.Pattern]:
+        """What the patterns of :attr:`_patterns` need, cheaper to search for: a run of ``min(letter_run, char_run)``
+        equal characters (for a letter run or a character run) and ``2 * unit_chars`` characters in a row that
+        are not ASCII non-letters (for a back-to-back letter sequence; a plain class, not a Unicode category,
+        about 4x faster). Most actions have neither, and skip the costlier searches."""
+        return (re.compile(rf"(.)\1{{{min(self.letter_run, self.char_run) - 1}}}"),
+                re.compile(rf"[^\x00-\x40\x5b-\x60\x7b-\x7f]{{{2 * self.unit_chars}}}"))
+
     @classmethod
     def from_value(cls, value: "ActionChecks | Mapping[str, Any] | None") -> "ActionChecks":
         """Checks from themselves, a dict of their fields (unknown keys are an error), or None (defaults)."""
@@ -98,9 +107,10 @@ class ActionChecks:
         """
         text = action[: self.scan_chars]
         letters, chars, tandem = self._patterns
+        equal_run, letter_run = self._prefilters
         raised = {
-            "repeated_chars": bool(letters.search(text) or chars.search(text)),
-            "repeated_ngrams": bool(tandem.search(text)) or self._mostly_repeated_trigrams(text),
+            "repeated_chars": bool(equal_run.search(text) and (letters.search(text) or chars.search(text))),
+            "repeated_ngrams": bool(letter_run.search(text) and tandem.search(text)) or self._mostly_repeated_trigrams(text),
             "non_text": _non_text_share(text) > self.max_non_text_share,
             "near_miss_call": format_error and _looks_like_a_call(text),
             "over_long": over_long,

@@ -10,10 +10,9 @@ then runs its handler and renders the result as JSON text.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from stillweb.sandboxes.apps.store import AppSession
@@ -24,16 +23,25 @@ __all__ = ["AppEndpoint", "bound", "current_session"]
 _SESSION: contextvars.ContextVar[AppSession | None] = contextvars.ContextVar("stillweb_app_session", default=None)
 
 Handler = Callable[[AppSession, dict], Any]
+# One encoder for every result (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
 
 
-@contextlib.contextmanager
-def bound(session: AppSession) -> Iterator[AppSession]:
-    """Run the calls inside the ``with`` block against ``session``."""
-    token = _SESSION.set(session)
-    try:
-        yield session
-    finally:
-        _SESSION.reset(token)
+class bound:  # noqa: N801 (used as a function: ``with bound(session):``)
+    """Run the calls inside the ``with`` block against ``session`` (a plain class: a generator-based
+    context manager costs as much as the rest of a call's bookkeeping)."""
+
+    __slots__ = ("session", "_token")
+
+    def __init__(self, session: AppSession) -> None:
+        self.session = session
+
+    def __enter__(self) -> AppSession:
+        self._token = _SESSION.set(self.session)
+        return self.session
+
+    def __exit__(self, *exc_info: object) -> None:
+        _SESSION.reset(self._token)
 
 
 def current_session() -> AppSession:
@@ -67,4 +75,4 @@ class AppEndpoint(Tool):
         if self.transient:
             session.begin_call()
         data = self.handler(session, arguments)
-        return self.result(json.dumps(data, ensure_ascii=False, separators=(", ", ": ")), data=data)
+        return self.result(_ENCODER.encode(data), data=data)

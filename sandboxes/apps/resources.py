@@ -165,7 +165,8 @@ def _list_endpoint(resource: Resource, app: str) -> AppEndpoint:
         total = session.connection.execute(f"SELECT count(*) FROM {table}{where}", values).fetchone()[0]
         rows = session.select(f"SELECT {shown} FROM {table}{where} ORDER BY id LIMIT ? OFFSET ?", [*values, size, (page - 1) * size])
         for row in rows if booleans else ():
-            row.update((name, bool(row[name])) for name in booleans)
+            for name in booleans:
+                row[name] = bool(row[name])
         return {"items": rows, "page": page, "page_size": size, "total": total,
                 "next_page": page + 1 if page * size < total else None}
 

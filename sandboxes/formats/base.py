@@ -157,7 +157,7 @@ def load_json(text: str) -> Any:
     Nesting is checked before parsing, so the answer never depends on how deep the
     caller's own stack is (in-process and in a server thread give the same message).
     """
-    if _json_depth(text) > MAX_JSON_DEPTH:
+    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and _json_depth(text) > MAX_JSON_DEPTH:  # nesting needs brackets
         raise FormatProblem("the JSON is nested too deeply")
     try:
         return json.loads(text, parse_constant=_reject_constant)

@@ -7,7 +7,7 @@
 returns a :class:`ToolResult` (flagged ``unknown_tool``, ``bad_arguments``,
 ``not_found``, ``tool_error`` or ``timeout`` when something is wrong) and never
 raises. Arguments are validated against the tool's JSON schema (compiled once)
-before the tool runs. Developer mistakes (an unknown tool in the whitelist)
+before the tool runs (a flat schema by plain Python first). Developer mistakes (an unknown tool in the whitelist)
 raise ``ValueError``.
 """
 
@@ -24,7 +24,7 @@ from stillweb.sandboxes.tools.answer import AnswerTool
 from stillweb.sandboxes.tools.python_and_calculator import CalculatorTool, PythonTool
 from stillweb.sandboxes.tools.documents import FindTool, OpenTool
 from stillweb.sandboxes.tools.search import SearchTool
-from stillweb.sandboxes.tools.validation import compile_validator, describe_errors
+from stillweb.sandboxes.tools.validation import ArgumentValidator
 
 if TYPE_CHECKING:
     from stillweb.corpora.snapshot import Snapshot
@@ -81,7 +81,7 @@ class ToolRegistry:
 
     def _install(self, tools: list[Tool]) -> None:
         self._tools: dict[str, Tool] = {tool.name: tool for tool in tools}
-        self._validators = {name: compile_validator(tool.parameters) for name, tool in self._tools.items()}
+        self._validators = {name: ArgumentValidator(tool.parameters) for name, tool in self._tools.items()}
         self._by_call_name = dict(self._tools)
         for tool in self._tools.values():
             self._by_call_name.update({alias: tool for alias in tool.aliases})
@@ -148,7 +148,7 @@ class ToolRegistry:
     def _is_valid_search(self, call: ToolCall) -> bool:
         name = getattr(call, "name", None)
         tool = self._by_call_name.get(name) if isinstance(name, str) else None
-        return isinstance(tool, SearchTool) and not describe_errors(self._validators[tool.name], getattr(call, "arguments", None))
+        return isinstance(tool, SearchTool) and not self._validators[tool.name].problems(getattr(call, "arguments", None))
 
     def _dispatch(self, name: Any, arguments: Any, presearched: dict | None = None) -> ToolResult:
         tool = self._by_call_name.get(name) if isinstance(name, str) else None
@@ -160,7 +160,7 @@ class ToolRegistry:
                 f"Example: {example_call(first.name, first.example)}"
             )
             raise ToolInputError("unknown_tool", message, {"available": list(self.names)})
-        problems = describe_errors(self._validators[tool.name], arguments)
+        problems = self._validators[tool.name].problems(arguments)
         if problems:
             message = (
                 f"Invalid arguments for {name}: {'; '.join(problems)}. "

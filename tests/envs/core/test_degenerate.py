@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stillweb.envs import RandomTextAgent, ReferenceAgent, WikiQAEnv, run_episode
 from stillweb.envs.agents.scripted import write_call
@@ -126,3 +128,17 @@ def test_bad_checks_config_is_a_developer_error():
         ActionChecks(letter_run=1)
     with pytest.raises(ValueError, match="max_non_text_share"):
         ActionChecks(max_non_text_share=2.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(list("abAB é1_ \n{}\"x") + ["ab", "abcde", "xxxxx", "search"]), max_size=60)
+       .map("".join).map(lambda text: text * 2 if len(text) % 3 == 0 else text),
+       sizes=st.tuples(st.integers(2, 8), st.integers(2, 45), st.integers(2, 7)))
+def test_the_prefilter_never_hides_a_repeat(text, sizes):
+    """The one-search prefilter gives the flags of the three repeat patterns searched every time."""
+    checks = ActionChecks(letter_run=sizes[0], char_run=sizes[1], unit_chars=sizes[2])
+    letters, chars, tandem = checks._patterns
+    expected_chars = bool(letters.search(text) or chars.search(text))
+    expected_ngrams = bool(tandem.search(text)) or checks._mostly_repeated_trigrams(text)
+    flags = checks.flags(text, format_error=False)
+    assert ("repeated_chars" in flags, "repeated_ngrams" in flags) == (expected_chars, expected_ngrams)
