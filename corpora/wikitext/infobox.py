@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import mwparserfromhell
 from dataclasses import dataclass, field, replace
 
-from mwparserfromhell.nodes import Node, Tag, Template, Wikilink
+from mwparserfromhell.nodes import Node, Tag, Template, Text, Wikilink
 from mwparserfromhell.wikicode import Wikicode
 
 from stillweb.corpora.records import ExtractedFact
@@ -162,6 +162,9 @@ def _split_items(nodes: Iterable[Node]) -> list[list[Node]]:
         if isinstance(node, Tag) and str(node.tag).strip().lower() == "sup" and _FOOTNOTE_MARK_RE.fullmatch(
                 str(node.contents or "").strip()):
             continue  # [[Euro]]<sup>d</sup>: a footnote mark, not part of the value
+        if isinstance(node, Tag) and str(node.tag).strip().lower() == "br" and _open_phrase(items[-1]):
+            items[-1].append(Text(" "))  # "recognition of the <br />[[United States]]": one item, wrapped
+            continue
         if isinstance(node, Tag) and str(node.tag).strip().lower() in ("br", "li", "dd", "dt", "p"):
             if node.contents is not None and not node.wiki_markup:
                 items.append(list(node.contents.nodes))
@@ -173,6 +176,12 @@ def _split_items(nodes: Iterable[Node]) -> list[list[Node]]:
         else:
             items[-1].append(node)
     return [item for item in items if item]
+
+
+def _open_phrase(item: list[Node]) -> bool:
+    """True when an item's text so far ends in a word that cannot end a value ("of the")."""
+    last = next((node for node in reversed(item) if not (isinstance(node, Text) and not node.value.strip())), None)
+    return isinstance(last, Text) and bool(_OPEN_PHRASE_RE.search(last.value))
 
 
 def _item_facts(rule: FieldRule, item: list[Node], page: Renderer, template: str) -> tuple[list[ExtractedFact], str]:
@@ -293,6 +302,7 @@ _PRESENTATION_TOKENS = frozenset({
     "mapsize", "nocat", "qid", "onlysourced", "fetchwikidata", "suppressfields", "flag", "coa",
     "latd", "latm", "lats", "longd", "longm", "longs", "latns", "longew", "mcaption", "msize",
 })  # fmt: skip
+_OPEN_PHRASE_RE = re.compile(r"\b(?:the|of|and|a|an|to|for|in|by|with)\s*$")
 _COMMA_RE = re.compile(r",(?!\d{3}\b)")
 _FOOTNOTE_MARK_RE = re.compile(r"\[?(?:\w{1,2}|note \w+|nb \w+)\]?")
 _FOOTNOTE_RE = re.compile(r"\[(?:\w{1,3}|note \w+|citation needed|nb \w+)\]")

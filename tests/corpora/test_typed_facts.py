@@ -141,6 +141,14 @@ def test_country_fields_are_mapped_with_types():
     assert relation_type("time_zone").domain == "Place" and relation_type("human_development_index").range == "xsd:float"
 
 
+def test_a_line_wrapped_mid_phrase_is_one_item():
+    facts, _ = read("Infobox military conflict", """|result= American victory
+* [[Kingdom of Great Britain|British]] recognition of the independence of the <br />[[United States|United States of America]]
+* End of the [[First British Empire]]""")
+    assert ("result", "United States of America", "text") not in facts
+    assert ("result", "End of the First British Empire", "text") in facts
+
+
 def test_units_and_lists_survive():
     facts, _ = read("Infobox settlement", "| area_total_km2 = {{convert|123.4|km2|sqmi}}\n| elevation_m = about 250 m (820 ft)")
     assert facts == [("area_km2", "123.4", "number"), ("elevation_m", "250", "number")]
