@@ -106,6 +106,8 @@ def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Com
     level = params.level
     max_hops = min(params.max_hops, 2) if level == 1 else params.max_hops
     hops = rng.integer(params.min_hops, max_hops)
+    if hops == params.min_hops < max_hops and rng.chance(0.4):  # the fewest hops less often: longer questions
+        hops = rng.integer(params.min_hops + 1, max_hops)
     literal = hops >= 2 and rng.chance(params.literal_answer_rate)
     fork = level != 1 and (level == 3 or rng.chance(params.fork_rate))
     obfuscate = level != 1 and (level == 3 or rng.chance(params.obfuscate_rate))

@@ -3,7 +3,8 @@
 - ``verbless_frame``: "Which/What <noun>" followed by anything but a finite verb
   ("What person born in X and who died in Y?");
 - ``that_same_noun``: "that <noun>" while two variables go by that noun ("Take a
-  person ... Name the person who married that person");
+  person ... Name the person who married that person"; a variable counts where the
+  noun is followed by its relative clause or ends a phrase, or in the question's frame);
 - ``restated_class``: "<noun> who worked as a <noun>".
 
 The nouns are every noun a question can use for a variable (the mapping's template
@@ -40,7 +41,9 @@ def question_patterns(question: str) -> list[str]:
         if match[2].lower() not in finite:
             found.add("verbless_frame")
     for match in nouns["that"].finditer(question):
-        mentions = re.findall(rf"\b(?:a|an|the|[Ww]hich|[Ww]hat|another) {re.escape(match[1])}\b", question)
+        noun = re.escape(match[1])
+        mentions = re.findall(rf"\b(?:(?:a|an|the|another) {noun}(?=\s+(?:who|that|where|whose|in which|born|died|from|with|in)\b|[\u2014.,?])"
+                              rf"|(?:Which|What) {noun}\b)", question)
         if len(mentions) >= 2:
             found.add("that_same_noun")
     if nouns["restated"].search(question):
@@ -63,6 +66,6 @@ def _vocabulary() -> tuple[dict[str, re.Pattern], frozenset[str]]:
     patterns = {
         "frame": re.compile(rf"\b(?:Which|What) ({alternation}) (\w+)"),
         "that": re.compile(rf"\bthat ({alternation})\b"),
-        "restated": re.compile(rf"\b({alternation}) (?:who|that) (?:[^.?]*? )?(?:worked|working) as an? \1\b"),
+        "restated": re.compile(rf"\b({alternation}) (?:who|that) (?:[^.?,\u2014]*? )?(?:worked|working) as an? \1\b(?! \w)"),
     }
     return patterns, finite

@@ -14,9 +14,10 @@ cannot be composed (``citizenship`` ranges over countries), and the verbalizer n
 a variable without a class of its own by what its relations agree on (:func:`class_noun`:
 the object of both ``headquarters`` and ``citizenship`` is "a country").
 
-:func:`relation_signature` is the one place that reads domains and ranges, so the
-typed mapping built from DBpedia's ontology (issue 35 item 1) replaces its source
-without touching composition or rendering.
+:func:`relation_signature` is the one place that reads domains and ranges: the
+reviewed ones first, else the typed mapping's DBpedia domain and range
+(:func:`~stillweb.corpora.wikitext.ontology.relation_type`; ``City`` stands for
+``settlement``), so composition and rendering never read either source directly.
 
 >>> relation_signature("citizenship").range
 frozenset({'country'})
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from stillweb.corpora.wikitext.mapping import MAPPING_PATH, infobox_mapping
+from stillweb.corpora.wikitext.ontology import ontology, relation_type
 
 __all__ = ["Signature", "relation_signature", "entity_classes", "fits", "role_classes", "node_classes",
            "class_noun", "variable_noun", "is_person", "restates_class", "CLASS_NOUNS"]
@@ -62,7 +64,31 @@ def relation_signature(relation: str) -> Signature:
     """The signature of ``relation`` (see the module docstring)."""
     from stillweb.corpora.tasks.phrasing import relation_range  # phrasing reads the same data file
 
-    return Signature(_domains().get(relation), relation_range(relation))
+    kind = relation_type(relation)
+    domain = _domains().get(relation) or (_from_ontology(kind.domain) if kind is not None else None)
+    range_ = relation_range(relation)
+    if range_ is None and kind is not None and kind.is_entity:
+        range_ = _from_ontology(kind.range)
+    return Signature(domain, range_)
+
+
+# DBpedia ontology classes (most specific first) and the classes of this module they stand for.
+_ONTOLOGY_CLASSES = (
+    ("Person", {"person"}), ("Country", {"country"}), ("Settlement", {"settlement"}),
+    ("PopulatedPlace", {"settlement", "country"}), ("EducationalInstitution", {"university"}),
+    ("Organisation", {"organisation", "university"}), ("Award", {"award"}), ("WrittenWork", {"book"}),
+    ("Film", {"film"}), ("Album", {"album"}), ("MusicalWork", {"album"}), ("Event", {"event"}),
+    ("Disease", {"disease"}), ("Language", {"language"}),
+)
+
+
+def _from_ontology(name: str) -> frozenset[str] | None:
+    """The classes a DBpedia class stands for (None: any, for classes as general as Place or Thing)."""
+    tree = ontology()
+    for dbpedia, classes in _ONTOLOGY_CLASSES:
+        if name and tree.has_class(name) and tree.has_class(dbpedia) and tree.is_a(name, dbpedia):
+            return frozenset(classes)
+    return None
 
 
 @cache

@@ -34,7 +34,7 @@ from stillweb.corpora.tasks.phrasing import (
     words_after_value,
 )
 from stillweb.corpora.tasks.query import Constant, Node, Query
-from stillweb.corpora.tasks.types import entity_classes, is_person, variable_noun
+from stillweb.corpora.tasks.types import entity_classes, is_person, relation_signature, variable_noun
 
 __all__ = ["render_question"]
 
@@ -69,10 +69,11 @@ def _tidy(text: str) -> str:
 def _ask_value(query: Query, noun: str, described: str, rng: KeyedRng) -> str:
     """A literal answer: asked in one sentence, or the subject told first and then asked about."""
     words = relation_words(query.answer_relation)
+    wh = "Who" if relation_signature(query.answer_relation).range == frozenset({"person"}) else "What"
     if rng.chance(0.4):
-        return f"What is the {words.attribute} of the {noun} {described}?"
+        return f"{wh} is the {words.attribute} of the {noun} {described}?"
     told = rng.choice(_SUBJECT_FRAMES).format(n=noun, a_n=with_article(noun), d=described)
-    ask = words.ask if words.ask and rng.chance(0.7) else f"What is the {words.attribute} of {{np}}?"
+    ask = words.ask if words.ask and rng.chance(0.7) else f"{wh} is the {words.attribute} of {{np}}?"
     return f"{told} {ask.format(np=f'this {noun}')}"
 
 
