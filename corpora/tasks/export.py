@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.manifest import read_manifest
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
@@ -71,14 +72,16 @@ def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path
             path.write_text("".join(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n" for t in tasks), encoding="utf-8")
         else:
             path = out / f"{split}.parquet"
-            rows = [verl_row(t, name, index) for index, t in enumerate(tasks)]
+            fingerprint = read_manifest(Path(snapshot_path))["fingerprint"]
+            rows = [verl_row(t, name, index, fingerprint) for index, t in enumerate(tasks)]
             pq.write_table(pa.Table.from_pylist(rows) if rows else _empty_verl_table(), path)
         written.append(path)
     return written
 
 
-def verl_row(task: TaskRecord, name: str, index: int) -> dict:
-    """One task in the verl/Search-R1 parquet layout (an imported task keeps its source's ``data_source``)."""
+def verl_row(task: TaskRecord, name: str, index: int, fingerprint: str | None = None) -> dict:
+    """One task in the verl/Search-R1 parquet layout (an imported task keeps its source's ``data_source``);
+    ``fingerprint``: the snapshot's, recorded so that ``evidence_docs`` are read back only over it."""
     data_source = task.extra.get("data_source") or _DATA_SOURCES.get(task.source or "") or f"stillweb/{name}"
     return {
         "data_source": str(data_source),
@@ -93,6 +96,7 @@ def verl_row(task: TaskRecord, name: str, index: int) -> dict:
             "level": task.level,
             "hops": task.hops,
             "evidence_docs": list(task.evidence_docs),
+            "snapshot_fingerprint": fingerprint,
             "answer_match": task.answer_match,
         },
     }

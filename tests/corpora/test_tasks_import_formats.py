@@ -102,6 +102,13 @@ def test_verl_export_is_search_r1s_layout_and_imports_back_the_same_tasks(snapsh
         again = back[task_id]
         assert (again.question, again.golds, again.split, again.evidence_docs, again.answer_match) == \
                (task.question, task.golds, task.split, task.evidence_docs, "f1")
+    # over another snapshot the exported doc ids mean nothing: each is counted, none is kept
+    from stillweb.corpora.build_from_source import build_rows
+
+    other = build_rows([write_jsonl(tmp_path / "other.jsonl", [{"id": "1", "title": "Elsewhere", "text": "Nothing here."}])],
+                       tmp_path / "other", workers=1, progress=False).path
+    moved = import_tasks(other, files, "moved", ImportOptions(progress=False, retrieval=False))
+    assert moved.unmapped == {"other_snapshot": sum(len(task.evidence_docs) for task in original.values())}
 
 
 @pytest.mark.shared_data

@@ -35,6 +35,7 @@ class EvidenceRef:
     source_id: str = ""
     text: str = ""
     doc_id: int = -1
+    snapshot: str = ""  # the fingerprint of the snapshot ``doc_id`` belongs to ("" unknown)
     subject: str = ""
     relation: str = ""
     value: str = ""

@@ -20,6 +20,7 @@ __all__ = ["EvidenceMapper", "UNMAPPED_REASONS"]
 
 UNMAPPED_REASONS = {
     "bad_doc_id": "a doc id outside the snapshot",
+    "other_snapshot": "a doc id of another snapshot (a stillweb export made over a different snapshot)",
     "missing_source_id": "the corpus id is not in the snapshot (and no title or text to fall back on)",
     "missing_title": "no page has the title, a redirect to it or the supporting text",
     "text_not_found": "no passage holds the supporting text",
@@ -49,6 +50,8 @@ class EvidenceMapper:
     def map(self, ref: EvidenceRef) -> tuple[int | None, str | None]:
         """``(doc_id, None)`` for a mapped item, ``(None, reason)`` otherwise."""
         if ref.doc_id >= 0:
+            if ref.snapshot and ref.snapshot != self.snapshot.fingerprint:
+                return None, "other_snapshot"
             return (ref.doc_id, None) if ref.doc_id < len(self.snapshot) else (None, "bad_doc_id")
         text = squash(ref.text)
         if ref.source_id:

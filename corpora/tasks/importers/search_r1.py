@@ -1,8 +1,8 @@
 """Search-R1's verl parquet (``scripts/data_process/nq_search.py``): ``data_source``, ``prompt``
 (chat messages whose user turn is the instruction template ending ``Question: {question}\\n``),
 ``ability``, ``reward_model.ground_truth.target`` (the golden answers) and ``extra_info``
-(``split``, ``index``; stillweb's own export adds ``task_id``, ``question`` as stored, ``evidence_docs``,
-``answer_match``).
+(``split``, ``index``; stillweb's own export adds ``task_id``, ``question`` as stored, ``evidence_docs``
+with the ``snapshot_fingerprint`` they belong to, and ``answer_match``).
 
 The question is ``extra_info.question`` when present, else recovered from the prompt: the text
 after the template's ``Question: ``, without the final newline (the template is :data:`~stillweb.corpora.tasks.export.SEARCH_R1_PREFIX`).
@@ -46,7 +46,8 @@ def _parse(record: Mapping[str, Any], fields: FieldNames) -> SourceRow:
     source_id = info.get("task_id")
     if source_id is None and index is not None:
         source_id = f"{record.get('data_source') or 'search_r1'}-{split or 'all'}-{index}"
-    evidence = [EvidenceRef(doc_id=int(doc)) for doc in info.get("evidence_docs") or ()]
+    evidence = [EvidenceRef(doc_id=int(doc), snapshot=str(info.get("snapshot_fingerprint") or ""))
+                for doc in info.get("evidence_docs") or ()]
     extra = {"data_source": record.get("data_source"), "ability": record.get("ability"), "extra_info": info}
     return SourceRow(source_id=None if source_id is None else str(source_id),
                      question=str(info.get("question") or question_of_prompt(record.get("prompt"))).strip(),
