@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.manifest import read_manifest
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.record import TASK_FIELDS, TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 
@@ -62,8 +62,10 @@ def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path
     if fmt == "hf":
         from datasets import Dataset, DatasetDict
 
-        DatasetDict({s: Dataset.from_list([_flat(t.to_dict()) for t in tasks]) if tasks else Dataset.from_dict({})
-                     for s, tasks in splits.items()}).save_to_disk(str(out / name))
+        made = {s: Dataset.from_list([_flat(t.to_dict()) for t in tasks]) for s, tasks in splits.items() if tasks}
+        empty = next(iter(made.values())).select([]) if made else Dataset.from_dict({})  # loadable empty splits
+        DatasetDict({s: made.get(s, empty) for s in splits}).save_to_disk(str(out / name),
+                                                                         num_shards={s: 1 for s in splits})
         return [out / name]
     written = []
     for split, tasks in splits.items():
@@ -103,10 +105,13 @@ def verl_row(task: TaskRecord, name: str, index: int, fingerprint: str | None = 
 
 
 def _flat(task: dict) -> dict:
-    """A task for ``datasets``: nested fields of mixed types as JSON strings."""
+    """A task for ``datasets``: nested fields of mixed types as JSON strings (and so every list or
+    dict of a source's own fields, e.g. HotpotQA's ``supporting_facts`` of [title, index] pairs)."""
     flat = dict(task)
-    for key in ("evidence", "formalization", "obfuscations"):
-        flat[key] = json.dumps(flat[key], ensure_ascii=False, sort_keys=True)
+    for key, value in flat.items():
+        if key in ("evidence", "formalization", "obfuscations", "solvability") or (
+                key not in TASK_FIELDS and isinstance(value, (list, dict))):
+            flat[key] = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return flat
 
 

@@ -138,3 +138,18 @@ def test_the_reference_agent_solves_imported_hotpotqa_tasks_from_their_mapped_ev
     env = WikiQAEnv(snapshot, tasks="solved")
     summaries = [run_episode(env, lambda task: ReferenceAgent(task), options={"task_id": task_id}) for task_id in _tasks(snapshot, "solved")]
     assert sum(summary["reward"] for summary in summaries) >= 95  # 99 of 100 when written (em over the found text)
+
+
+def test_jsonl_and_hf_exports_take_imported_sets_with_their_nested_source_fields(snapshot, tmp_path):
+    import json
+
+    from datasets import load_from_disk
+
+    import_tasks(snapshot, [write_jsonl(tmp_path / "nq-dev-kilt.jsonl", kilt_rows())], "exported", QUIET)
+    [saved] = export_tasks(snapshot, "exported", "hf", tmp_path / "hf")
+    dataset = load_from_disk(str(saved))
+    assert {split: len(rows) for split, rows in dataset.items()} == {"train": 0, "dev": 2, "test": 0}
+    row = dataset["dev"][0]
+    assert json.loads(row["output"]) == kilt_rows()[0]["output"] and row["answer_match"] == "em"
+    lines = export_tasks(snapshot, "exported", "jsonl", tmp_path / "jsonl")[1].read_text().splitlines()
+    assert json.loads(lines[0])["meta"] == {} and json.loads(lines[0])["solvability"]["evidence_items"] == 1
