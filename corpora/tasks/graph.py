@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stillweb.corpora.records import Fact
+from stillweb.corpora.tasks.phrasing import is_qualifier
 from stillweb.corpora.tasks.value_forms import value_forms
 from stillweb.corpora.tasks.task_world import TaskWorld
 
@@ -76,7 +77,7 @@ class FactGraph:
             index, subject, relation, value, value_type, obj, number, date, template, _ = fact
             if subject not in template_of:
                 template_of[subject] = template
-            if relation in IDENTITY_RELATIONS:
+            if relation in IDENTITY_RELATIONS or is_qualifier(relation):
                 continue
             if obj >= 0:
                 out[relation, subject].append(obj)

@@ -27,7 +27,7 @@ from pathlib import Path
 from stillweb.corpora.wikitext.dates import MONTH_NAMES
 from stillweb.corpora.wikitext.ontology import THING, ontology, relation_type, relation_types
 
-__all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "relation_range", "is_clause",
+__all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "relation_range", "is_clause", "is_qualifier",
            "words_after_value",
            "value_text", "entity_label", "with_article", "merge_dated", "known_relations", "date_words", "natural_case"]
 
@@ -70,9 +70,21 @@ def relation_words(relation: str) -> RelationWords:
         return found
     kind = relation_type(relation)
     words = kind.label if kind is not None else relation.replace("_", " ").strip()
+    words = _CAMEL_RE.sub(lambda m: m[1] + " " + m[2].lower(), words)  # DBpedia's "notableIdea" -> "notable idea"
     noun = ontology().class_label(kind.range) if kind is not None and kind.is_entity and kind.range != THING else ""
     return RelationWords(relation, f"whose {words} is {{x}}", f"{{who}} is the {words} of {{x}}", noun=noun,
                          attribute=words)
+
+
+def is_qualifier(relation: str) -> bool:
+    """True for a field that only dates or qualifies another one ("population as of", "ethnic groups
+    in year"; relations without phrasing data named ``*_as_of``, ``*_in_year``, or ``<relation>_year``
+    for another relation): it says nothing a question can ask or state on its own ("whose gini
+    coefficient as of is in 2008"). ``birth_year`` is no qualifier: there is no ``birth`` relation."""
+    if relation in _table():
+        return False
+    base = relation.removesuffix("_year")
+    return relation.endswith(("_as_of", "_in_year")) or (base != relation and (base in _table() or relation_type(base) is not None))
 
 
 def relation_range(relation: str) -> frozenset[str] | None:
@@ -176,6 +188,7 @@ def date_words(iso: str) -> str:
     return f"{MONTH_NAMES[month - 1]} {day}, {year}" if 1 <= month <= 12 else iso
 
 
+_CAMEL_RE = re.compile(r"([a-z])([A-Z])")
 _CLAUSE_STARTS = ("whose ", "where ", "in which ", "who ", "that ")
 _DATED_RE = re.compile(r"((?:was )?(?:born|founded|released|published)|died)(?= (?:on |in the |in \d))")
 _QUALIFIER_RE = re.compile(r"\s+\([^()]*\)$")

@@ -202,3 +202,14 @@ def test_questions_are_true_of_their_types():
     for task in made.tasks:
         assert all(relation != "citizenship" for _, relation, _ in task.formalization), task.question
         assert "granted citizenship" not in task.question
+
+
+def test_qualifier_fields_are_never_said_and_camel_case_labels_read_as_words():
+    """The blind read (BENCHMARKS.md, issue 35) found 'whose gini coefficient as of is in 2008' and
+    'whose notableIdea is Will': qualifiers of another field are not composed, labels read as words."""
+    from stillweb.corpora.tasks.phrasing import is_qualifier, relation_words
+
+    assert is_qualifier("population_as_of") and is_qualifier("ethnic_groups_in_year")
+    assert is_qualifier("purchasing_power_parity_year")  # purchasing_power_parity is a relation
+    assert not is_qualifier("birth_year") and not is_qualifier("founded")
+    assert relation_words("notable_idea").forward == "whose notable idea is {x}"
