@@ -105,10 +105,10 @@ def wiki_snapshot(tmp_path_factory, shared_data) -> Path:
 
 @pytest.fixture(scope="session")
 def tasks_snapshot(small_snapshot, tmp_path_factory) -> Path:
-    """A copy of ``small_snapshot`` with a generated task set ``hard`` (16 tasks: every split holds some), built once per session."""
+    """A copy of ``small_snapshot`` with a generated task set ``hard`` (20 tasks: the generator fills every split from 20 on), built once per session."""
     from support.snapshots import snapshot_with_tasks
 
-    return snapshot_with_tasks(small_snapshot, tmp_path_factory.mktemp("tasks-snapshot") / "snap", "hard", count=16)
+    return snapshot_with_tasks(small_snapshot, tmp_path_factory.mktemp("tasks-snapshot") / "snap", "hard", count=20)
 
 
 @pytest.fixture(scope="session")

@@ -37,7 +37,7 @@ def namespace_kind(raw: str) -> str:
         return "other" if colon_first else "category"
     if lowered in _NAMESPACES:
         return "other"
-    if _LANGUAGE_CODE_RE.fullmatch(prefix):
+    if _LANGUAGE_PREFIX_RE.fullmatch(prefix):
         return "other" if colon_first else "interlanguage"
     return "article"
 
@@ -77,7 +77,7 @@ def unique(values: Iterable[str]) -> list[str]:
 SPACES_RE = re.compile(r"[ \t\r\f\v]+")
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 _INVALID_TITLE_RE = re.compile(r"[<>\[\]{}|\x00-\x1f]")
-_LANGUAGE_CODE_RE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*")
+_LANGUAGE_PREFIX_RE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*")
 _NAMESPACES = frozenset({
     "talk", "user", "user talk", "wikipedia", "wikipedia talk", "wp", "project", "file talk",
     "mediawiki", "template", "template talk", "help", "category talk", "portal", "book",

@@ -112,7 +112,7 @@ def entity_problem(relation: str, text: str, linked: bool) -> str | None:
         return "cross_reference"
     if is_label(text) or lowered == relation.replace("_", " ") or lowered == _label(relation):
         return "label_as_value"
-    if _NUMBER_RE.fullmatch(text.strip()):
+    if _QUANTITY_RE.fullmatch(text.strip()):
         return "number_for_entity"
     if not linked and (_DIGIT_RE.search(text) or len(text.split()) > _MAX_NAME_WORDS or _NOT_NAME_RE.search(text)):
         return "not_a_name"  # "1931–82 American", "D†"
@@ -155,7 +155,7 @@ _DEMOGRAPHY_PREFIXES = ("demography of ", "demographics of ", "culture of ", "pe
 _LINK_TRAIL_RE = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]*))?\]\]([a-z]+)")
 _TOKEN_RE = re.compile(r"\[\[.*?\]\]|\{\{.*?\}\}|[()]|[^()\[{]+|[\[{]", re.DOTALL)
 _SEE_RE = re.compile(r"\s*(?:see|cf\.)\b\s*:?", re.IGNORECASE)
-_NUMBER_RE = re.compile(r"[-\u2212~≈]?\s*\d[\d,.\s]*(?:%|\s*(?:million|billion))?")
+_QUANTITY_RE = re.compile(r"[-\u2212~≈]?\s*\d[\d,.\s]*(?:%|\s*(?:million|billion))?")
 _DIGIT_RE = re.compile(r"\d")
 _NOT_NAME_RE = re.compile(r"[^\w\s.,'’&()\-–]|^\W*\w?\W*$")
 _MAX_NAME_WORDS = 8

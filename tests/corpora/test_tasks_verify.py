@@ -133,7 +133,7 @@ def test_verify_reads_sets_of_older_versions(war_snapshot):
 
 def test_generated_synthetic_set_is_sound(tasks_snapshot):
     report = verify_task_set(tasks_snapshot, "hard")
-    assert len(report.checks) == 16 and report.sound, [c.line() for c in report.checks if c.status != "ok"]
+    assert len(report.checks) == 20 and report.sound, [c.line() for c in report.checks if c.status != "ok"]
     assert all(c.stated_found and c.solutions == 1 and c.hops == c.stated_hops for c in report.checks)
 
 
