@@ -39,6 +39,7 @@ def test_hotpotqa_sample_maps_every_supporting_fact(snapshot, shared_data):
         task = by_id[question["_id"]]  # the source id is kept
         assert task.question == question["question"].strip() and task.answer == question["answer"]
         assert task.split == "train" and task.source == "hotpotqa" and task.answer_match == "em"
+        assert task.hops == len({title for title, _index in question["supporting_facts"]})
         assert len(task.evidence) == len(question["supporting_facts"])
         for item, (title, _index) in zip(task.evidence, question["supporting_facts"]):
             assert item.doc_id >= 0 and item.doc_title == title

@@ -47,7 +47,7 @@ def test_musique_supporting_paragraphs_sub_questions_and_unanswerable(snapshot, 
     tasks = _tasks(snapshot, "msq")
     answerable, unanswerable = tasks["2hop__1_2"], tasks["2hop__1_3"]
     assert [_doc_title(snapshot, d) for d in answerable.evidence_docs] == ["Marra Tellin", "Ivo Brandt"]
-    assert answerable.golds == ("sculptor", "sculpture artist") and answerable.split == "dev"
+    assert answerable.golds == ("sculptor", "sculpture artist") and answerable.split == "dev" and answerable.hops == 2
     assert answerable.solvability.evidence_present and len(answerable.solvability.sub_question_hits) == 2
     assert answerable.solvability.answer_in_evidence
     assert not unanswerable.answerable and unanswerable.answer == "" and unanswerable.emptiness_proof.kind == "source_label"

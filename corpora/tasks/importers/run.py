@@ -171,12 +171,18 @@ def _task(row: SourceRow, format_name: str, task_id: str, where: str, file_split
     record = TaskRecord(
         task_id=task_id, question=row.question, answer=row.answers[0] if row.answerable else "",
         aliases=tuple(row.answers[1:]) if row.answerable else (), evidence=tuple(evidence), evidence_docs=docs,
-        split=split or file_split, answerable=row.answerable,
+        split=split or file_split, answerable=row.answerable, hops=_hops(row),
         emptiness_proof=None if row.answerable else EmptinessProof(SOURCE_LABEL, (), ()),
         source=format_name, answer_match=check_answer_match(answer_match), extra=row.extra)
     task = MappedTask(row.question, tuple(row.sub_questions), tuple(row.answers) if row.answerable else (),
                       len(row.evidence), docs, tuple(unmapped))
     return record, task
+
+
+def _hops(row: SourceRow) -> int | None:
+    """Sub-questions (MuSiQue's decomposition), else distinct evidence pages, else unknown."""
+    pages = {ref.title or ref.source_id or str(ref.doc_id) for ref in row.evidence}
+    return len(row.sub_questions) or len(pages) or None
 
 
 def _describe(ref) -> str:
