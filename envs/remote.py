@@ -6,8 +6,8 @@
 
 Observations, rewards, terminated/truncated and info are the server-side
 environment's, which are the in-process environment's (info after a JSON round
-trip: tuples arrive as lists). The server sends only the messages a step added;
-the client rebuilds the whole ``info["messages"]`` from them.
+trip: tuples arrive as lists). As in-process, ``info["messages"]`` holds only the messages a
+step added (after the first ``info["messages_kept"]``); :attr:`RemoteEnv.messages` is the whole history.
 
 Faults are survived, not reported. Every reset and step carries a fresh request
 id, so a retried request (after a timeout or a dropped connection) returns the
@@ -218,8 +218,8 @@ class RemoteEnv(gym.Env[str, str]):
         super().close()
 
     def _full_info(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The response's info with the whole message history: the kept part of the
-        previous history followed by the messages this response added."""
+        """The response's info, as the in-process env gives it: ``messages`` the ones this response added,
+        after the first ``messages_kept`` of the history (kept in :attr:`messages`)."""
         info = body["info"]
         kept = body.get("messages_kept")
         if kept is None:
@@ -227,8 +227,13 @@ class RemoteEnv(gym.Env[str, str]):
         if not isinstance(kept, int) or not 0 <= kept <= len(self._messages):
             raise RemoteEnvError(f"server kept {kept!r} messages of a history of {len(self._messages)}")
         self._messages = self._messages[:kept] + info["messages"]
-        info["messages"] = list(self._messages)
+        info["messages_kept"] = kept
         return info
+
+    @property
+    def messages(self) -> list[Any]:
+        """The episode's whole message history (rebuilt from the responses' deltas)."""
+        return list(self._messages)
 
     # -- transport ------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from typing import Any
 import gymnasium as gym
 
 from stillweb.corpora.errors import StillwebError
+from stillweb.envs.core.messages import message_delta
 
 __all__ = ["EnvSession", "SessionError", "SessionStore", "request_digest", "REMEMBERED_RESULTS"]
 
@@ -86,8 +87,13 @@ class EnvSession:
         """(``info`` with ``messages`` cut to what is new since this session's last result,
         how many previous messages are kept before them); ``None`` when info has no message list.
 
-        The history usually only grows (all previous messages kept); with context
-        management earlier messages may be condensed, and the kept prefix is shorter.
+        An env on the episode core gives its own delta (``info["messages_kept"]``,
+        :mod:`stillweb.envs.core.messages`), passed on as it is; for an env whose info holds
+        its whole history the delta is computed here, by the same rule: the history usually
+        only grows, and with context management the kept prefix may be shorter.
+
+        >>> EnvSession("s", "e", {}, env=None, last_used=0.0).message_delta({"messages": ["c"], "messages_kept": 2})
+        ({'messages': ['c'], 'messages_kept': 2}, 2)
 
         >>> session = EnvSession("s", "e", {}, env=None, last_used=0.0)
         >>> session.message_delta({"messages": ["a", "b"]})
@@ -98,15 +104,14 @@ class EnvSession:
         ({'messages': ['B', 'c', 'd']}, 1)
         """
         messages = info.get("messages") if isinstance(info, dict) else None
+        if isinstance(messages, list) and isinstance(info.get("messages_kept"), int):
+            return info, info["messages_kept"]  # the env's own delta (every env on the episode core)
         if not isinstance(messages, list):
             self.messages = []
             return info, None
-        previous = self.messages
-        kept = min(len(previous), len(messages))
-        if previous[:kept] != messages[:kept]:
-            kept = next(index for index in range(kept) if previous[index] != messages[index])
+        new, kept = message_delta(self.messages, messages)
         self.messages = list(messages)
-        return {**info, "messages": messages[kept:]}, kept
+        return {**info, "messages": new}, kept
 
     def stored_result(self, request_id: str | None, digest: str) -> Any | None:
         """The stored result of ``request_id``, ``None`` if not seen; 409 if the id was used for another request."""

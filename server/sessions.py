@@ -13,9 +13,9 @@ The step route is the hot one: :class:`StepFastPath` answers valid steps without
 FastAPI's routing and body machinery (the same code, the same bytes).
 
 Results are exactly the in-process environment's (info made JSON: tuples become
-lists, sets sorted lists), with one saving: ``info["messages"]`` (the whole
-message history) carries only the messages the call added, and ``messages_kept``
-says how many messages of the previous response's history come before them
+lists, sets sorted lists): ``info["messages"]`` carries only the messages the call added, and
+``messages_kept`` (in the info, as the env gives it, and in the response) says how many messages of
+the previous response's history come before them
 (see :meth:`~stillweb.server.session_store.EnvSession.message_delta`), so a step costs O(1) bytes, not O(turns).
 Environment work runs in the server's bounded thread pool, one request at a
 time per session.

@@ -91,7 +91,8 @@ class ChatPolicy:
         return self._request("POST", "/chat/completions", payload, _reply_text)
 
     def __call__(self, observation: str, info: Mapping[str, Any]) -> str:
-        """The next action for an environment step (the conversation is ``info["messages"]``)."""
+        """The next action for an environment step (the conversation is ``info["messages"]``: the whole of it
+        as :func:`~stillweb.envs.agents.loop.play_episode` gives it to a policy)."""
         messages = info.get("messages") or [{"role": "user", "content": observation}]
         return self.complete(messages, info.get("sample_seed"))
 

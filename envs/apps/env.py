@@ -37,6 +37,7 @@ from stillweb.envs.core.counts import AppCounts
 from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
+from stillweb.envs.core.messages import messages_info
 from stillweb.corpora.shared import shared_snapshot
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.task_loader import TaskPicker, TaskSet, load_tasks
@@ -212,7 +213,7 @@ class AppsEnv(TextEnv):
             "state_fingerprint": session.fingerprint(),
             "world_time": session.now,
             "hallucination_counts": episode.counts.as_dict(),
-            "messages": list(episode.messages),
+            **messages_info(episode),
         }
 
 

@@ -40,6 +40,7 @@ from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet
+from stillweb.envs.core.messages import messages_info
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.formats.base import tool_list_json
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult, preview
@@ -264,7 +265,7 @@ class BfclEnv(TextEnv):
             "tool_calls": episode.tool_calls,
             "state_fingerprint": episode.fingerprint,
             "hallucination_counts": episode.counts.as_dict(),
-            "messages": list(episode.messages),
+            **messages_info(episode),
         }
 
     # -- internals -----------------------------------------------------------------------

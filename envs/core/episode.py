@@ -35,6 +35,7 @@ from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.core.counts import EpisodeCounts
 from stillweb.envs.core.degenerate import ACTION_TOO_LONG, ActionChecks
 from stillweb.envs.core.limits import EpisodeLimits
+from stillweb.envs.core.messages import messages_info
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.steps import (ScoredEpisode, check_step, clip_observation, ending_info, latest_message,
                                       over_long_observation)
@@ -57,6 +58,7 @@ class EpisodeState:
     calls_run: int = 0
     refused_calls: int = 0
     chars: int = 0
+    shown: list[dict[str, str]] = field(default_factory=list)  # the history the last info described
     done: bool = False
 
 
@@ -272,7 +274,13 @@ class TextEnv(gym.Env[str, str]):
         episode = self._episode
         return {"task_id": episode.task.task_id, "package_version": PACKAGE_VERSION, "turn": self.turns(episode),
                 "tool_calls": self.tool_calls(episode), "refused_calls": episode.refused_calls,
-                "hallucination_counts": episode.counts.as_dict(), "messages": list(episode.messages)}
+                "hallucination_counts": episode.counts.as_dict(), **messages_info(episode)}
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The episode's whole message history (the managed context, with context management); ``info`` carries
+        only each step's new messages (:mod:`stillweb.envs.core.messages`)."""
+        return list(self._episode.messages) if self._episode is not None else []
 
     def step_info(self, step: StepOutcome, episode: Any) -> dict[str, Any]:
         """The ``info`` keys of a step (after :meth:`base_info`)."""

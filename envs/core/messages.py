@@ -23,7 +23,7 @@ from typing import Any
 
 from stillweb.corpora.errors import DataError
 
-__all__ = ["Conversation", "message_delta"]
+__all__ = ["Conversation", "message_delta", "messages_info"]
 
 
 def message_delta(previous: Sequence[Any], current: Sequence[Any]) -> tuple[list[Any], int]:
@@ -34,6 +34,14 @@ def message_delta(previous: Sequence[Any], current: Sequence[Any]) -> tuple[list
             kept = index
             break
     return list(current[kept:]), kept
+
+
+def messages_info(episode: Any) -> dict[str, Any]:
+    """``{"messages": the new messages, "messages_kept": n}`` of an episode (anything with ``messages``, its
+    history, and ``shown``, the history its last info described, which this updates)."""
+    new, kept = message_delta(episode.shown, episode.messages)
+    episode.shown = list(episode.messages)
+    return {"messages": new, "messages_kept": kept}
 
 
 class Conversation:

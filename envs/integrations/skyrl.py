@@ -93,8 +93,8 @@ def register_skyrl_env(env_id: str = SKYRL_ENV_ID) -> str:
 
 
 def _metadata(info: dict[str, Any]) -> dict[str, Any]:
-    """The env's info without the (growing) message history."""
-    return {key: value for key, value in info.items() if key != "messages"}
+    """The env's info without its message delta."""
+    return {key: value for key, value in info.items() if key not in ("messages", "messages_kept")}
 
 
 def _plain(config: Any) -> dict[str, Any]:

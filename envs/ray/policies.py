@@ -3,7 +3,8 @@
 A policy is any picklable callable ``policy(observation, info) -> action`` or
 ``-> {"action": str, "policy_version": int}``; a plain string reply takes its
 version from the policy's ``policy_version`` attribute (default 0). ``info`` is
-the environment's info (with the whole conversation in ``info["messages"]``)
+the environment's info (with the whole conversation in ``info["messages"]``, as the one episode loop,
+:func:`~stillweb.envs.agents.loop.play_episode`, gives it)
 plus ``info["episode_id"]``.
 """
 

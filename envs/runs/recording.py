@@ -4,7 +4,7 @@
 one JSON object per line: a ``header`` (env id, constructor kwargs, package
 version), then per episode a ``reset`` (seed, options, observation, info) and a
 ``step`` per action (action, observation, reward, terminated, truncated, info;
-``info["messages"]`` is left out, it is implied by the observations). Actions
+``info["messages"]`` and ``info["messages_kept"]`` are left out, implied by the observations). Actions
 are recorded as the environments read them: characters outside the text
 charset (lone surrogates, which JSON cannot round-trip) become U+FFFD.
 :func:`replay` re-creates the environment, re-runs every reset and action, and
@@ -39,7 +39,7 @@ __all__ = [
     "header_record", "reset_record", "step_record",
 ]
 
-UNRECORDED_INFO_KEYS = ("messages",)
+UNRECORDED_INFO_KEYS = ("messages", "messages_kept")
 
 
 def header_record(spec: gym.envs.registration.EnvSpec, env: gym.Env | None = None) -> dict[str, Any]:

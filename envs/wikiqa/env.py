@@ -39,6 +39,7 @@ from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
 from stillweb.envs.core.episode_stats import EpisodeStats
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
+from stillweb.envs.core.messages import messages_info
 from stillweb.corpora.shared import shared_snapshot
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.task_loader import TaskPicker, TaskSet, TaskSource, load_tasks
@@ -277,7 +278,7 @@ class WikiQAEnv(TextEnv):
             "refused_calls": episode.refused_calls,
             "context_tokens": episode.context_tokens,
             "hallucination_counts": episode.counts.as_dict(),
-            "messages": list(episode.messages),
+            **messages_info(episode),
         }
         if self.context_manager is not None:
             info["context_dropped"] = [item.to_dict() for item in episode.dropped]

@@ -24,6 +24,7 @@ from stillweb.corpora.errors import DataError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.runs.recording import rerun
 from stillweb.envs.runs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number
+from stillweb.envs.core.messages import Conversation
 
 __all__ = ["flags_of", "raised_flags", "other_snapshot_note", "TrajectoryError", "EpisodeRecord", "Recording", "TrajectoryFiles", "ContextReruns", "read_recording"]
 
@@ -354,10 +355,12 @@ class ContextReruns:
         recorded_snapshot = recording.header["kwargs"].get("snapshot")
         overrides = {} if isinstance(recorded_snapshot, str) and Path(recorded_snapshot).is_dir() else {"snapshot": str(self.snapshot.path)}
         outcome: dict[int, RerunStep] = {}
+        conversation = Conversation()  # the infos carry each step's new messages
         try:
             for item in rerun(recording.header, records, **overrides):
-                messages = item.info.get("messages")
-                outcome[item.number] = RerunStep(messages if isinstance(messages, list) else None, item.first_difference(), item.error)
+                has_messages = isinstance(item.info.get("messages"), list)
+                messages = list(conversation.update(item.info)) if has_messages else None
+                outcome[item.number] = RerunStep(messages, item.first_difference(), item.error)
         except Exception as error:  # noqa: BLE001 - a recording's kwargs are file input: any failure is a page message
             return f"the recorded env could not be re-run: {type(error).__name__}: {str(error)[:500]}"
         return outcome

@@ -42,7 +42,8 @@ def test_dataset_rows_reset_the_env_and_the_reference_episode_matches_in_process
             if name != "answer":
                 assert text == tool_content(observation)
         assert env.get_reward() == steps[-1][3] == 1.0
-        assert env.episode.info["messages"][2:] == steps[-1][4]["messages"][2:]  # same actions and observations
+        # same actions and observations: the history equals the reference's steps' new messages, in order
+        assert env.episode.env.unwrapped.messages[2:] == [message for *_, info in steps for message in info["messages"]]
         assert env.episode.info["reward_parts"] == steps[-1][4]["reward_parts"]
 
 
@@ -155,7 +156,7 @@ def test_grpo_trainer_step_runs_the_tools_and_takes_the_env_reward(tasks_snapsho
     for env in rollouts:
         assert env.episode.info["task_id"] == task["task_id"]
         assert env.episode.info["tool_calls"] == 1 and env.episode.info["answer"] == task["answer"]
-        assert env.episode.info["messages"][2:] == expected.episode.info["messages"][2:]
+        assert env.episode.env.unwrapped.messages[2:] == expected.episode.env.unwrapped.messages[2:]
         assert env.get_reward() == expected.get_reward() == 1.0
     logged = [entry for entry in trainer.state.log_history if "rewards/StillwebEnv/mean" in entry]
     assert logged and logged[0]["rewards/StillwebEnv/mean"] == 1.0

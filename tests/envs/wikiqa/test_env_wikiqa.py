@@ -165,7 +165,7 @@ def test_context_management_reports_tokens_and_drops(tiny_world, world_tasks):
             break
     assert reward == 1.0
     assert {item["reason"] for item in dropped} >= {"page_condensed"}
-    assert info["context_tokens"] <= 4000 and info["messages"][1]["content"] == env.tasks.by_id("chain").question
+    assert info["context_tokens"] <= 4000 and env.messages[1]["content"] == env.tasks.by_id("chain").question
 
 
 @pytest.mark.parametrize("env_id", ["stillweb/WikiQA-v0", "stillweb/Lookup-v0"])
@@ -205,7 +205,7 @@ def test_search_r1_context_keeps_searches_it_cannot_open(tiny_world, world_tasks
     for query in ("Glass Orchard author", "Ada Quill", "Marrow Bay"):
         _, _, _, _, info = env.step(f"<search>{query}</search>")
     assert info["context_dropped"] == []
-    assert "Glass Orchard" in info["messages"][3]["content"]
+    assert "Glass Orchard" in env.unwrapped.messages[3]["content"]
 
 
 def test_envs_share_one_snapshot_and_task_set(tiny_world, tmp_path):
