@@ -23,6 +23,7 @@ from typing import Any
 
 import verifiers.v1 as vf
 
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.wikiqa.env import WikiQAEnv
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.corpora.shared import shared_snapshot
@@ -35,7 +36,7 @@ class StillwebTasksetConfig(vf.TasksetConfig):
     """Which tasks and environment settings: a snapshot, a task set (name or file), a split,
     and further :class:`WikiQAEnv` arguments in ``env_kwargs`` (``tool_format``, ``max_turns``...)."""
 
-    snapshot: str
+    snapshot: str = ""  # a default, so that vf-eval can build the config before reading --env.taskset.snapshot
     tasks: str | None = None
     split: str = "train"
     env_kwargs: dict[str, Any] = {}
@@ -64,6 +65,9 @@ class StillwebTaskset(vf.Taskset[StillwebTask, StillwebTasksetConfig]):
 
     def load(self) -> Iterator[StillwebTask]:
         config = self.config
+        if not config.snapshot:
+            raise UsageError("StillwebTasksetConfig needs a snapshot directory: --env.taskset.snapshot PATH "
+                             "(a snapshot built with `stillweb build`)")
         env = make_env(config.snapshot, config.tasks, config.split, config.env_kwargs)
         for task in env.tasks:
             yield StillwebTask(StillwebData(

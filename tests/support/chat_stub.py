@@ -10,6 +10,7 @@ and ``slow`` sleeps past any short client timeout.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -24,7 +25,7 @@ MODEL_ID = "stub/scripted-policy"
 def chat_stub_app(tasks: Sequence[Task], mode: str = "reference", tool_format: str = "tongyi", slow_s: float = 2.0):
     """The FastAPI app: ``GET /v1/models`` and ``POST /v1/chat/completions``; ``app.state.calls`` counts requests."""
     from fastapi import FastAPI
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import JSONResponse, StreamingResponse
 
     by_question = {task.question: task for task in tasks}
     app = FastAPI()
@@ -44,10 +45,23 @@ def chat_stub_app(tasks: Sequence[Task], mode: str = "reference", tool_format: s
         if mode == "slow":
             time.sleep(slow_s)
         text = _scripted_reply(body["messages"], by_question, mode, body.get("seed") or 0, tool_format)
+        if body.get("stream"):  # server-sent events, as verifiers' harness programs ask for
+            return StreamingResponse(iter(_stream_events(body.get("model"), text)), media_type="text/event-stream")
         return {"id": "stub", "object": "chat.completion", "model": body.get("model"),
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
 
     return app
+
+
+def _stream_events(model: str | None, text: str) -> list[str]:
+    """The reply as OpenAI's streamed chunks: the content, the finish reason, the usage, then ``[DONE]``."""
+    def chunk(choices: list[dict], **extra) -> str:
+        return "data: " + json.dumps({"id": "stub", "object": "chat.completion.chunk", "model": model,
+                                      "choices": choices, **extra}) + "\n\n"
+
+    usage = {"prompt_tokens": 0, "completion_tokens": len(text) // 4, "total_tokens": len(text) // 4}
+    return [chunk([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]),
+            chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]), chunk([], usage=usage), "data: [DONE]\n\n"]
 
 
 def _scripted_reply(messages: list[dict], by_question: dict, mode: str, seed: int, tool_format: str) -> str:

@@ -1,8 +1,9 @@
 """verifiers' native Taskset, Env.run and Toolset over a snapshot, in-process: WikiQA-v0's observations and rewards.
 
-verifiers 0.4 runs an agent's turns through a harness program it prepares with ``uv``; this
-machine is offline without ``uv``, so the rollout here drives ``StillwebEnv.run`` with a
-scripted player that has verifiers' ``interaction``/``turn``/``Segment`` shape.
+The rollout here drives ``StillwebEnv.run`` with a scripted player that has verifiers'
+``interaction``/``turn``/``Segment`` shape (fast, no harness program);
+test_integrations_verifiers_runner.py plays the same tasks through verifiers' own runner
+(``vf-eval``, its ``null`` harness prepared with ``uv``, the ``subprocess`` runtime).
 """
 
 from __future__ import annotations
