@@ -4,7 +4,7 @@ Attempt ``i`` is a pure function of (snapshot, seed, parameters, i)
 (:mod:`stillweb.corpora.tasks.attempts`). The driver keeps at most
 ``max_per_answer`` tasks per answer (the answer quota, checked in index order:
 rejection ``answer_quota``), so no answer dominates a set, and makes dev and test
-non-empty in sets of 20 or more (:func:`~stillweb.corpora.tasks.splits.fill_empty_splits`). Workers compute batches of
+non-empty in sets of 10 or more (:func:`~stillweb.corpora.tasks.splits.fill_empty_splits`). Workers compute batches of
 attempts in parallel, but results are consumed strictly in index order and
 generation stops at exactly the attempt that completes the set, so the output
 is byte-identical for any worker count. Attempts are bounded: when the world
