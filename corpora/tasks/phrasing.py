@@ -70,7 +70,7 @@ def relation_words(relation: str) -> RelationWords:
         return found
     kind = relation_type(relation)
     words = kind.label if kind is not None else relation.replace("_", " ").strip()
-    words = _CAMEL_RE.sub(lambda m: m[1] + " " + m[2].lower(), words)  # DBpedia's "notableIdea" -> "notable idea"
+    words = _CAMEL_WORDS_RE.sub(lambda m: m[1] + " " + m[2].lower(), words)  # DBpedia's "notableIdea" -> "notable idea"
     noun = ontology().class_label(kind.range) if kind is not None and kind.is_entity and kind.range != THING else ""
     return RelationWords(relation, f"whose {words} is {{x}}", f"{{who}} is the {words} of {{x}}", noun=noun,
                          attribute=words)
@@ -188,7 +188,7 @@ def date_words(iso: str) -> str:
     return f"{MONTH_NAMES[month - 1]} {day}, {year}" if 1 <= month <= 12 else iso
 
 
-_CAMEL_RE = re.compile(r"([a-z])([A-Z])")
+_CAMEL_WORDS_RE = re.compile(r"([a-z])([A-Z])")
 _CLAUSE_STARTS = ("whose ", "where ", "in which ", "who ", "that ")
 _DATED_RE = re.compile(r"((?:was )?(?:born|founded|released|published)|died)(?= (?:on |in the |in \d))")
 _QUALIFIER_RE = re.compile(r"\s+\([^()]*\)$")

@@ -50,7 +50,7 @@ def test_wikipedia_habits_give_back_every_true_fact(wiki_style_snapshot, small_s
 def test_tasks_from_the_wikipedia_style_dump_have_the_direct_build_figures(wiki_style_snapshot, small_snapshot):
     figures = []
     for snapshot in (small_snapshot, wiki_style_snapshot):
-        stats = task_set_stats(generate_task_list(snapshot, GenerationParams(count=40, seed=4)).tasks)
+        stats = task_set_stats(generate_task_list(snapshot, GenerationParams(count=80, seed=4)).tasks)
         assert stats["malformed"] == 0
         figures.append(stats)
     # 5 words: since questions are minimal (issue 21) the medians are ~33 words and 40 tasks vary more
