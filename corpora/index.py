@@ -19,6 +19,8 @@ from pathlib import Path
 
 import tantivy
 
+from stillweb.corpora.errors import DataError
+
 __all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX", "QUERY_TERMS",
            "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans"]
 
@@ -142,7 +144,7 @@ class SearchIndex:
         self._title_boost = parameters.get("title_boost")
         self._query_mode = parameters.get("query", QUERY_SYNTAX)
         if self._query_mode not in (QUERY_SYNTAX, QUERY_TERMS):
-            raise ValueError(f"unknown query mode {self._query_mode!r} in the index parameters (this stillweb reads "
+            raise DataError(f"unknown query mode {self._query_mode!r} in the index parameters (this stillweb reads "
                              f"{QUERY_SYNTAX!r} and {QUERY_TERMS!r}): upgrade stillweb to search this snapshot")
         self._index = tantivy.Index.open(str(directory))
         _register_analyzer(self._index)
