@@ -16,7 +16,7 @@ keeping links whose targets hold parentheses.
 
 >>> strip_parentheticals("[[Robert J. Bentley]] ([[Republican Party (United States)|R]])")
 '[[Robert J. Bentley]]'
->>> country_of("American"), country_of("Demography of Afghanistan"), country_of("usa")
+>>> country_of("American"), country_of("Demography of Afghanistan"), country_code("usa")
 ('United States', 'Afghanistan', 'United States')
 """
 

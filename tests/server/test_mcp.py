@@ -78,7 +78,7 @@ def test_http_episode_per_session_matches_in_process(mcp_http, tasks_snapshot, r
 
     tasks = WikiQAEnv(tasks_snapshot, "hard").tasks
     first, second = tasks[0].task_id, tasks[1].task_id
-    steps = reference_trace(tasks_snapshot, "hard", first, max_turns=16)
+    steps = reference_trace(tasks_snapshot, "hard", first)  # the default limits, as the server has
 
     async def run():
         async with streamable_http_client(mcp_http) as (r1, w1), ClientSession(r1, w1) as one, \
