@@ -62,6 +62,17 @@ def test_musique_supporting_paragraphs_sub_questions_and_unanswerable(snapshot, 
     assert env.step("<answer>1921</answer>")[1] == 0.0
 
 
+def test_musique_sub_questions_search_the_earlier_steps_answers(snapshot, tmp_path):
+    # MuSiQue's step "#1 >> occupation" searched as written finds no gold page; with #1 replaced
+    # by step 1's answer ("Ivo Brandt") it finds his page. The steps as written stay in extra.
+    import_tasks(snapshot, [write_jsonl(tmp_path / "musique_ans_v1.0_dev.jsonl", musique_rows())], "msq-sub", QUIET)
+    task = _tasks(snapshot, "msq-sub")["2hop__1_2"]
+    assert task.solvability.sub_question_hits == (True, True)
+    assert task.extra["sub_questions_searched"] == ["Who taught Marra Tellin?", "Ivo Brandt >> occupation"]
+    assert [step["question"] for step in task.extra["question_decomposition"]] == \
+           ["Who taught Marra Tellin?", "#1 >> occupation"]
+
+
 def test_kilt_provenance_by_wikipedia_id_unmapped_counted_and_strict(snapshot, tmp_path):
     path = write_jsonl(tmp_path / "nq-dev-kilt.jsonl", kilt_rows())
     summary = import_tasks(snapshot, [path], "kilt", QUIET)

@@ -71,7 +71,9 @@ def search_r1_table(split: str = "train") -> pa.Table:
 
 
 def musique_rows() -> list[dict]:
-    """MuSiQue-Full's layout, one answerable and one unanswerable question."""
+    """MuSiQue-Full's layout, one answerable and one unanswerable question: the keys, the
+    ``2hop__<step id>_<step id>`` ids and the decomposition's ``#1 >> relation`` steps as
+    ``raw_data_to_official_format.py`` of github.com/StonyBrookNLP/musique writes them."""
     paragraphs = [
         {"idx": 0, "title": "Marra Tellin", "paragraph_text": FIXTURE_PAGES["Marra Tellin"], "is_supporting": True},
         {"idx": 1, "title": "Ivo Brandt", "paragraph_text": FIXTURE_PAGES["Ivo Brandt"], "is_supporting": True},
@@ -79,7 +81,7 @@ def musique_rows() -> list[dict]:
     ]
     decomposition = [
         {"id": 1, "question": "Who taught Marra Tellin?", "answer": "Ivo Brandt", "paragraph_support_idx": 0},
-        {"id": 2, "question": "What was #1 's profession?", "answer": "sculptor", "paragraph_support_idx": 1},
+        {"id": 2, "question": "#1 >> occupation", "answer": "sculptor", "paragraph_support_idx": 1},
     ]
     return [
         {"id": "2hop__1_2", "paragraphs": paragraphs, "question": "What was the profession of Marra Tellin's teacher?",
