@@ -16,6 +16,8 @@ EXAMPLES = """examples:
   stillweb tasks import snapshots/wiki18 data/nq_search/train.parquet --name nq-verl --format search_r1
   stillweb tasks import snapshots/msq musique_full_v1.0_dev.jsonl.bz2 --name musique --require-evidence --strict
   stillweb tasks import snapshots/s qa.csv --name mine --question-field q --answer-field a --id-field qid
+  stillweb tasks import snapshots/bcp data/browsecomp_plus_decrypted.jsonl --name bcp \\
+      --qrels topics-qrels/qrel_evidence.txt --qrels topics-qrels/qrel_golds.txt
 
 formats (detected from the first row unless --format): search_r1 (verl parquet), kilt, musique,
 2wikimultihopqa, hotpotqa, browsecomp_plus, flashrag (jsonl), plain; .gz, .bz2 and .zst are read as is.
@@ -45,6 +47,10 @@ def add_import_parser(actions: argparse._SubParsersAction) -> None:
     parser.add_argument("--question-field", default="question", help="plain files: the question column (default question)")
     parser.add_argument("--answer-field", default="answer", help="plain files: the answer column, one or a list (default answer)")
     parser.add_argument("--id-field", default=None, help="plain files: the id column (default: a hash of question and answer)")
+    parser.add_argument("--qrels", action="append", default=[], metavar="QRELS",
+                        help="TREC qrels file ('query_id Q0 docid relevance'; BrowseComp-Plus's topics-qrels/"
+                             "qrel_evidence.txt, qrel_golds.txt) whose judged docs become the evidence of the "
+                             "question with that id; repeatable")
     parser.add_argument("--k", type=int, default=10, help="depth of the BM25 retrieval check (default 10)")
     parser.add_argument("--no-retrieval-check", action="store_true", help="skip the BM25 check (the rest still runs)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the hash split of files without splits (default 0)")
@@ -64,6 +70,6 @@ def run_import(args: argparse.Namespace) -> int:
                             require_evidence=args.require_evidence,
                             fields=FieldNames(args.question_field, args.answer_field, args.id_field), k=args.k,
                             retrieval=not args.no_retrieval_check, seed=args.seed, workers=args.workers,
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, qrels=tuple(args.qrels))
     print(import_tasks(args.snapshot, args.files, args.name, options).line())
     return 0

@@ -12,8 +12,8 @@ from stillweb.corpora.tasks.export import SEARCH_R1_PREFIX, export_tasks, search
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from support.qa_files import (HOTPOT, browsecomp_rows, context_snapshot, kilt_rows, musique_rows, search_r1_table,
-                              write_jsonl, write_parquet)
+from support.qa_files import (HOTPOT, browsecomp_qrels, browsecomp_rows, context_snapshot, kilt_rows, musique_rows,
+                              search_r1_table, write_jsonl, write_parquet)
 
 QUIET = ImportOptions(progress=False)
 
@@ -91,8 +91,47 @@ def test_kilt_provenance_by_wikipedia_id_unmapped_counted_and_strict(snapshot, t
 def test_browsecomp_plus_docids_are_the_evidence_and_texts_stay_out(snapshot, tmp_path):
     import_tasks(snapshot, [write_jsonl(tmp_path / "browsecomp_plus_decrypted.jsonl", browsecomp_rows())], "bcp", QUIET)
     task = _tasks(snapshot, "bcp")["770"]
+    assert task.source == "browsecomp_plus" and task.golds == ("sculptor",)
     assert [_doc_title(snapshot, d) for d in task.evidence_docs] == ["Marra Tellin", "Ivo Brandt"]
-    assert task.extra["negative_docs"] == [{"docid": "1002", "url": ""}] and task.solvability.answer_in_evidence
+    assert [(item.subject, item.relation) for item in task.evidence] == [("bc-7", "evidence_doc"), ("bc-8", "evidence_doc")]
+    assert task.extra == {"gold_docs": ["bc-8"], "negative_docs": ["1002"], "evidence_docs": ["bc-7", "bc-8"]}
+    assert task.solvability.evidence_present and task.solvability.answer_in_evidence
+
+
+def test_browsecomp_plus_qrels_give_the_doc_lists_evidence(snapshot, tmp_path):
+    # the repository's evaluate_run.py needs only query_id, query and answer; the judgements are
+    # also in topics-qrels/, read with --qrels
+    import_tasks(snapshot, [write_jsonl(tmp_path / "full.jsonl", browsecomp_rows())], "bcp-full", QUIET)
+    full = _tasks(snapshot, "bcp-full")
+    light = [{key: row[key] for key in ("query_id", "query", "answer")} for row in browsecomp_rows()]
+    evidence, golds = browsecomp_qrels(tmp_path)
+    from stillweb.cli.main import main
+
+    assert main(["tasks", "import", str(snapshot), str(write_jsonl(tmp_path / "light.jsonl", light)), "--name",
+                 "bcp-qrels", "--qrels", str(evidence), "--qrels", str(golds), "--no-progress"]) == 0
+    task = _tasks(snapshot, "bcp-qrels")["770"]
+    assert task.evidence_docs == full["770"].evidence_docs
+    assert [(item.subject, item.relation) for item in task.evidence] == [("bc-7", "evidence_doc"), ("bc-8", "evidence_doc")]
+    card = (snapshot / "tasks" / "bcp-qrels" / "card.md").read_text()
+    assert "`qrel_evidence.txt` (1 judgements of query ids not imported), `qrel_golds.txt` (0 " in card
+    # the full file and its qrels together name each doc once
+    import_tasks(snapshot, [write_jsonl(tmp_path / "both.jsonl", browsecomp_rows())], "bcp-both",
+                 ImportOptions(progress=False, qrels=(evidence, golds)))
+    assert _tasks(snapshot, "bcp-both")["770"].evidence_docs == full["770"].evidence_docs
+
+
+def test_browsecomp_plus_bad_documents_and_qrels_lines_are_named(snapshot, tmp_path):
+    row = dict(browsecomp_rows()[0], gold_docs=["bc-8"])
+    with pytest.raises(StillwebError, match=r"bad.jsonl line 1: field 'gold_docs': gold_docs\[0\] is 'bc-8': each "
+                                            r"document is \{'docid'"):
+        import_tasks(snapshot, [write_jsonl(tmp_path / "bad.jsonl", [row])], "bcp-bad", QUIET)
+    qrels = tmp_path / "qrel_evidence.txt"
+    qrels.write_text("770 Q0 bc-7 1\n770 bc-8\n", encoding="utf-8")
+    with pytest.raises(StillwebError, match=r"qrel_evidence.txt line 2: '770 bc-8' is not a qrels line; expected four "
+                                            r"columns 'query_id Q0 docid relevance'"):
+        import_tasks(snapshot, [write_jsonl(tmp_path / "ok.jsonl", browsecomp_rows())], "bcp-bad",
+                     ImportOptions(progress=False, qrels=(qrels,)))
+    assert not (snapshot / "tasks" / "bcp-bad").exists()
 
 
 @pytest.mark.shared_data

@@ -108,15 +108,39 @@ def kilt_rows() -> list[dict]:
 
 
 def browsecomp_rows() -> list[dict]:
-    """BrowseComp-Plus's decrypted queries (``query_id``, ``query``, ``answer``, doc lists)."""
+    """BrowseComp-Plus's decrypted queries, as checked on 2026-12-04 against:
+
+    - the data card of the Hugging Face dataset ``Tevatron/browsecomp-plus`` (``dataset_info``:
+      ``query_id``, ``query``, ``answer`` strings, then ``gold_docs``, ``negative_docs``,
+      ``evidence_docs``, each a list of ``{docid: string, text: string}``; split ``test``, 830 rows);
+    - ``scripts_build_index/decrypt_dataset.py`` of github.com/texttron/BrowseComp-Plus (commit
+      97c637c), which writes each row as one json line with those keys, every string but
+      ``query_id`` decrypted, to ``data/browsecomp_plus_decrypted.jsonl``;
+    - its ``topics-qrels/qrel_evidence.txt`` / ``qrel_golds.txt``: ``query_id Q0 docid 1`` lines
+      (see :func:`browsecomp_qrels`).
+
+    Not confirmed here (the dataset is obfuscated and 2.8 GB; no decrypted line is in the stored
+    material): the real docid values are numeric strings ("18639" in the qrels); the fixture's
+    "bc-7" / "bc-8" stand for them. Texts and query are made up."""
+    def docs(*titles: str) -> list[dict]:
+        return [{"docid": FIXTURE_IDS[title], "text": FIXTURE_PAGES[title]} for title in titles]
+
     return [
         {"query_id": "770", "query": "A painter born in 1931 in a harbour town founded in 1712 had a teacher. "
                                      "What was the teacher's profession?", "answer": "sculptor",
-         "evidence_docs": [{"docid": "bc-7", "text": FIXTURE_PAGES["Marra Tellin"], "url": "https://example.org/7"},
-                           {"docid": "bc-8", "text": FIXTURE_PAGES["Ivo Brandt"], "url": "https://example.org/8"}],
-         "gold_docs": [{"docid": "bc-8", "text": FIXTURE_PAGES["Ivo Brandt"], "url": "https://example.org/8"}],
-         "negative_docs": [{"docid": "1002", "text": FIXTURE_PAGES["Osk"], "url": ""}]},
+         "gold_docs": docs("Ivo Brandt"), "negative_docs": docs("Osk"), "evidence_docs": docs("Marra Tellin", "Ivo Brandt")},
     ]
+
+
+def browsecomp_qrels(folder: Path) -> tuple[Path, Path]:
+    """``qrel_evidence.txt`` and ``qrel_golds.txt`` for :func:`browsecomp_rows`, in the layout of
+    BrowseComp-Plus's ``topics-qrels`` (TREC qrels, lines sorted by docid as strings there), plus a
+    judgement of a query id that no row has (``771``)."""
+    evidence = folder / "qrel_evidence.txt"
+    evidence.write_text("770 Q0 bc-7 1\n770 Q0 bc-8 1\n771 Q0 1001 1\n", encoding="utf-8")
+    golds = folder / "qrel_golds.txt"
+    golds.write_text("770 Q0 bc-8 1\n", encoding="utf-8")
+    return evidence, golds
 
 
 def write_parquet(path: Path, table: pa.Table) -> Path:

@@ -28,6 +28,7 @@ from stillweb.corpora.tasks.import_check import solvability_summary
 from stillweb.corpora.tasks.importers.base import FieldNames, SourceRow
 from stillweb.corpora.tasks.importers.checks import MappedTask, check_tasks
 from stillweb.corpora.tasks.importers.evidence import EvidenceMapper
+from stillweb.corpora.tasks.importers.qrels import Qrels
 from stillweb.corpora.tasks.importers.reading import ImportFileError, read_rows
 from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
 from stillweb.corpora.tasks.splits import split_of
@@ -55,6 +56,7 @@ class ImportOptions:
     seed: int = 0
     workers: int | None = None
     progress: bool = True
+    qrels: tuple[str | Path, ...] = ()  # TREC qrels files whose judged docs are evidence (:mod:`.qrels`)
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,10 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
         raise UsageError("no files to import: name one or more QA files")
     if options.retrieval and not 1 <= options.k <= 100:
         raise UsageError(f"the retrieval check's k must be 1..100, got {options.k}")
+    qrels = Qrels.read(options.qrels)
     snapshot = Snapshot.open(snapshot_path)
     try:
-        formats, records, mapped = _read_all(files, snapshot, options)
+        formats, records, mapped = _read_all(files, snapshot, options, qrels)
         checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress)
     finally:
         snapshot.close()  # the retrieval check's search workers
@@ -117,7 +120,8 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
         from stillweb.corpora.tasks.importers.card import render_import_card
 
         (directory / "card.md").write_text(
-            render_import_card(name, snapshot.fingerprint, formats, kept, len(records), options, summary),
+            render_import_card(name, snapshot.fingerprint, formats, kept, len(records), options, summary,
+                               qrels.unused()),
             encoding="utf-8")
 
     path = write_task_set(snapshot.path, name, kept, card)
@@ -125,9 +129,10 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
                          dict((summary or {}).get("unmapped", {})), len(tasks) - len(kept), summary)
 
 
-def _read_all(files: Sequence[str | Path], snapshot: Snapshot,
-              options: ImportOptions) -> tuple[dict[str, str], list[TaskRecord], list[MappedTask]]:
-    """Every row of ``files`` as a record and what its check needs; the format of each file."""
+def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOptions,
+              qrels: Qrels) -> tuple[dict[str, str], list[TaskRecord], list[MappedTask]]:
+    """Every row of ``files`` (its qrels judgements added) as a record and what its check needs;
+    the format of each file."""
     mapper = EvidenceMapper(snapshot)
     records, mapped, formats, seen = [], [], {}, {}
     bar = progress_bar(total=None, desc="importing", unit="question", enabled=options.progress)
@@ -138,6 +143,7 @@ def _read_all(files: Sequence[str | Path], snapshot: Snapshot,
             file_split = _split_of_name(path.name)
             for where, format_name, row in read_rows(path, options.format, options.fields):
                 formats.setdefault(str(path), format_name)
+                row = qrels.with_judged(row)
                 task_id = row.source_id or stable_hash(row.question + "\x1f" + "\x1e".join(row.answers))
                 if task_id in seen:
                     raise ImportFileError(f"task id {task_id!r} repeated: {seen[task_id]} and {where}; ids must be "
