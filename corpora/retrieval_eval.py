@@ -73,7 +73,8 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         elif len(fields) == 4:
             qid, _iteration, docid, relevance = fields
         else:
-            raise UsageError(f"{path}: line {number}: expected 'qid docid rel' (BEIR) or 'qid 0 docid rel' (TREC)")
+            raise UsageError(f"{path}: line {number}: {line[:120]!r} is not a qrels line; expected 'qid docid rel' "
+                             "(BEIR) or 'qid 0 docid rel' (TREC)")
         try:
             qrels.setdefault(qid, {})[docid] = int(relevance)
         except ValueError:

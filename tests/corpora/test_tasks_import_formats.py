@@ -127,8 +127,8 @@ def test_browsecomp_plus_bad_documents_and_qrels_lines_are_named(snapshot, tmp_p
         import_tasks(snapshot, [write_jsonl(tmp_path / "bad.jsonl", [row])], "bcp-bad", QUIET)
     qrels = tmp_path / "qrel_evidence.txt"
     qrels.write_text("770 Q0 bc-7 1\n770 bc-8\n", encoding="utf-8")
-    with pytest.raises(StillwebError, match=r"qrel_evidence.txt line 2: '770 bc-8' is not a qrels line; expected four "
-                                            r"columns 'query_id Q0 docid relevance'"):
+    with pytest.raises(StillwebError, match=r"qrel_evidence.txt: line 2: '770 bc-8' is not a qrels line; expected "
+                                            r"'qid docid rel' \(BEIR\) or 'qid 0 docid rel' \(TREC\)"):
         import_tasks(snapshot, [write_jsonl(tmp_path / "ok.jsonl", browsecomp_rows())], "bcp-bad",
                      ImportOptions(progress=False, qrels=(qrels,)))
     assert not (snapshot / "tasks" / "bcp-bad").exists()

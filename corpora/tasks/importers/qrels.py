@@ -1,7 +1,7 @@
-"""TREC qrels files as evidence (``tasks import --qrels FILE``): ``query_id Q0 docid relevance``
-per line, whitespace-separated, as trec_eval reads them and as BrowseComp-Plus ships its judgements
-(``topics-qrels/qrel_evidence.txt`` and ``qrel_golds.txt`` of github.com/texttron/BrowseComp-Plus,
-every line relevance 1).
+"""Qrels files as evidence (``tasks import --qrels FILE``): TREC's ``query_id Q0 docid relevance``
+per line as trec_eval reads them (or BEIR's ``query-id corpus-id score`` TSV), the layout in which
+BrowseComp-Plus ships its judgements (``topics-qrels/qrel_evidence.txt`` and ``qrel_golds.txt`` of
+github.com/texttron/BrowseComp-Plus, every line relevance 1).
 
 Each judged document with relevance > 0 becomes an evidence item of the imported question whose
 source id is ``query_id``, found by the corpus's docid (``source_id``) like the documents a file
@@ -26,9 +26,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from stillweb.corpora.sources.files import open_lines
+from stillweb.corpora.retrieval_eval import load_qrels
 from stillweb.corpora.tasks.importers.base import EvidenceRef, SourceRow
-from stillweb.corpora.tasks.importers.reading import ImportFileError
 
 __all__ = ["Qrels"]
 
@@ -47,22 +46,16 @@ class Qrels:
 
     @classmethod
     def read(cls, paths: Sequence[str | Path]) -> Qrels:
-        """Read ``paths``; :class:`ImportFileError` naming the file, line and text of a bad line."""
+        """Read ``paths`` (:func:`~stillweb.corpora.retrieval_eval.load_qrels`: TREC, or BEIR's
+        three-column TSV); its ``UsageError`` names the file, line and text of a bad line."""
         judged: dict[str, list[tuple[str, str, str]]] = {}
         for path in (Path(item) for item in paths):
             if not path.is_file():
                 raise FileNotFoundError(f"no qrels file {path}")
             relation = _relation(path.name)
-            for number, raw in enumerate(open_lines(path), 1):
-                line = raw.decode("utf-8", errors="replace").strip()
-                if not line:
-                    continue
-                parts = line.split()
-                if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
-                    raise ImportFileError(f"{path} line {number}: {line[:120]!r} is not a qrels line; expected four "
-                                          "columns 'query_id Q0 docid relevance' (TREC qrels, as trec_eval reads them)")
-                if int(parts[3]) > 0:
-                    judged.setdefault(parts[0], []).append((parts[2], relation, path.name))
+            for query_id, documents in load_qrels(path).items():
+                judged.setdefault(query_id, []).extend(
+                    (docid, relation, path.name) for docid, relevance in documents.items() if relevance > 0)
         return cls(judged)
 
     def with_judged(self, row: SourceRow) -> SourceRow:
