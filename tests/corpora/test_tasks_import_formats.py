@@ -12,8 +12,8 @@ from stillweb.corpora.tasks.export import SEARCH_R1_PREFIX, export_tasks, search
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from support.qa_files import (HOTPOT, browsecomp_qrels, browsecomp_rows, context_snapshot, kilt_rows, musique_rows,
-                              search_r1_table, write_jsonl, write_parquet)
+from support.qa_files import (HOTPOT, browsecomp_corpus_rows, browsecomp_qrels, browsecomp_rows, context_snapshot,
+                              kilt_rows, musique_rows, search_r1_table, write_jsonl, write_parquet)
 
 QUIET = ImportOptions(progress=False)
 
@@ -96,6 +96,24 @@ def test_browsecomp_plus_docids_are_the_evidence_and_texts_stay_out(snapshot, tm
     assert [(item.subject, item.relation) for item in task.evidence] == [("bc-7", "evidence_doc"), ("bc-8", "evidence_doc")]
     assert task.extra == {"gold_docs": ["bc-8"], "negative_docs": ["1002"], "evidence_docs": ["bc-7", "bc-8"]}
     assert task.solvability.evidence_present and task.solvability.answer_in_evidence
+
+
+def test_browsecomp_plus_over_a_snapshot_of_its_corpus_layout(tmp_path):
+    # Tevatron/browsecomp-plus-corpus rows (docid, text, url) build a snapshot that keeps docid as
+    # the source id, so the queries' docids map with nothing unmapped
+    from stillweb.corpora.build_from_source import build_rows
+
+    corpus = build_rows([write_jsonl(tmp_path / "corpus.jsonl", browsecomp_corpus_rows())], tmp_path / "bcp-corpus",
+                        workers=1, progress=False).path
+    summary = import_tasks(corpus, [write_jsonl(tmp_path / "browsecomp_plus_decrypted.jsonl", browsecomp_rows())], "bcp",
+                           QUIET)
+    assert summary.unmapped == {} and summary.solvability["evidence_mapped"] == 2
+    task = _tasks(corpus, "bcp")["770"]
+    from stillweb.corpora.snapshot import Snapshot
+
+    opened = Snapshot.open(corpus)
+    assert [opened.source_id_of(doc) for doc in task.evidence_docs] == ["bc-7", "bc-8"]
+    assert task.solvability.answer_in_evidence
 
 
 def test_browsecomp_plus_qrels_give_the_doc_lists_evidence(snapshot, tmp_path):

@@ -132,6 +132,13 @@ def browsecomp_rows() -> list[dict]:
     ]
 
 
+def browsecomp_corpus_rows() -> list[dict]:
+    """The fixture's documents in the layout of ``Tevatron/browsecomp-plus-corpus``: ``docid``,
+    ``text``, ``url`` (no title column)."""
+    return [{"docid": FIXTURE_IDS[title], "text": FIXTURE_PAGES[title], "url": f"https://example.org/{FIXTURE_IDS[title]}"}
+            for title in ("Marra Tellin", "Ivo Brandt", "Osk")]
+
+
 def browsecomp_qrels(folder: Path) -> tuple[Path, Path]:
     """``qrel_evidence.txt`` and ``qrel_golds.txt`` for :func:`browsecomp_rows`, in the layout of
     BrowseComp-Plus's ``topics-qrels`` (TREC qrels, lines sorted by docid as strings there), plus a
