@@ -14,7 +14,8 @@ from stillweb.corpora.errors import StillwebError
 from stillweb.corpora.tasks.importers import FieldNames, ImportOptions, import_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from support.qa_files import HOTPOT, TWOWIKI, context_snapshot, flashrag_rows, kilt_rows, write_jsonl
+from support.qa_files import (HOTPOT, TWOWIKI, browsecomp_qrels, browsecomp_rows, context_snapshot, flashrag_rows,
+                              kilt_rows, musique_rows, write_jsonl)
 
 QUIET = ImportOptions(progress=False)
 
@@ -167,6 +168,12 @@ def test_cli_imports_and_stats_show_solvability(snapshot, shared_data, tmp_path)
 def test_two_processes_write_identical_task_set_bytes(snapshot, shared_data, tmp_path):
     import shutil
 
+    # with MuSiQue (sub-questions searched with earlier answers) and BrowseComp-Plus queries whose
+    # evidence comes from qrels files
+    musique = write_jsonl(tmp_path / "musique_ans_v1.0_dev.jsonl", musique_rows())
+    light = write_jsonl(tmp_path / "bcp.jsonl", [{k: row[k] for k in ("query_id", "query", "answer")}
+                                                 for row in browsecomp_rows()])
+    qrels = [arg for path in browsecomp_qrels(tmp_path) for arg in ("--qrels", str(path))]
     outputs = []
     for run, hash_seed in enumerate(("1", "2")):
         copy = tmp_path / f"copy{run}"
@@ -174,11 +181,15 @@ def test_two_processes_write_identical_task_set_bytes(snapshot, shared_data, tmp
         shutil.rmtree(copy / "tasks", ignore_errors=True)
         env = {"PYTHONHASHSEED": hash_seed, "TZ": "UTC" if run else "Asia/Tokyo", "PATH": "/usr/bin:/bin"}
         result = subprocess.run([sys.executable, "-m", "stillweb.cli.main", "tasks", "import", str(copy),
-                                 str(shared_data / HOTPOT), str(shared_data / TWOWIKI), "--name", "both", "--no-progress"],
+                                 str(shared_data / HOTPOT), str(shared_data / TWOWIKI), str(musique), str(light), *qrels,
+                                 "--name", "both", "--no-progress"],
                                 capture_output=True, text=True, timeout=300, env=env)
         assert result.returncode == 0, result.stderr
         outputs.append({p.name: p.read_bytes() for p in sorted((copy / "tasks" / "both").iterdir())})
     assert outputs[0] == outputs[1] and set(outputs[0]) == {"card.md", "train.parquet", "dev.parquet", "test.parquet"}
+    tasks = {task.task_id: task for task in _all(copy, "both")}
+    assert tasks["2hop__1_2"].extra["sub_questions_searched"][1] == "Ivo Brandt >> occupation"
+    assert len(tasks["770"].evidence_docs) == 2 and b"qrel_evidence.txt" in outputs[0]["card.md"]
 
 
 def test_hash_split_keeps_each_answer_in_one_split(snapshot, tmp_path):
