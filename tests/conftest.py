@@ -15,7 +15,8 @@ sandbox carry the ``sandbox`` marker: a failure instead of a skip under
 :mod:`support.require`; ``pytester`` runs pytest on tiny modules to test them.
 
 Ray tests share one local runtime (``ray_runtime``: 2 CPUs, 127.0.0.1, no dashboard),
-kept from one Ray test module to the next when nothing else runs in between.
+kept from one Ray test module to the next when nothing else runs in between; the two-node
+tests (tests/envs/ray/test_ray_cluster.py) start a ``ray.cluster_utils.Cluster`` of their own.
 """
 
 from __future__ import annotations
@@ -27,9 +28,16 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.snapshot import Snapshot
-from support.tiny_world import build_tiny_world, chain_task, simple_tasks
 from support.paths import RAY_TEST_ENVIRONMENT, SHARED_DATA, WIKI_SAMPLE  # noqa: F401 - WIKI_SAMPLE re-exported
+
+# Before anything imports ray: ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER once, at import. With it 0 a driver's
+# ray.init(address="127.0.0.1:PORT") dials 127.0.0.1; with ray's Linux default it swaps the loopback address for
+# this machine's network address (ray.util.get_node_ip_address()), where a cluster bound to 127.0.0.1 does not listen,
+# and retries for ever in Node._init_gcs_client (ray issue #59110 for `ray start --address`).
+os.environ.update(RAY_TEST_ENVIRONMENT)
+
+from stillweb.corpora.snapshot import Snapshot  # noqa: E402
+from support.tiny_world import build_tiny_world, chain_task, simple_tasks  # noqa: E402
 
 pytest_plugins = ["pytester", "support.require"]
 
@@ -52,7 +60,6 @@ def ray_runtime():
     shut down before any other module's tests run (:func:`pytest_runtest_teardown`)."""
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
-        os.environ.update(RAY_TEST_ENVIRONMENT)
         ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
                  object_store_memory=200 * 2**20, log_to_driver=False, configure_logging=False)
     return ray
@@ -60,11 +67,13 @@ def ray_runtime():
 
 @pytest.hookimpl(trylast=True)  # after -m/-k deselection
 def pytest_collection_modifyitems(items):
-    """Note the tests after which Ray stays up: those whose next running test is in a ``ray_runtime`` module."""
-    ray_modules = {item.path for item in items if "ray_runtime" in getattr(item, "fixturenames", ())}
+    """Note the tests after which Ray stays up: those whose next running test is in a ``ray_runtime`` module, or in the
+    same module as they are when that module uses ``ray_cluster`` (whose driver connects once per module)."""
+    runtime_modules = {item.path for item in items if "ray_runtime" in getattr(item, "fixturenames", ())}
+    cluster_modules = {item.path for item in items if "ray_cluster" in getattr(item, "fixturenames", ())}
     following = None  # the module of the next test that runs (tests skipped unconditionally do not count)
     for item in reversed(items):
-        if following in ray_modules:
+        if following in runtime_modules or (following == item.path and following in cluster_modules):
             _RAY_STAYS_UP.add(item.nodeid)
         if not _skipped_unconditionally(item):
             following = item.path
@@ -77,7 +86,7 @@ def _skipped_unconditionally(item) -> bool:
 
 @pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
 def pytest_runtest_teardown(item, nextitem):
-    """Shut Ray down unless the next test to run is in a module that uses ``ray_runtime`` too."""
+    """Shut Ray down unless the next test to run keeps it (:func:`pytest_collection_modifyitems`)."""
     ray = sys.modules.get("ray")
     if item.nodeid not in _RAY_STAYS_UP and ray is not None and ray.is_initialized():
         ray.shutdown()

@@ -1,13 +1,9 @@
 """Sharded builds and task generation on Ray (a local 2-CPU runtime): the snapshot of a
 sharded build equals the local build's, fingerprint and table bytes (plain XML page ranges,
-bzip2 multistream, row corpora: JSON-lines byte ranges and parquet row groups, also on a two-node
-Cluster); ``tasks generate --ray`` writes the same task set bytes."""
+bzip2 multistream, row corpora: JSON-lines byte ranges and parquet row groups; the same over a two-node
+Cluster: tests/envs/ray/test_ray_cluster.py); ``tasks generate --ray`` writes the same task set bytes."""
 
 from __future__ import annotations
-
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -55,14 +51,6 @@ def test_sharded_row_corpus_build_equals_the_local_build(ray_runtime, tmp_path, 
     same_snapshot(local, sharded)
     rows = local.manifest["counts"]["rows"]
     assert rows["skipped"] == {"bad_utf8": 1, "not_json": 1} and rows["missing_title"] == 1
-
-
-@pytest.mark.slow
-def test_sharded_row_corpus_build_over_a_two_node_cluster_equals_the_local_build(tmp_path):
-    script = Path(__file__).resolve().parent.parent / "support" / "ray_cluster_rows.py"
-    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "same snapshot" in done.stdout and "rows 798" in done.stdout
 
 
 @pytest.mark.slow
