@@ -39,7 +39,7 @@ os.environ.update(RAY_TEST_ENVIRONMENT)
 from stillweb.corpora.snapshot import Snapshot  # noqa: E402
 from support.tiny_world import build_tiny_world, chain_task, simple_tasks  # noqa: E402
 
-pytest_plugins = ["pytester", "support.require"]
+pytest_plugins = ["pytester", "support.require", "support.xdist_groups"]
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from support.snapshots import snapshot_with_tasks
 from support.doc_blocks import DocSession, command_shims, markdown_blocks, markdown_files
 from support.network import free_port
 from support.paths import RAY_TEST_ENVIRONMENT
+from support.xdist_groups import RAY_GROUP
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [path.relative_to(ROOT) for path in markdown_files(ROOT) if path.is_file()]
@@ -58,7 +59,9 @@ def test_a_failing_block_names_file_and_line(tmp_path):
 
 
 def _marks(path: Path) -> list:
-    return [*([pytest.mark.slow] if path in SLOW else []), *([pytest.mark.extra] if path in EXTRAS else [])]
+    group = RAY_GROUP if path == Path("docs/ray.md") else f"docs:{path}"  # a pytest-xdist worker per page
+    return [*([pytest.mark.slow] if path in SLOW else []), *([pytest.mark.extra] if path in EXTRAS else []),
+            pytest.mark.xdist_group(group)]
 
 
 @pytest.mark.slow

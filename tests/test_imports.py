@@ -18,10 +18,12 @@ from support.import_graph import LAYERS, cycles, import_graph, layer_of, module_
 
 # Third-party packages loaded once by the driver before it forks a child per module: each
 # child then imports one stillweb module into an interpreter holding no stillweb module,
-# without paying numpy/pyarrow/gymnasium/fastapi start-up again. (Extras are left to the children.)
-# pyarrow.compute and jsonschema: ~0.15 s that 188 and 103 of the ~200 children paid each.
+# without paying numpy/pyarrow/gymnasium/fastapi start-up again. pyarrow.compute and jsonschema: ~0.15 s that 188
+# and 103 of the ~200 children paid each. The extras' libraries are preloaded where installed (a missing one is
+# skipped): the trainer integrations paid 4.5-5.5 s each for torch, transformers, verl and verifiers, ray's ~0.3 s.
 _PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pyarrow.compute", "gymnasium", "tantivy", "pydantic", "fastapi",
-            "httpx", "mwparserfromhell", "jinja2", "jsonschema", "tqdm")
+            "httpx", "mwparserfromhell", "jinja2", "jsonschema", "tqdm",
+            "ray", "torch", "transformers", "trl", "verl", "verifiers", "openenv", "skyrl_gym", "mcp")
 
 _DRIVER = r"""
 import importlib, os, sys

@@ -7,9 +7,7 @@ import re
 
 import pytest
 
-from support.paths import REPO
-
-TESTS = REPO / "tests"
+from support.paths import REPO, TESTS
 
 IMPORTORSKIP_AT_COLLECTION = """
 import pytest

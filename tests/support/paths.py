@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+TESTS = REPO / "tests"  # on pytest's pythonpath (pyproject.toml): helpers import as support.*
 SHARED_DATA = REPO.parent / "shared" / "data"
 WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 REQUIRE_SHARED_DATA = os.environ.get("STILLWEB_REQUIRE_SHARED_DATA") == "1"

@@ -16,7 +16,8 @@ def snapshot_with_tasks(snapshot_path: Path, out: Path, name: str, count: int = 
 
     from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
 
-    shutil.copytree(snapshot_path, out)
+    # without the task sets other tests wrote into the snapshot: the copy holds the set ``name`` alone whatever ran before
+    shutil.copytree(snapshot_path, out, ignore=lambda folder, _names: ["tasks"] if Path(folder) == Path(snapshot_path) else [])
     generate_tasks(out, name, GenerationParams(count=count, seed=0), allow_partial=True)
     return out
 
