@@ -215,7 +215,10 @@ class ResetRequest(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"seed": 0, "request_id": "w1-0"}]})
 
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1, examples=[0])
-    options: dict[str, Any] | None = Field(default=None, examples=[None])
+    options: dict[str, Any] | None = Field(
+        default=None, examples=[None],
+        description='the environment\'s reset options, e.g. {"task_id": "t1"} or {"limits": {"max_turns": 4, '
+                    '"max_tool_calls": 8}} (this episode\'s budget; max_format_errors too)')
     request_id: RequestId
 
 

@@ -115,7 +115,7 @@ class AppsEnv(TextEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode on a fresh copy of the base state (or of ``options["state_file"]``, a
         :meth:`save_state` file of this world); ``ValueError`` for an unknown task id or a bad state file."""
-        super().reset(seed=seed)
+        super().reset(seed=seed, options=options)
         if seed is not None:
             self._error_seed = int(seed)
         task = self._picker.pick(seed, options)

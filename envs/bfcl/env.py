@@ -127,7 +127,7 @@ class BfclEnv(TextEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode on fresh API instances; ``ValueError`` for an unknown task id."""
-        super().reset(seed=seed)
+        super().reset(seed=seed, options=options)
         if seed is not None:
             self._seed = int(seed)
         task = self._picker.pick(seed, options)

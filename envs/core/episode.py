@@ -18,6 +18,10 @@ Each concept is counted once: calls that ran (``tool_calls``) apart from calls r
 spent budget (``refused_calls``, flagged ``budget_exhausted``, never ``bad_arguments``), and
 format errors in ``counts.format_error`` alone.
 
+One episode may get its own budget: ``reset(options={"limits": {"max_turns": 4, "max_tool_calls": 8}})``
+(:meth:`~stillweb.envs.core.limits.EpisodeLimits.for_episode`) sets ``limits`` for that episode alone;
+the next reset without it returns to the environment's ``env_limits``.
+
 A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``), its check
 (:meth:`TextEnv.score`) and what it records of a step (:meth:`TextEnv.record_step`,
 :meth:`TextEnv.step_info`); docs/interfaces.md shows a whole environment in 40 lines.
@@ -145,13 +149,16 @@ class TextEnv(gym.Env[str, str]):
     """A text environment on the episode core (see the module docstring).
 
     A subclass sets ``limits``, ``format``, ``action_checks`` and ``mask_truncated`` (see
-    :meth:`setup_core`), starts ``self._episode`` (an :class:`EpisodeState`) in ``reset``, and
+    :meth:`setup_core`), calls ``super().reset(seed=seed, options=options)`` first in its ``reset`` (the
+    episode's limits: ``options["limits"]`` over ``env_limits``), then starts ``self._episode`` (an
+    :class:`EpisodeState`), and
     implements :meth:`run_call` (its tools) and :meth:`score` (its check). The other hooks have
     defaults that count on the :class:`EpisodeState` (steps, calls run, characters / 4 as tokens).
     """
 
     metadata = {"render_modes": ["ansi"]}
-    limits: EpisodeLimits
+    limits: EpisodeLimits  # the current episode's (env_limits unless its reset overrode the budget)
+    env_limits: EpisodeLimits  # the environment's, made at construction
     format: ToolCallFormat
     action_checks: ActionChecks
     mask_truncated: bool
@@ -160,12 +167,25 @@ class TextEnv(gym.Env[str, str]):
 
     def setup_core(self, limits: EpisodeLimits, call_format: ToolCallFormat, actions: Any, mask_truncated: bool) -> None:
         """Set the limits, the call format, the degenerate-action checks and the spaces (from the limits)."""
-        self.limits = limits
+        self.limits = self.env_limits = limits
         self.format = call_format
         self.action_checks = ActionChecks.from_value(actions)
         self.mask_truncated = mask_truncated
         self.observation_space = limits.observation_space()
         self.action_space = limits.action_space()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """Seed the environment's generator and set the episode's limits: ``env_limits`` with the budget
+        ``options["limits"]`` names (``UsageError`` for a key other than max_turns, max_tool_calls,
+        max_format_errors, or a value that is not a positive integer). A subclass then starts the episode."""
+        limits = self.env_limits.for_episode((options or {}).get("limits"))
+        super().reset(seed=seed, options=options)
+        self.limits = limits
+
+    @property
+    def limits_overridden(self) -> bool:
+        """Whether the current episode's budget came from its reset's ``options["limits"]``."""
+        return self.limits is not self.env_limits
 
     # -- the skeleton ---------------------------------------------------------------------
 

@@ -15,23 +15,33 @@ caps in :mod:`stillweb.sandboxes.formats` and :mod:`stillweb.sandboxes.tools.ans
 >>> EpisodeLimits(max_turns=0)  # doctest: +IGNORE_EXCEPTION_DETAIL
 Traceback (most recent call last):
 UsageError: max_turns must be a positive integer, got 0
+
+One episode may get its own budget (``reset(options={"limits": {...}})``, :meth:`EpisodeLimits.for_episode`):
+its turns, tool calls and format errors (:data:`RESET_LIMITS`); the text caps and ``max_calls_per_turn``
+define the spaces and the prompt, so they stay the environment's.
+
+>>> EpisodeLimits(max_turns=16).for_episode({"max_turns": 4, "max_tool_calls": 4}).max_turns
+4
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.spaces import OBSERVATION_MAX_CHARS, UnicodeText, unicode_text_space
 from stillweb.sandboxes.formats import MAX_ACTION_CHARS
 from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS
 
-__all__ = ["EpisodeLimits", "pop_action_cap", "MAX_ACTION_CHARS", "MAX_ANSWER_CHARS", "OBSERVATION_MAX_CHARS"]
+__all__ = ["EpisodeLimits", "RESET_LIMITS", "pop_action_cap", "MAX_ACTION_CHARS", "MAX_ANSWER_CHARS", "OBSERVATION_MAX_CHARS"]
 
 _POSITIVE = ("max_turns", "max_tool_calls", "max_calls_per_turn", "max_context_tokens",
              "max_action_chars", "max_observation_chars", "max_answer_chars")
+# The budget fields one episode may override at reset (options["limits"]); the others shape the spaces and the prompt.
+RESET_LIMITS = ("max_turns", "max_tool_calls", "max_format_errors")
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,31 @@ class EpisodeLimits:
     def observation_space(self) -> UnicodeText:
         """The text space of every observation: up to ``max_observation_chars`` characters."""
         return unicode_text_space(self.max_observation_chars)
+
+    def for_episode(self, overrides: Any) -> EpisodeLimits:
+        """These limits with one episode's budget (``reset(options={"limits": overrides})``): ``self`` itself
+        when ``overrides`` is ``None`` or empty, else a copy with the :data:`RESET_LIMITS` it names (each a
+        positive integer; ``max_format_errors`` may be ``None``). ``UsageError`` names a bad key or value.
+
+        >>> EpisodeLimits().for_episode({"max_action_chars": 10})  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        UsageError: reset options["limits"] cannot set 'max_action_chars': ...
+        """
+        if overrides is None:
+            return self
+        if not isinstance(overrides, Mapping):
+            raise UsageError(f'reset options["limits"] must be a dict of {", ".join(RESET_LIMITS)}, '
+                             f"got {type(overrides).__name__} {overrides!r}")
+        if not overrides:
+            return self
+        for key, value in overrides.items():
+            if key not in RESET_LIMITS:
+                raise UsageError(f'reset options["limits"] cannot set {key!r}: an episode may override only '
+                                 f"{', '.join(RESET_LIMITS)} (the action, observation and answer caps and "
+                                 "max_calls_per_turn define the spaces and the prompt: pass them when making the environment)")
+            if not (key == "max_format_errors" and value is None):
+                check_positive_int(f'reset options["limits"]["{key}"]', value)
+        return replace(self, **dict(overrides))
 
     def format_options(self) -> dict[str, int]:
         """The caps a call format enforces (:func:`~stillweb.sandboxes.formats.get_format` options)."""

@@ -149,13 +149,15 @@ class WikiQAEnv(TextEnv):
     # -- Gymnasium API ------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode: the task comes from ``options["task_id"]`` or, deterministically, the seed.
+        """Start an episode: the task comes from ``options["task_id"]`` (or ``options["task"]``, a record) or,
+        deterministically, the seed; ``options["limits"]`` may set this episode's turn and call budget
+        (:meth:`~stillweb.envs.core.limits.EpisodeLimits.for_episode`; ``info["limits"]`` reports it).
 
         Without a seed, the n-th reset since the last seeded one picks a keyed task
         (:class:`~stillweb.envs.core.task_loader.TaskPicker`), so a run of resets is reproducible too.
         Raises ``ValueError`` for an unknown task id.
         """
-        super().reset(seed=seed)
+        super().reset(seed=seed, options=options)
         task = self._picker.pick(seed, options)
         # An imported answerable task in the search_r1 format gets Search-R1's own prompt (its verl data's).
         prompt = search_r1_prompt(task.question) if self.format.name == "search_r1" and task.source and task.answerable else None
@@ -272,7 +274,7 @@ class WikiQAEnv(TextEnv):
             "task_id": episode.task.task_id,
             "snapshot_fingerprint": self.snapshot.fingerprint,
             "package_version": PACKAGE_VERSION,
-            "limits": dict(self._limits_info),
+            "limits": self._episode_limits_info(),
             "turn": len(episode.turns),
             "tool_calls": episode.tool_calls,
             "refused_calls": episode.refused_calls,
@@ -286,6 +288,14 @@ class WikiQAEnv(TextEnv):
             info["tool_fingerprints"] = self.registry.fingerprints()
             info["frozen"] = self._frozen_summary(episode)
         return info
+
+    def _episode_limits_info(self) -> dict[str, Any]:
+        """``info["limits"]``: the episode's turn and call budget and where it comes from (``"reset"`` when
+        the reset's ``options["limits"]`` set it)."""
+        if not self.limits_overridden:
+            return dict(self._limits_info)
+        return {**self._limits_info, "max_turns": self.limits.max_turns, "max_tool_calls": self.limits.max_tool_calls,
+                "source": "reset"}
 
     def _frozen_summary(self, episode: _Episode) -> dict[str, Any]:
         """How this episode's frozen tools answered: ``live`` and ``not_recorded`` call counts, each tool's ``on_miss``."""

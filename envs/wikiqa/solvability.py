@@ -62,31 +62,31 @@ def play_reference(env: Any, task: TaskRecord | Mapping[str, Any], tool_format: 
 
 class ReferenceSolver:
     """The reference agent on any task of one snapshot, in ``stillweb/WikiQA-v0`` with limits sized to the
-    task's evidence: one environment per budget, made once and reused for every task (``reset`` with the
-    task itself, ``options={"task": ...}``)."""
+    task's evidence: one environment, made at the first task and reused for every task (``reset`` with the
+    task itself and its budget, ``options={"task": ..., "limits": reference_limits(task)}``)."""
 
     def __init__(self, snapshot_path: str | Path, tool_format: str = "tongyi") -> None:
         self.snapshot_path = str(snapshot_path)
         self.tool_format = tool_format
-        self._envs: dict[int, WikiQAEnv] = {}
+        self.env: WikiQAEnv | None = None
 
     def solve(self, task: TaskRecord | Mapping[str, Any]) -> SolveResult:
         """Run the reference agent on ``task``."""
         task = TaskRecord.from_dict(task)
-        budget = reference_budget(task)
-        if budget not in self._envs:
-            self._envs[budget] = WikiQAEnv(self.snapshot_path, tasks=[task], tool_format=self.tool_format,
-                                           tools=list(REFERENCE_TOOLS), **reference_limits(task))
-        summary = play_reference(self._envs[budget], task, self.tool_format, options={"task": task}).summary()
+        limits = reference_limits(task)
+        if self.env is None:
+            self.env = WikiQAEnv(self.snapshot_path, tasks=[task], tool_format=self.tool_format,
+                                 tools=list(REFERENCE_TOOLS), **limits)
+        summary = play_reference(self.env, task, self.tool_format, options={"task": task, "limits": limits}).summary()
         solved = bool(summary["terminated"]) and float(summary["outcome"]) >= 1.0
         ending = summary["termination_reason"] or summary["truncation_reason"]
         return SolveResult(str(summary["task_id"]), solved, int(summary["turns"]), float(summary["outcome"]), ending)
 
     def close(self) -> None:
-        """Close the environments (the shared snapshot stays open)."""
-        for env in self._envs.values():
-            env.close()
-        self._envs.clear()
+        """Close the environment (the shared snapshot stays open)."""
+        if self.env is not None:
+            self.env.close()
+        self.env = None
 
 
 def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> SolveResult:
@@ -100,7 +100,7 @@ def solve_with_reference(snapshot_path: str | Path, task: TaskRecord | Mapping[s
 
 class ReferenceVerifier:
     """A generator ``verifier``: the reference agent's steps on a task, or None if it fails (one
-    :class:`ReferenceSolver`, so one environment per budget, for all the tasks it verifies)."""
+    :class:`ReferenceSolver`, so one environment, for all the tasks it verifies)."""
 
     def __init__(self, snapshot_path: str | Path, tool_format: str = "tongyi") -> None:
         self.snapshot_path = str(snapshot_path)

@@ -17,9 +17,10 @@ def test_one_opened_snapshot_for_the_world_and_the_environments(tiny_world, worl
     assert WikiQAEnv(str(tiny_world), world_tasks).snapshot is snapshot
     solver = ReferenceSolver(tiny_world)
     assert solver.solve(world_tasks[0]).solved  # the chain task
-    results = [solver.solve(task) for task in world_tasks[1:]]  # no evidence: the same budget, the same env
+    env = solver.env
+    results = [solver.solve(task) for task in world_tasks[1:]]  # other budgets (no evidence): the same env
     assert [result.task_id for result in results] == [task["task_id"] for task in world_tasks[1:]]
-    assert len(solver._envs) == 2 and all(env.snapshot is snapshot for env in solver._envs.values())
+    assert solver.env is env and env.snapshot is snapshot
 
 
 def test_a_replaced_snapshot_is_opened_again(tiny_world):

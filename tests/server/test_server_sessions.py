@@ -170,3 +170,23 @@ def test_server_shutdown_closes_every_session(small_snapshot):
     with TestClient(app) as client:  # the closed session answers as closed, with the store's own code
         gone = client.get(f"/sessions/{response.json()['session_id']}")
     assert gone.status_code == 404 and gone.json()["error"] == "session_expired"
+
+
+def test_reset_limits_override_over_http_equals_in_process(client, small_snapshot):
+    from stillweb.envs import WikiQAEnv
+
+    session = create(client, max_turns=6)
+    options = {"task_id": "a", "limits": {"max_turns": 2}}
+    reset = client.post(f"/sessions/{session}/reset", json={"seed": 0, "options": options}).json()
+    steps = [client.post(f"/sessions/{session}/step", json={"action": SEARCH}).json() for _ in range(2)]
+    assert reset["info"]["limits"]["max_turns"] == 2 and steps[-1]["truncated"]
+    assert steps[-1]["info"]["truncation_reason"] == "max_turns"
+    local = WikiQAEnv(small_snapshot, TASKS, max_turns=6)
+    observation, info = local.reset(seed=0, options=options)
+    assert (observation, json.loads(json.dumps(info))) == (reset["observation"], reset["info"])
+    for step in steps:
+        assert json.loads(json.dumps(list(local.step(SEARCH)))) == [step[key] for key in
+                                                                     ("observation", "reward", "terminated", "truncated", "info")]
+    bad = client.post(f"/sessions/{session}/reset", json={"seed": 0, "options": {"limits": {"max_action_chars": 9}}})
+    assert bad.status_code == 422 and bad.json()["error"] == "bad_reset"
+    assert "max_action_chars" in bad.json()["detail"] and "max_tool_calls" in bad.json()["detail"]

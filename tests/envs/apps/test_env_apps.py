@@ -193,3 +193,12 @@ def test_a_spent_call_budget_is_flagged_budget_exhausted(apps_snapshot):
     assert info["tool_flags"] == [None, "budget_exhausted"] and "budget of 1 calls is spent" in observation
     assert (info["tool_calls"], info["refused_calls"], info["hallucination_counts"]["bad_arguments"]) == (1, 1, 0)
     assert truncated and info["truncation_reason"] == "max_tool_calls"
+
+
+def test_a_reset_limits_override_lasts_one_episode(apps_snapshot):
+    env = AppsEnv(apps_snapshot, "core", max_turns=12, max_tool_calls=24)
+    task = next(task for task in env.tasks if sum(len(turn) for turn in task.extra["program"]) >= 2)
+    short = run_episode(env, ReferenceAgent(task), seed=0, options={"task_id": task.task_id, "limits": {"max_turns": 1}})
+    assert short["truncated"] and short["truncation_reason"] == "max_turns" and short["turns"] == 1
+    full = run_episode(env, ReferenceAgent(task), seed=0, options={"task_id": task.task_id})
+    assert full["outcome"] == 1.0 and env.limits is env.env_limits and env.limits.max_turns == 12

@@ -273,3 +273,12 @@ def test_the_bfcl_extra_is_all_bfcls_code_needs():
     extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bfcl"]
     assert [re.split(r"[<>=]", requirement)[0] for requirement in extra] == ["mpmath"]
     assert f'"bfcl-eval=={BFCL_EVAL_VERSION}"' in (root / "scripts" / "install_bfcl.sh").read_text()
+
+
+def test_a_reset_limits_override_lasts_one_episode():
+    env = BfclEnv(tasks=["multi_turn_base_0"])
+    task = env.tasks[0]
+    short = run_episode(env, ReferenceAgent(task), seed=0, options={"task_id": task.task_id, "limits": {"max_tool_calls": 1}})
+    assert short["truncated"] and short["truncation_reason"] == "max_tool_calls"
+    full = run_episode(env, ReferenceAgent(task), seed=0, options={"task_id": task.task_id})
+    assert full["outcome"] == 1.0 and env.limits is env.env_limits

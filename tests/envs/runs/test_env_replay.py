@@ -74,6 +74,23 @@ def test_replay_names_the_first_differing_step(tiny_world, world_tasks, tmp_path
     assert "line 5 differs in observation" in result.describe()
 
 
+def test_an_episode_with_a_limits_override_replays_identically(tiny_world, world_tasks, tmp_path):
+    path = tmp_path / "override.jsonl"
+    env = RecordEpisodes(gym.make("stillweb/WikiQA-v0", snapshot=tiny_world, tasks=world_tasks), path)
+    short = run_episode(env, lambda task: ReferenceAgent(task), options={"task_id": "chain", "limits": {"max_turns": 3}})
+    full = run_episode(env, lambda task: ReferenceAgent(task), options={"task_id": "chain"})
+    env.close()
+    assert (short["truncation_reason"], short["turns"], full["outcome"]) == ("max_turns", 3, 1.0)
+    resets = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if '"type":"reset"' in line]
+    assert resets[0]["options"]["limits"] == {"max_turns": 3} and resets[0]["info"]["limits"]["source"] == "reset"
+    assert "limits" not in resets[1]["options"]
+    result = replay(path)
+    assert result.ok and result.checked == short["turns"] + full["turns"] + 2, result.describe()
+    tampered = tmp_path / "tampered.jsonl"  # the override is replayed, not ignored: another budget differs
+    tampered.write_text(path.read_text(encoding="utf-8").replace('"max_turns":3}', '"max_turns":4}', 1), encoding="utf-8")
+    assert tampered.read_text(encoding="utf-8") != path.read_text(encoding="utf-8") and not replay(tampered).ok
+
+
 def test_replay_command_exit_status(tiny_world, world_tasks, tmp_path, capsys):
     import argparse
 
