@@ -22,6 +22,7 @@ tests (tests/envs/ray/test_ray_cluster.py) start a ``ray.cluster_utils.Cluster``
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,12 @@ from support.paths import RAY_TEST_ENVIRONMENT, SHARED_DATA, WIKI_SAMPLE  # noqa
 # this machine's network address (ray.util.get_node_ip_address()), where a cluster bound to 127.0.0.1 does not listen,
 # and retries for ever in Node._init_gcs_client (ray issue #59110 for `ray start --address`).
 os.environ.update(RAY_TEST_ENVIRONMENT)
+
+# A shell without job control (a CI script's `cmd &`, `nohup cmd &`) starts background jobs with SIGINT ignored, and an
+# ignored signal stays ignored through fork and exec: the commands the Ctrl-C tests interrupt would never see their
+# SIGINT. A handler, unlike SIG_IGN, is reset to the default at exec, so the commands start as at a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from stillweb.corpora.snapshot import Snapshot  # noqa: E402
 from support.tiny_world import build_tiny_world, chain_task, simple_tasks  # noqa: E402
