@@ -12,8 +12,11 @@ and the retrieval check against ``Snapshot.search_many`` on the same queries (is
 4. Retrieval check on ``--sample`` HotpotQA questions: the import with the check minus the import
    without it, against ``search_many`` (k=10, all cores) of the same questions on a freshly opened
    snapshot (its worker pool started and stopped, as the import does), measured in the same run.
+5. ``--baseline PYTHON``: the same imports (step 3) by another interpreter whose ``stillweb`` is the
+   baseline (a venv with the commit before a change installed), each right before this checkout's.
 
     python scripts/bench_import.py --dir /tmp/bench-import --passages 200000 --questions 100000 --append
+    python scripts/bench_import.py --dir /tmp/bench-import --baseline /tmp/venv-main/bin/python
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -90,9 +94,18 @@ def write_questions(folder: Path, passages: int, questions: int) -> tuple[Path, 
 
 def timed_import(snapshot: Path, path: Path, name: str, **options) -> tuple[float, float, object]:
     """(CPU seconds, wall seconds, summary) of one import in this process."""
+    options.setdefault("progress", True)
     cpu, wall = time.process_time(), time.perf_counter()
-    summary = import_tasks(snapshot, [path], name, ImportOptions(progress=True, **options))
+    summary = import_tasks(snapshot, [path], name, ImportOptions(**options))
     return time.process_time() - cpu, time.perf_counter() - wall, summary
+
+
+def baseline_import(python: str, snapshot: Path, path: Path) -> tuple[float, float, int]:
+    """(CPU seconds, wall seconds, tasks) of the same import by ``python`` (its own ``stillweb``)."""
+    out = subprocess.run([python, __file__, "--dir", str(snapshot.parent), "--time-import", str(snapshot), str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    figures = json.loads(out.splitlines()[-1])
+    return figures["cpu"], figures["wall"], figures["tasks"]
 
 
 def main() -> None:
@@ -102,7 +115,13 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=100_000)
     parser.add_argument("--sample", type=int, default=3000, help="questions of the retrieval-check comparison")
     parser.add_argument("--append", action="store_true", help="append the figures to BENCHMARKS.md")
+    parser.add_argument("--baseline", metavar="PYTHON", help="also time the imports by this interpreter's stillweb")
+    parser.add_argument("--time-import", nargs=2, type=Path, help=argparse.SUPPRESS)  # SNAPSHOT FILE, for --baseline
     args = parser.parse_args()
+    if args.time_import:
+        cpu, wall, summary = timed_import(*args.time_import, "bench", retrieval=False, progress=False)
+        print(json.dumps({"cpu": cpu, "wall": wall, "tasks": summary.tasks}))
+        return
     args.dir.mkdir(parents=True, exist_ok=True)
     snapshot, build_seconds = build_snapshot(args.dir, args.passages)
     flashrag, hotpot = write_questions(args.dir, args.passages, args.questions)
@@ -111,10 +130,19 @@ def main() -> None:
     lines = [f"Snapshot: {args.passages:,} passages of {WORDS_PER_PASSAGE} words, {built}; {args.questions:,} "
              f"questions per format; {load()} at the start."]
     lines += ["", "| format | questions | CPU s | questions/s per core | wall s | unmapped |", "|---|---|---|---|---|---|"]
+    ratios = []
     for label, path in (("FlashRAG jsonl (no evidence)", flashrag), ("HotpotQA json (2 supporting facts)", hotpot)):
+        if args.baseline:
+            base_cpu, base_wall, tasks = baseline_import(args.baseline, snapshot, path)
+            lines.append(f"| {label}, baseline | {tasks:,} | {base_cpu:.1f} | {tasks / base_cpu:,.0f} | {base_wall:.1f} | |")
         cpu, wall, summary = timed_import(snapshot, path, "bench", retrieval=False)
         lines.append(f"| {label} | {summary.tasks:,} | {cpu:.1f} | {summary.tasks / cpu:,.0f} | {wall:.1f} | "
                      f"{sum(summary.unmapped.values())} |")
+        if args.baseline:
+            ratios.append(f"{label.split()[0]} {base_cpu / cpu:.2f}x")
+    if args.baseline:
+        lines += ["", f"Questions/s per core against the baseline rows (`{args.baseline}`, timed in the same run right "
+                  f"before each): {', '.join(ratios)}."]
     sample = args.dir / f"hotpot-sample-{args.sample}.json"
     sample.write_text(json.dumps(json.loads(hotpot.read_text(encoding="utf-8"))[:args.sample]), encoding="utf-8")
     questions = [row["question"] for row in json.loads(sample.read_text(encoding="utf-8"))]

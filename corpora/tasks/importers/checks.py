@@ -16,16 +16,17 @@ from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.answer_match import qa_normalize
 from stillweb.corpora.tasks.import_check import ImportCheck
+from stillweb.corpora.tasks.importers.evidence import DocTexts
 
-__all__ = ["MappedTask", "check_tasks"]
+__all__ = ["MappedTask", "answer_in_evidence", "check_tasks"]
 
 _QUERY_BATCH = 4096
-_TEXT_CACHE = 100_000
 
 
 @dataclass(frozen=True)
 class MappedTask:
-    """What the check needs of one task: its questions, golds and mapped evidence."""
+    """What the check needs of one task: its questions, golds, mapped evidence and whether that
+    evidence states the answer (:func:`answer_in_evidence`, run as the task is mapped)."""
 
     question: str
     sub_questions: tuple[str, ...]
@@ -33,35 +34,31 @@ class MappedTask:
     evidence_items: int
     evidence_docs: tuple[int, ...]
     unmapped: tuple[str, ...]
+    answer_in_evidence: bool | None
 
 
 def check_tasks(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, retrieval: bool = True,
                 workers: int | None = None, progress: bool = False) -> list[ImportCheck]:
     """One report per task, in order (``retrieval=False`` skips the BM25 check: ``k`` 0)."""
     hits = _retrieval_hits(snapshot, tasks, k, workers, progress) if retrieval else None
-    normalized: dict[int, str] = {}  # doc id -> its normalized text (evidence pages recur across questions)
     reports = []
     for index, task in enumerate(tasks):
         question_hit, sub_hits = hits[index] if hits is not None else (None, ())
         reports.append(ImportCheck(
             evidence_items=task.evidence_items, evidence_mapped=task.evidence_items - len(task.unmapped),
             unmapped=task.unmapped, k=k if hits is not None else 0, question_hit=question_hit,
-            sub_question_hits=sub_hits, answer_in_evidence=_answer_in_evidence(snapshot, task, normalized)))
+            sub_question_hits=sub_hits, answer_in_evidence=task.answer_in_evidence))
     return reports
 
 
-def _answer_in_evidence(snapshot: Snapshot, task: MappedTask, normalized: dict[int, str]) -> bool | None:
-    if not task.evidence_docs or not task.golds:
+def answer_in_evidence(texts: DocTexts, golds: Sequence[str], evidence_docs: Sequence[int]) -> bool | None:
+    """Does a passage of an evidence page hold a normalized gold as whole words? None without
+    evidence or golds."""
+    if not evidence_docs or not golds:
         return None
-    golds = [f" {gold} " for gold in (qa_normalize(g) for g in task.golds) if gold]
-    for doc in dict.fromkeys(passage for doc in task.evidence_docs for passage in snapshot.passages_of(doc)):
-        if doc not in normalized:
-            if len(normalized) >= _TEXT_CACHE:
-                normalized.clear()
-            normalized[doc] = f" {qa_normalize(snapshot.text_of(doc))} "
-        if any(gold in normalized[doc] for gold in golds):
-            return True
-    return False
+    padded = [f" {gold} " for gold in (qa_normalize(g) for g in golds) if gold]
+    passages = dict.fromkeys(passage for doc in evidence_docs for passage in texts.passages(doc))
+    return any(gold in texts.normalized(passage) for passage in passages for gold in padded)
 
 
 def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, workers: int | None,

@@ -14,9 +14,10 @@ from functools import cached_property
 import pyarrow.parquet as pq
 
 from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.tasks.answer_match import qa_normalize
 from stillweb.corpora.tasks.importers.base import EvidenceRef
 
-__all__ = ["EvidenceMapper", "UNMAPPED_REASONS"]
+__all__ = ["DocTexts", "EvidenceMapper", "UNMAPPED_REASONS"]
 
 UNMAPPED_REASONS = {
     "bad_doc_id": "a doc id outside the snapshot",
@@ -28,6 +29,8 @@ UNMAPPED_REASONS = {
 }
 _SEARCH_DEPTH = 10
 _EDGE_WORDS = 8
+_TEXT_CACHE = 4096  # raw texts: enough for the passages of one task's pages
+_NORMALIZED_CACHE = 100_000  # normalized texts: evidence pages recur across questions
 
 
 def squash(text: str) -> str:
@@ -35,11 +38,54 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-class EvidenceMapper:
-    """Maps :class:`EvidenceRef` s to doc ids of one snapshot (caches the source-id table)."""
+class DocTexts:
+    """Passages and texts of one snapshot's documents, read (and answer-normalized) once per import:
+    the answer check scans the passages the evidence mapping has just read (bounded caches, cleared
+    when full)."""
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
+        self._passages: dict[int, tuple[int, ...]] = {}
+        self._texts: dict[int, str] = {}
+        self._normalized: dict[int, str] = {}
+
+    def passages(self, doc: int) -> tuple[int, ...]:
+        """:meth:`~stillweb.corpora.snapshot.Snapshot.passages_of` ``doc``."""
+        passages = self._passages.get(doc)
+        if passages is None:
+            if len(self._passages) >= _TEXT_CACHE:
+                self._passages.clear()
+            passages = tuple(self.snapshot.passages_of(doc))
+            self._passages.update(dict.fromkeys(passages, passages))  # every passage of the page has them
+        return passages
+
+    def text(self, doc: int) -> str:
+        """The text of ``doc``."""
+        text = self._texts.get(doc)
+        if text is None:
+            if len(self._texts) >= _TEXT_CACHE:
+                self._texts.clear()
+            text = self._texts[doc] = self.snapshot.text_of(doc)
+        return text
+
+    def normalized(self, doc: int) -> str:
+        """``doc``'s text after :func:`~stillweb.corpora.tasks.answer_match.qa_normalize`, padded with a
+        space each side (so a padded gold is found only as whole words)."""
+        normalized = self._normalized.get(doc)
+        if normalized is None:
+            if len(self._normalized) >= _NORMALIZED_CACHE:
+                self._normalized.clear()
+            normalized = self._normalized[doc] = f" {qa_normalize(self.text(doc))} "
+        return normalized
+
+
+class EvidenceMapper:
+    """Maps :class:`EvidenceRef` s to doc ids of one snapshot (caches the source-id table; the texts
+    it reads stay in :attr:`texts` for the answer check)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.texts = DocTexts(snapshot)
 
     @cached_property
     def _by_source_id(self) -> dict[str, int]:
@@ -81,8 +127,8 @@ class EvidenceMapper:
     def _in_page(self, doc: int, text: str, fallback: int | None = -1) -> int | None:
         """The passage of ``doc``'s page holding ``text`` (or its start, when ``text`` runs on into the
         next passage); else ``doc`` (or ``fallback`` when given)."""
-        passages = self.snapshot.passages_of(doc)
-        texts = [self.snapshot.text_of(passage) for passage in passages]
+        passages = self.texts.passages(doc)
+        texts = [self.texts.text(passage) for passage in passages]
         for index, passage in enumerate(passages):
             if holds(texts[index], text) or (index + 1 < len(texts) and text in squash(texts[index] + " " + texts[index + 1])):
                 return passage
@@ -91,7 +137,7 @@ class EvidenceMapper:
     def _search_text(self, text: str) -> int | None:
         """The first of the top BM25 hits for ``text`` that holds it."""
         for hit in self.snapshot.search(text[:2000], k=_SEARCH_DEPTH):
-            if holds(self.snapshot.text_of(hit.doc_id), text):
+            if holds(self.texts.text(hit.doc_id), text):
                 return hit.doc_id
         return None
 

@@ -26,7 +26,7 @@ from stillweb.corpora.tasks.answer_match import check_answer_match, qa_normalize
 from stillweb.corpora.tasks.emptiness import EmptinessProof
 from stillweb.corpora.tasks.import_check import solvability_summary
 from stillweb.corpora.tasks.importers.base import FieldNames, SourceRow
-from stillweb.corpora.tasks.importers.checks import MappedTask, check_tasks
+from stillweb.corpora.tasks.importers.checks import MappedTask, answer_in_evidence, check_tasks
 from stillweb.corpora.tasks.importers.evidence import EvidenceMapper
 from stillweb.corpora.tasks.importers.qrels import Qrels
 from stillweb.corpora.tasks.importers.reading import ImportFileError, read_rows
@@ -110,9 +110,10 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
         checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress)
     finally:
         snapshot.close()  # the retrieval check's search workers
-    tasks = [replace(record, solvability=check) for record, check in zip(records, checks)]
-    kept = [t for t in tasks if not options.require_evidence or not t.answerable or t.solvability.evidence_present]
-    kept = _assign_splits(kept, options.seed)
+    kept = [(record, check) for record, check in zip(records, checks)
+            if not options.require_evidence or not record.answerable or check.evidence_present]
+    assigned = _splits([record for record, _check in kept], options.seed)
+    kept = [replace(record, solvability=check, split=split) for (record, check), split in zip(kept, assigned)]
     summary = solvability_summary([t.solvability for t in kept])
     splits = Counter(t.split for t in kept)
 
@@ -126,7 +127,7 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
 
     path = write_task_set(snapshot.path, name, kept, card)
     return ImportSummary(path, len(kept), len(records), formats, {s: splits[s] for s in ("train", "dev", "test")},
-                         dict((summary or {}).get("unmapped", {})), len(tasks) - len(kept), summary)
+                         dict((summary or {}).get("unmapped", {})), len(records) - len(kept), summary)
 
 
 def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOptions,
@@ -180,8 +181,9 @@ def _task(row: SourceRow, format_name: str, task_id: str, where: str, file_split
         split=split or file_split, answerable=row.answerable, hops=_hops(row),
         emptiness_proof=None if row.answerable else EmptinessProof(SOURCE_LABEL, (), ()),
         source=format_name, answer_match=check_answer_match(answer_match), extra=row.extra)
-    task = MappedTask(row.question, tuple(row.sub_questions), tuple(row.answers) if row.answerable else (),
-                      len(row.evidence), docs, tuple(unmapped))
+    golds = tuple(row.answers) if row.answerable else ()
+    task = MappedTask(row.question, tuple(row.sub_questions), golds, len(row.evidence), docs, tuple(unmapped),
+                      answer_in_evidence(mapper.texts, golds, docs))
     return record, task
 
 
@@ -204,11 +206,10 @@ def _split_of_name(name: str) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def _assign_splits(tasks: list[TaskRecord], seed: int) -> list[TaskRecord]:
-    """Tasks without a split get their answer group's seeded split (see the module docstring)."""
-    loose = [index for index, task in enumerate(tasks) if task.split is None]
-    if not loose:
-        return tasks
+def _splits(tasks: list[TaskRecord], seed: int) -> list[str | None]:
+    """Each task's split: its own, else its answer group's seeded split (see the module docstring)."""
+    splits = [task.split for task in tasks]
+    loose = [index for index, split in enumerate(splits) if split is None]
     parent = list(range(len(loose)))
 
     def root(i: int) -> int:
@@ -229,7 +230,6 @@ def _assign_splits(tasks: list[TaskRecord], seed: int) -> list[TaskRecord]:
     for position, index in enumerate(loose):
         group = root(position)
         groups[group] = min(groups.get(group, tasks[index].task_id), tasks[index].task_id)
-    result = list(tasks)
     for position, index in enumerate(loose):
-        result[index] = replace(tasks[index], split=split_of(f"import:{seed}:{groups[root(position)]}"))
-    return result
+        splits[index] = split_of(f"import:{seed}:{groups[root(position)]}")
+    return splits
