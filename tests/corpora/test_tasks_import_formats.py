@@ -221,3 +221,24 @@ def test_jsonl_and_hf_exports_take_imported_sets_with_their_nested_source_fields
     assert json.loads(row["output"]) == kilt_rows()[0]["output"] and row["answer_match"] == "em"
     lines = export_tasks(snapshot, "exported", "jsonl", tmp_path / "jsonl")[1].read_text().splitlines()
     assert json.loads(lines[0])["meta"] == {} and json.loads(lines[0])["solvability"]["evidence_items"] == 1
+
+
+def test_an_import_pauses_the_garbage_collector_and_gives_it_back(snapshot, tmp_path, monkeypatch):
+    import gc
+
+    from stillweb.corpora.tasks.importers import run
+
+    path = write_jsonl(tmp_path / "nq-dev-kilt.jsonl", kilt_rows())
+    seen, read_all = [], run._read_all
+    monkeypatch.setattr(run, "_read_all", lambda *args: seen.append(gc.isenabled()) or read_all(*args))
+    import_tasks(snapshot, [path], "kilt-gc", QUIET)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(StillwebError, match="maps to no document"):
+        import_tasks(snapshot, [path], "kilt-gc-strict", ImportOptions(progress=False, strict=True))
+    assert gc.isenabled()
+    gc.disable()  # a caller's own choice stays
+    try:
+        import_tasks(snapshot, [path], "kilt-gc-off", QUIET)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
