@@ -128,7 +128,8 @@ class AppsEnv(TextEnv):
         session = AppSession(self.base, user, plan) if state_file is None else AppSession.from_file(self.base, user, state_file, plan)
         first = f"{user_header(self.base, session.user)}\n\n{task.extra['turns'][0]}"
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": first}]
-        self._episode = _Episode(task=task, session=session, messages=messages, chars=len(self.system_prompt) + len(first))
+        self.start_episode(_Episode(task=task, session=session, messages=messages,
+                                    chars=len(self.system_prompt) + len(first)))
         return to_charset(f"{self.system_prompt}\n\n{first}"), self.base_info()
 
     def close(self) -> None:

@@ -144,9 +144,9 @@ class BfclEnv(TextEnv):
         first = self._user_turn(task, 0)
         messages = [{"role": "system", "content": prompt}, {"role": "user", "content": first}]
         state = world.state()
-        self._episode = _Episode(task=task, messages=messages, world=world, offered=set(offered), state=state,
-                                 fingerprint=state_fingerprint(state), chars=len(prompt) + len(first),
-                                 state_bytes={name: world.state_bytes(name) for name in world.instances})
+        self.start_episode(_Episode(task=task, messages=messages, world=world, offered=set(offered), state=state,
+                                    fingerprint=state_fingerprint(state), chars=len(prompt) + len(first),
+                                    state_bytes={name: world.state_bytes(name) for name in world.instances}))
         return to_charset(f"{prompt}\n\n{first}"), self.base_info()
 
     def close(self) -> None:

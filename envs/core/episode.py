@@ -22,7 +22,8 @@ One episode may get its own budget: ``reset(options={"limits": {"max_turns": 4, 
 (:meth:`~stillweb.envs.core.limits.EpisodeLimits.for_episode`) sets ``limits`` for that episode alone;
 the next reset without it returns to the environment's ``env_limits``.
 
-A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``), its check
+A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``, which starts the episode with
+:meth:`TextEnv.start_episode`), its check
 (:meth:`TextEnv.score`) and what it records of a step (:meth:`TextEnv.record_step`,
 :meth:`TextEnv.step_info`); docs/interfaces.md shows a whole environment in 40 lines.
 """
@@ -175,12 +176,18 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = limits.action_space()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        """Seed the environment's generator and set the episode's limits: ``env_limits`` with the budget
+        """Seed the environment's generator and work out the episode's limits: ``env_limits`` with the budget
         ``options["limits"]`` names (``UsageError`` for a key other than max_turns, max_tool_calls,
-        max_format_errors, or a value that is not a positive integer). A subclass then starts the episode."""
-        limits = self.env_limits.for_episode((options or {}).get("limits"))
+        max_format_errors, or a value that is not a positive integer). A subclass then starts the episode
+        (:meth:`start_episode`); a reset that fails before that (an unknown task id) leaves the current
+        episode as it was, its budget included."""
+        self._next_limits = self.env_limits.for_episode((options or {}).get("limits"))
         super().reset(seed=seed, options=options)
-        self.limits = limits
+
+    def start_episode(self, episode: Any) -> None:
+        """Make ``episode`` the current one, under the limits its reset asked for."""
+        self._episode = episode
+        self.limits = self._next_limits
 
     @property
     def limits_overridden(self) -> bool:

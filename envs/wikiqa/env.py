@@ -163,7 +163,7 @@ class WikiQAEnv(TextEnv):
         prompt = search_r1_prompt(task.question) if self.format.name == "search_r1" and task.source and task.answerable else None
         head = ([{"role": "user", "content": prompt}] if prompt else
                 [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}])
-        self._episode = _Episode(task=task, messages=list(head), head=head)
+        self.start_episode(_Episode(task=task, messages=list(head), head=head))
         self._episode.context_tokens = sum(self.count_tokens(message["content"]) for message in head)
         observation = to_charset(prompt or f"{self.system_prompt}\n\n{task.question}")
         return observation, self.base_info()

@@ -128,3 +128,15 @@ def test_two_processes_give_identical_episodes_with_an_override(tiny_world, worl
     assert runs[0] == runs[1]
     first = json.loads(runs[0])
     assert first[0][1]["limits"]["max_turns"] == 3 and '"max_turns": 10' in json.dumps(first[4:])
+
+
+def test_a_reset_that_fails_leaves_the_episode_and_its_budget(env):
+    env.reset(seed=0, options={"task_id": "born", "limits": {"max_turns": 3}})
+    env.step(SEARCH)
+    with pytest.raises(ValueError, match="nope"):  # a valid budget, an unknown task: nothing starts
+        env.reset(seed=0, options={"task_id": "nope", "limits": {"max_turns": 9}})
+    assert env.limits.max_turns == 3
+    _, _, _, truncated, info = env.step(SEARCH)
+    assert not truncated
+    _, _, _, truncated, info = env.step(SEARCH)
+    assert truncated and info["truncation_reason"] == "max_turns"  # at the episode's own 3 turns
