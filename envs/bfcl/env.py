@@ -240,9 +240,6 @@ class BfclEnv(TextEnv):
     def tool_calls(self, episode: _Episode) -> int:
         return episode.tool_calls
 
-    def context_tokens(self, episode: _Episode) -> int:
-        return episode.chars // 4
-
     def score(self, step: StepOutcome, episode: _Episode, ending: str) -> BfclChecks:
         return self.check()
 

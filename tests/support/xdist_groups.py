@@ -21,7 +21,7 @@ def xdist_group_of(item: pytest.Item) -> str:
     """The worker group of ``item``: :data:`RAY_GROUP` for a test that starts Ray, else its module's path (as in
     its node id)."""
     path = item.path
-    if (_RAY_FIXTURES & set(getattr(item, "fixturenames", ())) or "ray" in path.parent.parts[-1:]
+    if (_RAY_FIXTURES & set(getattr(item, "fixturenames", ())) or path.parent.name == "ray"
             or path.name in _RAY_MODULES):
         return RAY_GROUP
     return item.nodeid.split("::")[0]
