@@ -128,8 +128,8 @@ def passage_snapshots(shared_data, tmp_path_factory) -> tuple[Path, Path]:
     old = folder / "snap-format2"
     shutil.copytree(built, old)
     manifest = json.loads((old / "manifest.json").read_text(encoding="utf-8"))
-    if manifest["format"] == "stillweb-snapshot/2":  # built by a format 2 stillweb (how the golden was frozen)
-        assert {k: v for k, v in manifest["index"].items() if k != "segments"} == FORMAT_2_PASSAGE_INDEX
+    # this code builds format 3; the format 2 build the golden was frozen from recorded FORMAT_2_PASSAGE_INDEX
+    assert manifest["format"] == "stillweb-snapshot/3"
     manifest.update(format="stillweb-snapshot/2", index={**FORMAT_2_PASSAGE_INDEX, "segments": manifest["index"]["segments"]})
     (old / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     return built, old
@@ -144,6 +144,8 @@ def _passage_queries(folder: Path) -> list[str]:
 def test_a_format_2_passage_snapshot_searches_as_it_did(passage_snapshots):
     """Frozen by the format 2 code (stillweb before issue 37) on its own build; this code reads the
     recorded parameters and must answer byte for byte the same."""
+    if FREEZE:  # its golden came from the format 2 code itself: refreezing with this code would check it against itself
+        pytest.skip("passages-format2 is frozen only by format 2 code (stillweb before issue 37)")
     _built, old = passage_snapshots
     snapshot = Snapshot.open(old)
     actual = {f"k=10 {query}": digest(hits(snapshot, query, 10)) for query in _passage_queries(old.parent)}

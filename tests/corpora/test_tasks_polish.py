@@ -82,7 +82,7 @@ def test_faithful_rewrites_are_kept_and_the_others_counted(polished):
         if kind == "good":
             expected_kept += 1
             assert new[task.task_id].question == f"Here is a puzzle for you. {task.question}"
-        elif kind != "good":
+        else:
             assert new[task.task_id].question == task.question, kind
     assert expected_kept >= 2 and f"kept {expected_kept} of {len(tasks)} rewrites by {MODEL}" in output
     card = (task_set_dir(snapshot, "hard-polished") / "card.md").read_text()

@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 pytest.importorskip("bfcl_eval", reason="the bfcl extra: pip install -e '.[bfcl]' && bash scripts/install_bfcl.sh")
 
 import stillweb.envs  # noqa: E402,F401 - registers the environments
-from stillweb.envs import ReferenceAgent, run_episode  # noqa: E402
+from stillweb.envs import ReferenceAgent, play_episode, run_episode  # noqa: E402
 from stillweb.envs.agents.scripted import write_call  # noqa: E402
 from stillweb.envs.bfcl.agents import BfclReferenceAgent, BfclTextAgent, write_reply  # noqa: E402
 from stillweb.envs.bfcl.data import BFCL_EVAL_VERSION, BFCL_CATEGORIES, bfcl_version, category_tasks  # noqa: E402
@@ -232,13 +232,9 @@ def test_episodes_do_not_leak_into_each_other():
     env = BfclEnv("multi_turn_long_context", split="all")
 
     def played(task) -> str:
-        observation, _ = env.reset(seed=1, options={"task_id": task.task_id})
-        agent, trace, done = ReferenceAgent(task), [observation], False
-        while not done:
-            observation, reward, terminated, truncated, _ = env.step(agent.act(observation))
-            trace.append(observation)
-            done = terminated or truncated
-        return json.dumps([trace, reward, env.world.state()], sort_keys=True)
+        episode = play_episode(env, ReferenceAgent(task), seed=1, options={"task_id": task.task_id})
+        trace = [episode.reset_observation, *(step.observation for step in episode.steps)]
+        return json.dumps([trace, episode.reward, env.world.state()], sort_keys=True)
 
     tasks = list(env.tasks)[::4]
     first = [played(task) for task in tasks]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -24,29 +23,15 @@ uv = pytest.importorskip("uv")
 
 from verifiers.v1.cli.eval.main import main as vf_eval  # noqa: E402
 
-from stillweb.envs import ReferenceAgent, WikiQAEnv  # noqa: E402
+from stillweb.envs import ReferenceAgent, WikiQAEnv, play_episode  # noqa: E402
 from support.chat_stub import MODEL_ID, chat_stub_app, serve  # noqa: E402
+from support.network import free_port  # noqa: E402
 
 # verifiers resolves a taskset id as a top-level module exporting one Taskset (and here one Env)
 # subclass in ``__all__``; a dotted path is not an id, so the run names this one-line module.
 PLUGIN = '''from stillweb.envs.integrations.verifiers_native import StillwebEnv, StillwebTaskset
 __all__ = ["StillwebTaskset", "StillwebEnv"]
 '''
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _in_process(env: WikiQAEnv, task_id: str) -> tuple[float, dict]:
-    observation, _ = env.reset(options={"task_id": task_id})
-    agent, done = ReferenceAgent(env.tasks.by_id(task_id)), False
-    while not done:
-        observation, reward, terminated, truncated, info = env.step(agent.act(observation))
-        done = terminated or truncated
-    return reward, info
 
 
 def test_vf_eval_runs_stillweb_tasks_with_the_in_process_rewards(tasks_snapshot, tmp_path, monkeypatch):
@@ -56,7 +41,7 @@ def test_vf_eval_runs_stillweb_tasks_with_the_in_process_rewards(tasks_snapshot,
     monkeypatch.setenv("STILLWEB_STUB_KEY", "stub")
     local = WikiQAEnv(tasks_snapshot, "hard")
     out = tmp_path / "runs"
-    with serve(chat_stub_app(list(local.tasks), "reference"), _free_port()) as url:
+    with serve(chat_stub_app(list(local.tasks), "reference"), free_port()) as url:
         vf_eval(["stillweb_wikiqa_plugin", "--env.taskset.snapshot", str(tasks_snapshot), "--env.taskset.tasks", "hard",
                  "--env.player.runtime.type", "subprocess", "--env.player.harness.id", "null",
                  "--client.base-url", url, "--client.api-key-var", "STILLWEB_STUB_KEY", "-m", MODEL_ID,
@@ -67,7 +52,8 @@ def test_vf_eval_runs_stillweb_tasks_with_the_in_process_rewards(tasks_snapshot,
     assert sorted(episode["task"]["data"]["task_id"] for episode in episodes) == sorted(t.task_id for t in local.tasks[:2])
     for episode in episodes:
         (trace,) = episode["traces"]
-        reward, info = _in_process(local, episode["task"]["data"]["task_id"])
+        played = play_episode(local, lambda task: ReferenceAgent(task), options={"task_id": episode["task"]["data"]["task_id"]})
+        reward, info = played.reward, played.info
         assert trace["rewards"] == {"stillweb_reward": {"score": reward, "weight": 1.0}} and reward == 1.0
         played = trace["info"]["stillweb"]
         assert played["reward_parts"] == json.loads(json.dumps(info["reward_parts"]))
