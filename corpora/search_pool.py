@@ -109,20 +109,21 @@ class SearchPool:
             self._connections.append(parent)
 
     def close(self) -> None:
-        """Stop the worker processes."""
-        for connection in self._connections:
-            try:
-                connection.send(None)
-            except OSError:  # a worker that died has closed its end
-                pass
-        for process in self._processes:
-            process.join(_CLOSE_WAIT_SECONDS)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        for connection in self._connections:
-            connection.close()
-        self._processes, self._connections = [], []
+        """Stop the worker processes, after the batch another thread may be running."""
+        with self._lock:
+            for connection in self._connections:
+                try:
+                    connection.send(None)
+                except OSError:  # a worker that died has closed its end
+                    pass
+            for process in self._processes:
+                process.join(_CLOSE_WAIT_SECONDS)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+            for connection in self._connections:
+                connection.close()
+            self._processes, self._connections = [], []
 
 
 def _send(connection: Connection, message: tuple) -> None:

@@ -42,6 +42,8 @@ def shared_open(opener: Callable[[Path], Opened], path: str | Path, stamp_file: 
         stamp = _stamp(key[1] / stamp_file) if stamp_file is not None else None
         cached = _OPENED.get(key)
         if cached is None or cached[0] != stamp:
+            if cached is not None:  # rebuilt at the same path: stop the old one's worker processes, if any
+                getattr(cached[1], "close", lambda: None)()
             _OPENED[key] = cached = (stamp, opener(key[1]))
         return cached[1]
 

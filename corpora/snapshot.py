@@ -214,7 +214,9 @@ class Snapshot:
         try:
             return pool.search_many(queries, k)
         except BrokenProcessPool:  # a worker was killed: answer here, start afresh next time
-            self.close()
+            with self._pool_lock:  # this pool only: another thread may have started a new one meanwhile
+                if self._pool is pool:
+                    self._close_pool()
             return [self.search(query, k) for query in queries]
 
     def close(self) -> None:

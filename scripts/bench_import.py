@@ -135,7 +135,7 @@ def main() -> None:
         if args.baseline:
             base_cpu, base_wall, tasks = baseline_import(args.baseline, snapshot, path)
             lines.append(f"| {label}, baseline | {tasks:,} | {base_cpu:.1f} | {tasks / base_cpu:,.0f} | {base_wall:.1f} | |")
-        cpu, wall, summary = timed_import(snapshot, path, "bench", retrieval=False)
+        cpu, wall, summary = timed_import(snapshot, path, "bench", retrieval=False, progress=False)  # as the baseline runs
         lines.append(f"| {label} | {summary.tasks:,} | {cpu:.1f} | {summary.tasks / cpu:,.0f} | {wall:.1f} | "
                      f"{sum(summary.unmapped.values())} |")
         if args.baseline:

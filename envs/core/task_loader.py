@@ -82,6 +82,9 @@ class TaskPicker:
         self._episode_number += 1
         record = (options or {}).get("task")
         if record is not None:
+            if not isinstance(record, (Mapping, TaskRecord)):
+                raise UsageError(f'options["task"] must be a task record (a dict), got {type(record).__name__}: '
+                                 f"{str(record)[:80]!r}")
             return Task.from_dict(record)
         task_id = (options or {}).get("task_id")
         if task_id is not None:

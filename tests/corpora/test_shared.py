@@ -39,3 +39,22 @@ def test_any_opener_is_cached_by_resolved_path(tmp_path):
         opened.append(path)
         return object()
     assert shared_open(opener, tmp_path) is shared_open(opener, tmp_path / "." ) and len(opened) == 1
+
+
+def test_the_replaced_one_is_closed(tmp_path):
+    """A rebuilt snapshot's old opening stops its search workers (``close``) rather than leaking them."""
+    class Opened:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    stamp = tmp_path / "manifest.json"
+    stamp.write_text("{}")
+    def opener(path):
+        return Opened()
+
+    first = shared_open(opener, tmp_path, "manifest.json")
+    os.utime(stamp, ns=(stamp.stat().st_atime_ns, stamp.stat().st_mtime_ns + 1_000_000_000))
+    second = shared_open(opener, tmp_path, "manifest.json")
+    assert second is not first and first.closed and not second.closed

@@ -140,3 +140,9 @@ def test_a_reset_that_fails_leaves_the_episode_and_its_budget(env):
     assert not truncated
     _, _, _, truncated, info = env.step(SEARCH)
     assert truncated and info["truncation_reason"] == "max_turns"  # at the episode's own 3 turns
+
+
+@pytest.mark.parametrize("record", ["x", [1], 3])
+def test_a_task_option_that_is_not_a_record_is_named(env, record):
+    with pytest.raises(UsageError, match=r'options\["task"\] must be a task record'):
+        env.reset(seed=0, options={"task": record})
