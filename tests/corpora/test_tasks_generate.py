@@ -11,7 +11,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.records import FACTS_SCHEMA
 from stillweb.corpora.tasks.compose import ComposeParams
 from stillweb.corpora.tasks.formalization import malformed_reason
 from stillweb.corpora.tasks.generate import GenerationParams, TaskGenerationError, generate_task_list, generate_tasks
@@ -120,10 +119,16 @@ def test_shortfall_writes_nothing_unless_partial_allowed(small_snapshot):
 
 
 def test_world_without_facts_is_refused():
+    """No facts at all, or only value facts (a year, a number: nothing links one entity to another): refused, the
+    message counting the facts it did have; one entity fact more and the same world composes tasks."""
     empty = MemoryWorld({0: "A"}, {0: "text"}, [])
-    assert pa.Table.from_pylist([], schema=FACTS_SCHEMA).num_rows == 0
-    with pytest.raises(TaskGenerationError, match="no entity-to-entity facts"):
+    with pytest.raises(TaskGenerationError, match="made 0 of 3 tasks: the snapshot has 0 facts and no entity-to-entity facts"):
         generate_task_list(empty, GenerationParams(count=3))
+    world = _pairs_world()
+    values_only = MemoryWorld(world.titles, world.texts, [fact for fact in world.facts if fact["value_type"] != "entity"])
+    with pytest.raises(TaskGenerationError, match="the snapshot has 5 facts and no entity-to-entity facts"):
+        generate_task_list(values_only, GenerationParams(count=3))
+    assert len(generate_task_list(world, GenerationParams(count=3)).tasks) == 3
 
 
 def test_bad_parameters_name_the_value(small_snapshot):

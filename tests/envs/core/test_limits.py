@@ -67,17 +67,27 @@ def test_gymnasium_env_checker_passes(wikiqa):
     check_env(LookupEnv(tasks=LOOKUP), skip_render_check=True)
 
 
+NEAR_CAP = 40  # the cap of the environments below: hypothesis draws texts on both sides of it
+
+
+@pytest.fixture(scope="module")
+def near_cap(tiny_world, world_tasks):
+    return WikiQAEnv(tiny_world, world_tasks, max_action_chars=NEAR_CAP), LookupEnv(tasks=LOOKUP, max_action_chars=NEAR_CAP)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(max_size=300) | st.text(alphabet="<>{}\"\\ \n", max_size=300))
-def test_every_parsed_action_is_in_the_action_space(wikiqa, text):
-    wikiqa.reset(seed=0)
-    observation, _, _, truncated, info = wikiqa.step(text)
-    assert wikiqa.action_space.contains(text)
-    assert info.get("truncation_reason") != ACTION_TOO_LONG
-    assert wikiqa.observation_space.contains(observation)
-    lookup = LookupEnv(tasks=LOOKUP)
-    lookup.reset(seed=0)
-    assert lookup.action_space.contains(text) and not lookup.step(text)[3]
+@given(text=st.text(min_size=NEAR_CAP - 8, max_size=NEAR_CAP + 8)
+       | st.text(alphabet="<>{}\"\\ \n\u00e9\u4e2d\U0001f600", min_size=NEAR_CAP - 8, max_size=NEAR_CAP + 8))
+def test_every_parsed_action_is_in_the_action_space(near_cap, text):
+    """An action is parsed exactly when it is in the action space (Gymnasium's rule), on both sides of the cap and
+    for characters of several UTF-8 widths: the cap counts characters as the space does, not bytes."""
+    for env in near_cap:
+        env.reset(seed=0)
+        observation, _, _, truncated, info = env.step(text)
+        parsed = info.get("truncation_reason") != ACTION_TOO_LONG
+        assert parsed == env.action_space.contains(text) == (len(text) <= NEAR_CAP), (len(text), info)
+        assert truncated or parsed
+        assert env.observation_space.contains(observation)
 
 
 def test_lookup_truncates_an_action_over_its_cap():

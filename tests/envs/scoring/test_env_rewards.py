@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -144,9 +147,42 @@ def test_context_manager_condenses_pages_drops_dead_searches_and_keeps_budget():
     assert tight == ContextManager(ContextConfig(budget_tokens=40)).build(head, turns, render=RENDER)
 
 
-def test_tiktoken_counter_is_optional():
-    counter = tiktoken_counter()
-    assert counter is None or counter("hello world") > 0
+def test_tiktoken_counter_is_none_without_tiktoken(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # import tiktoken now raises ImportError
+    monkeypatch.setitem(sys.modules, "tiktoken.load", None)
+    assert tiktoken_counter() is None
+
+
+@pytest.mark.extra("verifiers")  # tiktoken comes with verifiers (through renderers)
+def test_tiktoken_counter_reads_a_cached_encoding_and_never_downloads(monkeypatch, tmp_path):
+    """An encoding in tiktoken's local cache counts tokens; the same encoding not cached gives None, its blob never
+    fetched nor the cache written (a local file stands for the blob URL: tiktoken's read_file fetches both)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken.load
+    import tiktoken.registry
+
+    cached = b"".join(base64.b64encode(bytes([i])) + b" %d\n" % i for i in range(256))
+    blob = tmp_path / "blob" / "bytes.tiktoken"  # where tiktoken would fetch it from (read_file reads URLs and paths alike)
+    blob.parent.mkdir()
+    blob.write_bytes(cached)
+    url, cache = str(blob), tmp_path / "cache"
+    cache.mkdir()
+
+    def byte_level():  # tiktoken's plugin constructor shape: one token per byte, words split as cl100k_base does
+        ranks = tiktoken.load.load_tiktoken_bpe(url)
+        return {"name": "stillweb-bytes", "pat_str": r"\s+|\S+", "mergeable_ranks": ranks, "special_tokens": {}}
+
+    tiktoken.registry.list_encoding_names()  # loads the plugin constructors
+    monkeypatch.setitem(tiktoken.registry.ENCODING_CONSTRUCTORS, "stillweb-bytes", byte_level)
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    read_file = tiktoken.load.read_file
+    assert tiktoken_counter("stillweb-bytes") is None  # not cached: the blob is not fetched
+    assert list(cache.iterdir()) == [] and tiktoken.load.read_file is read_file
+    (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(cached)
+    counter = tiktoken_counter("stillweb-bytes")
+    assert counter is not None and counter("hello world") == len(b"hello world") and counter("é") == 2
+    assert tiktoken.load.read_file is read_file
 
 
 def test_rubric_connects_facts_to_an_entity_answer_through_its_subject():

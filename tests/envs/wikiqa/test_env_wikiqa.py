@@ -96,9 +96,31 @@ def test_random_text_never_raises(env, text):
 
 
 def test_random_text_agent_episodes_end_cleanly(env):
-    for seed in range(4):
-        summary = run_episode(env, RandomTextAgent(seed), seed=seed)
-        assert summary["terminated"] or summary["truncated"]
+    """Adversarial text ends each episode by one of the environment's own rules, within its turn budget, with the
+    reason its counts show and no reward; the same environment then plays the next episode."""
+    reasons = set()
+    for seed in range(8):
+        agent = RandomTextAgent(seed)
+        observation, info = env.reset(seed=seed)
+        for _turn in range(env.limits.max_turns):
+            action = agent.act(observation)
+            observation, reward, terminated, truncated, info = env.step(action)
+            assert env.observation_space.contains(observation)
+            if terminated or truncated:
+                break
+        else:
+            pytest.fail(f"seed {seed}: no ending after max_turns={env.limits.max_turns} steps")
+        assert terminated != truncated and reward == 0.0 and info["outcome"] == 0.0
+        reason = info["termination_reason"] if terminated else info["truncation_reason"]
+        counts = info["reward_parts"]["counts"]
+        if reason == "format_errors":
+            assert counts["format_error"] == env.limits.max_format_errors
+        elif reason == "action_too_long":
+            assert len(action) > env.limits.max_action_chars
+        else:
+            assert (reason, terminated) in (("answered", True), ("max_turns", False)), reason
+        reasons.add(reason)
+    assert {"format_errors", "action_too_long", "answered"} <= reasons  # the agent's mix reaches each ending
 
 
 def test_truncation_reasons_and_mask(tiny_world, world_tasks):

@@ -122,7 +122,16 @@ def test_formalization_svg_lays_out_the_variable_chain_and_escapes():
     svg = str(formalization_svg(triples))
     assert svg.count('class="node ') == 4 and svg.count('class="edge"') == 3
     assert "<script>" not in svg and "&lt;script&gt;" in svg and "&lt;b&gt;" in svg
-    assert formalization_svg(triples) == formalization_svg(triples)
+    # each node's centre (its label's x, y): the chain reads left to right, one column per hop from the target
+    centres = {html.unescape(term): (float(x), float(y)) for term, x, y in
+               re.findall(r'<g class="node \w+"><title>([^<]*)</title>.*?<text x="([\d.]+)" y="([\d.]+)"', svg)}
+    assert centres.keys() == term_columns(triples).keys()
+    (target_x, target_y), (variable_x, variable_y) = centres["?"], centres["V@A"]
+    (paris_x, paris_y), (script_x, script_y) = centres["C@Paris"], centres["C@<script>x</script>"]
+    assert target_x < variable_x < paris_x == script_x and target_y == variable_y == paris_y < script_y
+    # each edge's arrow runs from its subject's column towards its object's
+    lines = [tuple(map(float, line)) for line in re.findall(r'<line x1="([\d.]+)" y1="[\d.]+" x2="([\d.]+)"', svg)]
+    assert len(lines) == 3 and all(target_x < x1 < x2 <= paris_x for x1, x2 in lines)
 
 
 def test_replay_steps_through_a_recording_with_the_managed_context(viewed):
