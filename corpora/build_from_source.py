@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError, writing
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.snapshot_build import (SOURCE_PREFIX, WIKIPEDIA_URL_TEMPLATE, BuildResult, build_snapshot,
                                              remove_stale_builds)

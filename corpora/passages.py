@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.records import ParsedPage
 
 __all__ = ["split_passages", "passage_source_id"]

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.columns import StringColumn
 from stillweb.corpora.dense import DENSE_DIR, FUSION_DEPTH, DenseIndex, check_mode, fuse, no_dense_index
 from stillweb.corpora.embeddings import ENDPOINT_VARIABLE, STORE_VARIABLE, QueryEmbedder

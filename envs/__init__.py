@@ -22,7 +22,7 @@ from stillweb.envs.lookup import LookupEnv
 from stillweb.envs.mixture import MixtureEnv
 from stillweb.envs.runs.recording import RecordEpisodes, replay
 from stillweb.envs.scoring.rewards import RewardConfig
-from stillweb.envs.core.task_loader import Task, load_tasks
+from stillweb.envs.core.task_loader import load_tasks
 from stillweb.envs.wikiqa.env import WikiQAEnv
 
 __all__ = [
@@ -38,7 +38,6 @@ __all__ = [
     "RecordEpisodes",
     "ReferenceAgent",
     "RewardConfig",
-    "Task",
     "VectorHealthMonitor",
     "WikiQAEnv",
     "load_tasks",

@@ -27,13 +27,14 @@ import gymnasium as gym
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.scoring.normalize import answers_match, best_f1
+from stillweb.corpora.tasks.answer_match import answers_match, best_f1
 from stillweb.corpora.shared import shared_snapshot
 from stillweb.envs.core.degenerate import ACTION_TOO_LONG
 from stillweb.envs.core.limits import EpisodeLimits
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.steps import check_step, over_long_observation
-from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet
+from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.envs.core.task_loader import TaskPicker, TaskSet
 
 __all__ = ["LookupEnv", "lookup_tasks_from_facts", "tagged_answer"]
 
@@ -65,12 +66,12 @@ class LookupEnv(gym.Env[str, str]):
         for record in records:
             if not record.get("passage"):
                 raise UsageError(f"Lookup task record lacks a 'passage': {dict(record)!r:.200}")
-        self.tasks = TaskSet((Task.from_dict(record) for record in records), source="lookup tasks")
+        self.tasks = TaskSet((TaskRecord.from_dict(record) for record in records), source="lookup tasks")
         self.limits = EpisodeLimits(max_turns=1, **({} if max_action_chars is None else {"max_action_chars": max_action_chars}))
         self.observation_space = self.limits.observation_space()
         self.action_space = self.limits.action_space()
         self._picker = TaskPicker(self.tasks, "lookup")
-        self._task: Task | None = None
+        self._task: TaskRecord | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Pick a task (``options["task_id"]`` or from the seed) and show passage and question."""

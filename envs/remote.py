@@ -40,7 +40,7 @@ from urllib.parse import quote, urlsplit
 import gymnasium as gym
 
 from stillweb.corpora.errors import UpstreamError, UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.core.limits import EpisodeLimits
 

@@ -4,7 +4,7 @@ random stream, and :class:`TaskSpec`, the task it returns.
 A template reads the base database to choose its targets and to know the answers,
 and writes the *reference program*: the calls, turn by turn, that solve the task on a
 fresh copy. It never runs the API (that is the layer above); the checks come from
-replaying the program (``stillweb.envs.apps.checks``).
+replaying the program (``stillweb.envs.apps.scoring``).
 """
 
 from __future__ import annotations

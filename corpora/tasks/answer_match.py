@@ -1,39 +1,65 @@
-"""Answer-match rules that public QA baselines report: Search-R1's exact match, substring
-match and HotpotQA's token F1; the rule a task set is scored by is stored with it.
+"""Answer matching, in one place: when does an answer string mean a golden answer? The rule a
+task set is scored by is stored with it (``answer_match``); each rule has its normalizer here.
 
+- ``stillweb``: stillweb's own matcher (:func:`normalize_answer`, :func:`answers_match`), the
+  default for generated sets: the SQuAD/KILT recipe (case, punctuation, articles, whitespace)
+  extended with accents stripped and canonical number and date formats, so that "1,000" =
+  "1000" and "12 February 1809" = "February 12, 1809" = "1809-02-12". Token F1 over it
+  (:func:`best_f1`) is the softer metric the ``f1`` reward part reports.
 - ``em``: Search-R1's ``qa_em.em_check`` (and verl's ``search_r1_like_qa_em``), character
-  for character: lower-case, drop ASCII punctuation (``string.punctuation``), drop the
-  articles a/an/the, collapse whitespace; 1 when the prediction equals any golden answer.
+  for character (:func:`qa_normalize`): lower-case, drop ASCII punctuation
+  (``string.punctuation``), drop the articles a/an/the, collapse whitespace; 1 when the
+  prediction equals any golden answer.
 - ``subem``: Search-R1's ``subem_check``: 1 when a normalized golden answer is contained in
   the normalized prediction.
 - ``f1``: the token F1 of HotpotQA's official ``hotpot_evaluate_v1.py`` (same normalization;
   ``yes``/``no``/``noanswer`` must match exactly), the best over the golden answers.
-- ``stillweb``: stillweb's own matcher (numbers, dates, accents; :mod:`stillweb.envs.scoring.normalize`),
-  the default for generated sets; it lives with the environments, so it is not computed here.
+
+:func:`match_score` scores a prediction under any rule.
 
 >>> em_score("The Eiffel Tower.", ["eiffel tower"]), subem_score("It is Paris, France", ["paris"])
 (1.0, 1.0)
 >>> round(f1_score("Charles Darwin", ["Darwin"]), 4)
 0.6667
+>>> normalize_answer("The Battle of Hastings!")
+'battle of hastings'
+>>> answers_match("February 12, 1809", ["1809-02-12"]), answers_match("1,000", ["1000"])
+(True, True)
 """
 
 from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.wikitext.dates import MONTH_NUMBERS
 
-__all__ = ["ANSWER_MATCHES", "DEFAULT_ANSWER_MATCH", "check_answer_match", "em_score", "f1_score",
-           "qa_normalize", "subem_score"]
+__all__ = ["ANSWER_MATCHES", "DEFAULT_ANSWER_MATCH", "answers_match", "best_f1", "check_answer_match", "em_score",
+           "f1_score", "match_score", "normalize_answer", "qa_normalize", "subem_score", "token_f1"]
 
 ANSWER_MATCHES = ("stillweb", "em", "subem", "f1")
 DEFAULT_ANSWER_MATCH = "stillweb"
 _PUNCTUATION = str.maketrans("", "", string.punctuation)  # removes exactly string.punctuation's characters
-_QA_ARTICLES = re.compile(r"\b(a|an|the)\b")
 _YES_NO = ("yes", "no", "noanswer")
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTH_NUMBERS, key=lambda m: (-len(m), m))) + r")\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{1,4})"
+
+_DATE_PATTERNS = (
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b"),  # 12 February 1809
+    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),  # February 12, 1809
+    re.compile(r"\b(?P<year>\d{4})-(?P<month>[01]?\d)-(?P<day>[0-3]?\d)\b"),  # 1809-02-12
+    re.compile(rf"\b{_MONTH}\s+{_YEAR}\b"),  # February 1809
+)
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+\.\d+(?![\w])")
+_ACRONYM = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}")  # U.S.A. -> usa
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_NON_WORD = re.compile(r"[^\w\s.-]|(?<!\d)[.-]|[.-](?!\d)")  # keep 1.5 and 1809-02-12
+_SPACES = re.compile(r"\s+")
 
 
 def check_answer_match(rule: object) -> str:
@@ -50,7 +76,7 @@ def qa_normalize(text: str) -> str:
     'usa'
     """
     text = str(text).lower().translate(_PUNCTUATION)
-    return " ".join(_QA_ARTICLES.sub(" ", text).split())
+    return " ".join(_ARTICLES.sub(" ", text).split())
 
 
 def em_score(prediction: str, golds: Iterable[str]) -> float:
@@ -80,3 +106,94 @@ def _hotpot_f1(prediction: str, gold: str) -> float:
         return 0.0
     precision, recall = same / len(predicted_tokens), same / len(expected_tokens)
     return 2 * precision * recall / (precision + recall)
+
+
+def normalize_answer(text: str) -> str:
+    """Canonical form of an answer string for comparison.
+
+    Lower-cases, strips accents, rewrites dates to ISO (``YYYY-MM-DD`` or
+    ``YYYY-MM``) and numbers without thousands separators or trailing zeros,
+    then removes punctuation and the articles a/an/the.
+
+    >>> normalize_answer("12th of Feb. 1809")
+    '1809-02-12'
+    >>> normalize_answer("  3,500.50 km ")
+    '3500.5 km'
+    """
+    text = unicodedata.normalize("NFKD", str(text))
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    for pattern in _DATE_PATTERNS:
+        text = pattern.sub(_iso_date, text)
+    text = _NUMBER.sub(_plain_number, text)
+    text = _ACRONYM.sub(lambda match: match.group(0).replace(".", ""), text)
+    text = _NON_WORD.sub(" ", text)
+    text = _ARTICLES.sub(" ", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def answers_match(prediction: str, golds: Iterable[str]) -> bool:
+    """True when ``prediction`` equals any gold answer after normalization.
+
+    An empty normalized prediction never matches.
+
+    >>> answers_match("the Eiffel Tower", ["Eiffel Tower", "Tour Eiffel"])
+    True
+    """
+    predicted = normalize_answer(prediction)
+    return bool(predicted) and any(predicted == normalize_answer(gold) for gold in golds)
+
+
+def token_f1(prediction: str, gold: str) -> float:
+    """SQuAD token-overlap F1 between two answers, after normalization.
+
+    >>> token_f1("Charles Darwin", "Darwin")
+    0.6666666666666666
+    """
+    predicted = normalize_answer(prediction).split()
+    expected = normalize_answer(gold).split()
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
+        return 0.0
+    precision = common / len(predicted)
+    recall = common / len(expected)
+    return 2 * precision * recall / (precision + recall)
+
+
+def best_f1(prediction: str, golds: Iterable[str]) -> float:
+    """The highest :func:`token_f1` of ``prediction`` against any gold answer."""
+    return max((token_f1(prediction, gold) for gold in golds), default=0.0)
+
+
+def match_score(rule: str | None, prediction: str, golds: Iterable[str]) -> float:
+    """The outcome of ``prediction`` under an answer-match rule:
+    ``em``, ``subem`` and ``f1`` as Search-R1 and HotpotQA score them, ``stillweb``/None :func:`answers_match`.
+
+    >>> match_score("em", "12 Feb 1809", ["1809-02-12"]), match_score("stillweb", "12 Feb 1809", ["1809-02-12"])
+    (0.0, 1.0)
+    """
+    golds = list(golds)
+    if rule in (None, "stillweb"):
+        return float(answers_match(prediction, golds))
+    return {"em": em_score, "subem": subem_score, "f1": f1_score}[rule](prediction, golds)
+
+
+def _iso_date(match: re.Match) -> str:
+    groups = match.groupdict()
+    month_text = groups["month"]
+    month = int(month_text) if month_text.isdigit() else MONTH_NUMBERS[month_text]
+    year = int(groups["year"])
+    if not 1 <= month <= 12:
+        return match.group(0)
+    if groups.get("day") is None:
+        return f"{year:04d}-{month:02d}"
+    day = int(groups["day"])
+    if not 1 <= day <= 31:
+        return match.group(0)
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _plain_number(match: re.Match) -> str:
+    number = match.group(0).replace(",", "")
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return number

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.tasks.assemble import build_record

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.records import Fact

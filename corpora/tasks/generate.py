@@ -24,7 +24,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.tasks.attempts import (Attempt, GenerationParams, attempt_batches_in_processes,
                                              attempt_task)
 from stillweb.corpora.tasks.card import render_card

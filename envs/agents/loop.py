@@ -34,7 +34,7 @@ import gymnasium as gym
 
 from stillweb.corpora.errors import UpstreamError, UsageError
 from stillweb.envs.core.messages import Conversation
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 
 __all__ = ["Agent", "Policy", "PlayedEpisode", "Step", "play_episode", "play_episodes", "run_episode", "PolicyFailure"]
 
@@ -115,7 +115,7 @@ class PlayedEpisode:
         }
 
 
-def play_episode(env: gym.Env, agent: Agent | Callable[[Task], Any] | None = None, seed: int | None = None,
+def play_episode(env: gym.Env, agent: Agent | Callable[[TaskRecord], Any] | None = None, seed: int | None = None,
                  options: dict[str, Any] | None = None, *, policy: Policy | None = None,
                  on_step: OnStep | None = None, policy_info: Mapping[str, Any] | None = None) -> PlayedEpisode:
     """Reset ``env`` and play until the episode ends (or the agent stops); the :class:`PlayedEpisode`.
@@ -149,7 +149,7 @@ def play_episode(env: gym.Env, agent: Agent | Callable[[Task], Any] | None = Non
     return played
 
 
-def play_episodes(env: gym.Env, agent: Agent | Callable[[Task], Any] | None = None,
+def play_episodes(env: gym.Env, agent: Agent | Callable[[TaskRecord], Any] | None = None,
                   episodes: Iterable[tuple[int | None, dict[str, Any] | None]] = (), *,
                   policy: Policy | None = None) -> Iterator[PlayedEpisode]:
     """The batched form: each ``(seed, options)`` of ``episodes`` played in turn in ``env``."""
@@ -157,11 +157,11 @@ def play_episodes(env: gym.Env, agent: Agent | Callable[[Task], Any] | None = No
         yield play_episode(env, agent, seed, options, policy=policy)
 
 
-def run_episode(env: gym.Env, agent: Agent | Callable[[Task], Agent], seed: int | None = None,
+def run_episode(env: gym.Env, agent: Agent | Callable[[TaskRecord], Agent], seed: int | None = None,
                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play one episode; return a summary (task id, turns, endings, outcome, reward parts).
 
-    ``agent`` is an agent, or a factory called with the episode's :class:`Task`
+    ``agent`` is an agent, or a factory called with the episode's :class:`TaskRecord`
     (e.g. ``lambda task: ReferenceAgent(task)``).
 
     >>> # summary = run_episode(env, lambda task: ReferenceAgent(task), seed=0)

@@ -24,9 +24,9 @@ from typing import Any
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents.loop import Agent, run_episode
-from stillweb.envs.scoring.normalize import normalize_answer
+from stillweb.corpora.tasks.answer_match import normalize_answer
 from stillweb.sandboxes.formats import get_format
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 
 __all__ = ["Agent", "ReferenceAgent", "RandomTextAgent", "run_episode", "write_call", "write_answer", "write_abstain"]
 
@@ -73,7 +73,7 @@ class ReferenceAgent:
         tool_format: the env's ``tool_format``.
     """
 
-    def __new__(cls, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> Any:
+    def __new__(cls, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> Any:
         """An app task (one with a reference ``program``) gets the ``Apps-v0`` reference agent, a BFCL
         task (one with BFCL's ``ground_truth``) the ``BFCL-v0`` one."""
         from stillweb.envs.apps.agents import AppReferenceAgent, is_app_task
@@ -85,8 +85,8 @@ class ReferenceAgent:
             return BfclReferenceAgent(task, tool_format)
         return super().__new__(cls)
 
-    def __init__(self, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> None:
-        self.task = Task.from_dict(task)
+    def __init__(self, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> None:
+        self.task = TaskRecord.from_dict(task)
         self.tool_format = tool_format
         write_call(tool_format, "search", {"query": "check the format name"})
         self.observations: list[str] = []

@@ -14,7 +14,7 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.sandboxes.apps import ENDPOINTS, WRITE_ENDPOINTS, app_registry
 from stillweb.sandboxes.formats import get_format
 
@@ -27,9 +27,9 @@ MAX_RETRIES = 6
 Script = Generator[str, str, None]
 
 
-def is_app_task(task: Task | Mapping[str, Any]) -> bool:
+def is_app_task(task: TaskRecord | Mapping[str, Any]) -> bool:
     """Whether a task (record or dict) is an app task (it has a reference ``program``)."""
-    extra = task.extra if isinstance(task, Task) else task
+    extra = task.extra if isinstance(task, TaskRecord) else task
     return "program" in extra
 
 
@@ -38,8 +38,8 @@ class AppReferenceAgent:
     retry-after, repeat after a 503 or timeout), then the answer stating the turn's facts, or an
     abstention for a request that cannot be done."""
 
-    def __init__(self, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> None:
-        self.task = Task.from_dict(task)
+    def __init__(self, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> None:
+        self.task = TaskRecord.from_dict(task)
         self.tool_format = tool_format
         self._script = self._solve()
         self._started = False

@@ -13,7 +13,7 @@ Every step's ``info`` carries ``state_fingerprint`` (the content of every table)
 ``tool_flags``, ``action_flags`` and ``hallucination_counts`` (unknown endpoint, bad
 arguments, fabricated id: a ``not_found`` id, write after answer: a write in a
 follow-up turn that asked for no change). The reward is 0 until the end, then the
-binary outcome of :mod:`stillweb.envs.apps.checks`, whose checks are in
+binary outcome of :mod:`stillweb.envs.apps.scoring`, whose checks are in
 ``info["reward_parts"]``.
 
 >>> import gymnasium as gym, stillweb.envs  # doctest: +SKIP
@@ -31,7 +31,7 @@ from stillweb.corpora.apps.generate import shared_base
 from stillweb.corpora.apps.tasks import app_task_dir
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.apps.checks import AppChecks, score_app_episode
+from stillweb.envs.apps.scoring import AppChecks, score_app_episode
 from stillweb.envs.apps.prompt import ANSWER_SCHEMA, user_header
 from stillweb.envs.core.counts import AppCounts
 from stillweb.envs.core.degenerate import ActionChecks

@@ -13,15 +13,15 @@ from typing import Any
 
 from stillweb.envs.bfcl.api import method_names, named_arguments
 from stillweb.envs.bfcl.check import ground_truth_calls
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.sandboxes.formats import get_format
 
 __all__ = ["BfclReferenceAgent", "BfclTextAgent", "is_bfcl_task", "write_reply"]
 
 
-def is_bfcl_task(task: Task | Mapping[str, Any]) -> bool:
+def is_bfcl_task(task: TaskRecord | Mapping[str, Any]) -> bool:
     """Whether a task (record or dict) is a BFCL task (it has BFCL's ``ground_truth`` and ``initial_config``)."""
-    extra = task.extra if isinstance(task, Task) else task
+    extra = task.extra if isinstance(task, TaskRecord) else task
     return "ground_truth" in extra and "initial_config" in extra
 
 
@@ -37,8 +37,8 @@ class BfclReferenceAgent:
     the method's signature), then a reply; a turn whose ground truth is empty (a miss_func or
     miss_param turn) gets the reply at once."""
 
-    def __init__(self, task: Task | Mapping[str, Any], tool_format: str = "tongyi") -> None:
-        self.task = Task.from_dict(task) if not isinstance(task, Task) else task
+    def __init__(self, task: TaskRecord | Mapping[str, Any], tool_format: str = "tongyi") -> None:
+        self.task = TaskRecord.from_dict(task) if not isinstance(task, TaskRecord) else task
         self.tool_format = tool_format
         self._script = self._solve()
 

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from stillweb.envs.bfcl.api import BfclWorld, parse_call
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 
 __all__ = ["BfclChecks", "score_bfcl_episode", "safe_executor", "ground_truth_calls", "Call"]
 
@@ -66,7 +66,7 @@ def _ground_truth(task_id: str, ground_truth: str) -> tuple[tuple[Call, ...], ..
     return tuple(tuple(parse_call(text) for text in turn) for turn in json.loads(ground_truth))
 
 
-def ground_truth_calls(task: Task) -> tuple[tuple[Call, ...], ...]:
+def ground_truth_calls(task: TaskRecord) -> tuple[tuple[Call, ...], ...]:
     """The task's ground truth, per turn, as ``(name, arguments)`` (positional arguments as ``"#i"``)."""
     return _ground_truth(task.task_id, json.dumps(task.extra["ground_truth"]))
 
@@ -114,7 +114,7 @@ def _checker(seed: int | None) -> tuple[Any, Any]:
     return types.FunctionType(original.__code__, namespace, original.__name__, original.__defaults__), executor
 
 
-def score_bfcl_episode(task: Task, turn_calls: Sequence[Sequence[Sequence[Call]]], answered_turns: int,
+def score_bfcl_episode(task: TaskRecord, turn_calls: Sequence[Sequence[Sequence[Call]]], answered_turns: int,
                        seed: int | None) -> BfclChecks:
     """BFCL's verdict on an episode: ``turn_calls[turn][step]`` are the calls each step ran (steps
     without calls left out, as BFCL's decoder leaves out empty steps); ``answered_turns`` how many

@@ -39,7 +39,8 @@ from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
 from stillweb.envs.core.spaces import to_charset
-from stillweb.envs.core.task_loader import Task, TaskPicker, TaskSet
+from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.envs.core.task_loader import TaskPicker, TaskSet
 from stillweb.envs.core.messages import messages_info
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.formats.base import tool_list_json
@@ -276,5 +277,5 @@ class BfclEnv(TextEnv):
         return None if self.api_seed == "bfcl" else self._seed
 
     @staticmethod
-    def _user_turn(task: Task, index: int) -> str:
+    def _user_turn(task: TaskRecord, index: int) -> str:
         return "\n\n".join(task.extra["turns"][index])

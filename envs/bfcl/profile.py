@@ -24,7 +24,7 @@ from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.bfcl.env import BfclEnv
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.profiles.players import PolicySpec, sample_seed
 from stillweb.envs.profiles.runner import episode_outcome, play_policy
 from stillweb.envs.profiles.table import PROFILE_SCHEMA, task_row
@@ -62,7 +62,7 @@ def tasks_in_band(path: str | Path, band: tuple[float, float]) -> list[str]:
             if row["pass_at_1"] is not None and low <= row["pass_at_1"] <= high]
 
 
-def _episode(env: BfclEnv, policy: PolicySpec, task: Task, sample: int) -> dict[str, Any]:
+def _episode(env: BfclEnv, policy: PolicySpec, task: TaskRecord, sample: int) -> dict[str, Any]:
     """One episode's record (the fields :func:`~stillweb.envs.profiles.table.task_row` reads)."""
     actions, terminated, truncated, info, failure = play_policy(env, policy, task, sample_seed(task.task_id, sample),
                                                                 env.format.name)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.tools.types import ToolResult
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 :class:`EpisodeCounts` counts what every tool environment sees: unknown tools, bad
 arguments and format errors. Each environment extends it with its own signals:
-``WikiQA-v0`` the answer's (:class:`HallucinationCounts`: citations that name no document
+``WikiQA-v0`` the answer's (:class:`WikiQACounts`: citations that name no document
 shown, an answer no observation showed), ``Apps-v0`` the app world's (:class:`AppCounts`:
 an id that does not exist, a write the user did not ask for). A result's flag is counted by
 :meth:`EpisodeCounts.count_result`; ``info["hallucination_counts"]`` is :meth:`as_dict`.
@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-__all__ = ["EpisodeCounts", "HallucinationCounts", "AppCounts"]
+__all__ = ["EpisodeCounts", "WikiQACounts", "AppCounts"]
 
 
 @dataclass
@@ -45,7 +45,7 @@ class EpisodeCounts:
 
 
 @dataclass
-class HallucinationCounts(EpisodeCounts):
+class WikiQACounts(EpisodeCounts):
     """``WikiQA-v0``'s counts: plus cited ids that name no document shown (``bad_citation``) and an
     answer that no observation showed (``unsupported_answer``); both are counted when the episode is scored."""
 

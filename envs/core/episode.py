@@ -44,7 +44,7 @@ from stillweb.envs.core.messages import messages_info
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.steps import (ScoredEpisode, check_step, clip_observation, ending_info, latest_message,
                                       over_long_observation)
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.sandboxes.formats.base import ParsedAction, ToolCallFormat
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
@@ -56,7 +56,7 @@ class EpisodeState:
     """What every episode keeps: its task, the conversation, the counts, the calls refused (not run:
     the budget was spent), whether it is over."""
 
-    task: Task
+    task: TaskRecord
     messages: list[dict[str, str]]
     counts: EpisodeCounts = field(default_factory=EpisodeCounts)
     steps: int = 0

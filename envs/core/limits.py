@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.spaces import OBSERVATION_MAX_CHARS, UnicodeText, unicode_text_space
 from stillweb.sandboxes.formats import MAX_ACTION_CHARS

@@ -6,8 +6,7 @@ a list of dicts (or :class:`~stillweb.corpora.tasks.record.TaskRecord` objects).
 Every record needs ``question`` and ``answer``; ``task_id`` defaults to a
 stable hash of both, and the optional ``aliases``, ``evidence`` and
 ``evidence_docs`` enable citation rewards and the reference agent. A task is
-a :class:`TaskRecord` (``Task`` is the same class under the environments'
-name), the type the generator writes.
+a :class:`~stillweb.corpora.tasks.record.TaskRecord`, the type the generator writes.
 
 >>> tasks = load_tasks([{"question": "Capital of France?", "answer": "Paris"}])
 >>> tasks[0].answer, len(tasks[0].task_id)
@@ -26,19 +25,18 @@ from typing import Any
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.store import read_task_file, task_file
 
-__all__ = ["EvidenceItem", "Task", "TaskSet", "TaskSource", "load_tasks"]
+__all__ = ["TaskSet", "TaskSource", "load_tasks"]
 
 TaskSource = str | Path | Sequence[Mapping[str, Any] | TaskRecord]
-Task = TaskRecord  # the environments' name for a task record
 
 
-class TaskSet(Sequence[Task]):
+class TaskSet(Sequence[TaskRecord]):
     """An ordered, indexable collection of tasks with lookup by ``task_id``."""
 
-    def __init__(self, tasks: Iterable[Task], source: str) -> None:
+    def __init__(self, tasks: Iterable[TaskRecord], source: str) -> None:
         self._tasks = tuple(tasks)
         self.source = source
         self._by_id = {task.task_id: task for task in self._tasks}
@@ -53,7 +51,7 @@ class TaskSet(Sequence[Task]):
     def __getitem__(self, index):  # type: ignore[override]
         return self._tasks[index]
 
-    def by_id(self, task_id: str) -> Task:
+    def by_id(self, task_id: str) -> TaskRecord:
         """The task with this id; ``ValueError`` naming the id (and the source) if absent."""
         try:
             return self._by_id[task_id]
@@ -75,7 +73,7 @@ class TaskPicker:
         self._seed_base = 0
         self._episode_number = -1
 
-    def pick(self, seed: int | None, options: dict[str, Any] | None) -> Task:
+    def pick(self, seed: int | None, options: dict[str, Any] | None) -> TaskRecord:
         """The task for this reset (``ValueError`` for an unknown ``task_id``)."""
         if seed is not None:
             self._seed_base, self._episode_number = int(seed), -1
@@ -85,7 +83,7 @@ class TaskPicker:
             if not isinstance(record, (Mapping, TaskRecord)):
                 raise UsageError(f'options["task"] must be a task record (a dict), got {type(record).__name__}: '
                                  f"{str(record)[:80]!r}")
-            return Task.from_dict(record)
+            return TaskRecord.from_dict(record)
         task_id = (options or {}).get("task_id")
         if task_id is not None:
             return self.tasks.by_id(str(task_id))
@@ -108,7 +106,7 @@ def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split
     if not isinstance(tasks, (str, Path)):
         if isinstance(tasks, Mapping):
             raise TypeError("tasks must be a list of dicts, a path or a task-set name, not a single dict")
-        return TaskSet((Task.from_dict(record) for record in tasks), source="a list of task records")
+        return TaskSet((TaskRecord.from_dict(record) for record in tasks), source="a list of task records")
     path = Path(tasks)
     if not path.is_file() and path.suffix not in (".jsonl", ".parquet") and snapshot_path is not None:
         path = task_file(snapshot_path, str(tasks), split)
@@ -123,7 +121,7 @@ def _load_file(path: Path, size: int, mtime_ns: int) -> TaskSet:
     """The task set of a file; the size and mtime in the cache key reload a changed file."""
     if path.suffix == ".parquet":
         return TaskSet(read_task_file(path), source=str(path))
-    return TaskSet((Task.from_dict(record) for record in _read_jsonl(path)), source=str(path))
+    return TaskSet((TaskRecord.from_dict(record) for record in _read_jsonl(path)), source=str(path))
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

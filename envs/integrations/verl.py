@@ -34,7 +34,7 @@ from stillweb.corpora.tasks.export import verl_row
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
-from stillweb.envs.scoring.normalize import match_score
+from stillweb.corpora.tasks.answer_match import match_score
 from stillweb.sandboxes.formats import get_format
 
 __all__ = ["StillwebTool", "EPISODE_FIELD", "compute_score", "export_verl", "export_bfcl_verl", "tool_config"]

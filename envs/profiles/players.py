@@ -21,7 +21,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent
 from stillweb.envs.agents.chat_policy import ChatPolicy, Sampling
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 
 __all__ = ["AGENTS", "PolicySpec", "Player", "make_player", "sample_seed"]
 
@@ -80,7 +80,7 @@ def sample_seed(task_id: str, sample: int) -> int:
     return KeyedRng(0, "profile", task_id, sample).integer(0, 2**31 - 1)
 
 
-def make_player(spec: PolicySpec, task: Task, seed: int, tool_format: str) -> Player:
+def make_player(spec: PolicySpec, task: TaskRecord, seed: int, tool_format: str) -> Player:
     """A ``player(observation, info) -> action`` for one episode of ``task``."""
     if spec.kind == "reference":
         agent = ReferenceAgent(task, tool_format=tool_format)

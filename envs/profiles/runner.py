@@ -170,7 +170,7 @@ def _play_all(run: ProfileRun, jobs: list[EpisodeJob], workers: int, on_ray: boo
         yield from _play_on_ray(run, batches)
     elif workers <= 1:
         for job in jobs:
-            yield play_episode(_env(run, job.split), run, job)
+            yield profile_episode(_env(run, job.split), run, job)
     else:
         # leaving the block (also at Ctrl-C or an error) terminates the workers; they ignore SIGINT themselves
         with multiprocessing.get_context("fork").Pool(workers, initializer=ignore_interrupts) as pool:
@@ -190,7 +190,7 @@ def _play_on_ray(run: ProfileRun, batches: list[list[EpisodeJob]]) -> Iterator[d
 
 def play_batch(run: ProfileRun, jobs: Iterable[EpisodeJob]) -> list[dict[str, Any]]:
     """Play ``jobs`` in this process; their records."""
-    return [play_episode(_env(run, job.split), run, job) for job in jobs]
+    return [profile_episode(_env(run, job.split), run, job) for job in jobs]
 
 
 _ENVS: dict[tuple[str, str], WikiQAEnv] = {}  # per process: a worker plays many batches of one run
@@ -208,7 +208,7 @@ def _env_key(run: ProfileRun, split: str) -> tuple[str, str]:
     return canonical_json({"snapshot": run.snapshot, "task_set": run.task_set, "env": dict(run.env_kwargs or {})}), split
 
 
-def play_episode(env: WikiQAEnv, run: ProfileRun, job: EpisodeJob) -> dict[str, Any]:
+def profile_episode(env: WikiQAEnv, run: ProfileRun, job: EpisodeJob) -> dict[str, Any]:
     """One episode's record (played by :func:`~stillweb.envs.agents.loop.play_episode`); a policy that gives
     no action ends it with ``failure`` set."""
     seed = sample_seed(job.task_id, job.sample)

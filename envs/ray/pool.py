@@ -33,7 +33,7 @@ import gymnasium as gym
 import ray
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym.make
 
 __all__ = ["EnvPool", "EnvPoolActor", "Operation"]

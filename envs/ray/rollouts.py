@@ -43,7 +43,7 @@ from typing import Any
 import gymnasium as gym
 import ray
 
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.envs.ray.buffer import Trajectory, TrajectoryBuffer
 from stillweb.envs.ray.policies import Policy
 from stillweb.corpora.canonical import canonical_json

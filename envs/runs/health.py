@@ -38,7 +38,7 @@ import numpy as np
 from gymnasium import logger
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.envs.core.config import config_from
 from stillweb.envs.core.episode_stats import STAT_FIELDS
 

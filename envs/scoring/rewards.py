@@ -6,14 +6,14 @@ the default :class:`RewardConfig` is the binary outcome alone. Every other part
 always *computed* and reported in ``info["reward_parts"]`` so a trainer can
 compose its own, but only counts toward the scalar reward when given a weight.
 
-Abstention: on an unanswerable task (``Task.answerable`` false) abstaining is
+Abstention: on an unanswerable task (``TaskRecord.answerable`` false) abstaining is
 the correct outcome (``outcome`` 1, ``abstention`` 1) and answering is a
 fabrication (``outcome`` 0, ``fabricated_answer`` true); on an answerable task
 abstaining earns 0 with ``abstained`` true. Rewarding "the sources do not say"
 only when it is true keeps an outcome reward from teaching confident guessing.
 
->>> from stillweb.envs.core.task_loader import Task
->>> task = Task.from_dict({"question": "q", "answer": "1,000"})
+>>> from stillweb.corpora.tasks.record import TaskRecord
+>>> task = TaskRecord.from_dict({"question": "q", "answer": "1,000"})
 >>> parts = score_episode(task, EpisodeTrace(answer="1000", steps=3), RewardConfig())
 >>> parts.outcome, parts.total
 (1.0, 1.0)
@@ -27,12 +27,11 @@ from typing import Any, Literal
 
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.core.config import config_from
-from stillweb.corpora.tasks.answer_match import check_answer_match
-from stillweb.envs.core.counts import HallucinationCounts
-from stillweb.envs.scoring.normalize import best_f1, match_score, normalize_answer
-from stillweb.envs.core.task_loader import EvidenceItem, Task
+from stillweb.envs.core.counts import WikiQACounts
+from stillweb.corpora.tasks.answer_match import best_f1, check_answer_match, match_score, normalize_answer
+from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
 
-__all__ = ["RewardConfig", "HallucinationCounts", "EpisodeTrace", "RewardParts", "score_episode", "gamma_credits"]
+__all__ = ["RewardConfig", "EpisodeTrace", "RewardParts", "score_episode", "gamma_credits"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ class EpisodeTrace:
     seen_docs: frozenset[int] = frozenset()
     opened_docs: frozenset[int] = frozenset()
     observation_text: str = ""
-    counts: HallucinationCounts = field(default_factory=HallucinationCounts)
+    counts: WikiQACounts = field(default_factory=WikiQACounts)
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ class RewardParts:
     penalty: float
     total: float
     gamma_credits: tuple[float, ...]
-    counts: HallucinationCounts
+    counts: WikiQACounts
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for ``info["reward_parts"]``)."""
@@ -137,7 +136,7 @@ def gamma_credits(reward: float, steps: int, gamma: float) -> tuple[float, ...]:
     return tuple(reward * gamma ** (steps - 1 - index) for index in range(steps))
 
 
-def score_episode(task: Task, trace: EpisodeTrace, config: RewardConfig) -> RewardParts:
+def score_episode(task: TaskRecord, trace: EpisodeTrace, config: RewardConfig) -> RewardParts:
     """All reward parts of a finished episode (a truncated one has ``answer=None``).
 
     Hallucination counts for citations and the answer are counted here, into a copy of

@@ -44,8 +44,9 @@ from stillweb.corpora.shared import shared_snapshot
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.task_loader import TaskPicker, TaskSet, TaskSource, load_tasks
 from stillweb.envs.core.turn_budget import turn_budget, warn_if_short
-from stillweb.envs.scoring.normalize import normalize_answer
-from stillweb.envs.scoring.rewards import EpisodeTrace, HallucinationCounts, RewardConfig, RewardParts, score_episode
+from stillweb.corpora.tasks.answer_match import normalize_answer
+from stillweb.envs.core.counts import WikiQACounts
+from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, RewardParts, score_episode
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.frozen import FrozenTool
@@ -65,7 +66,7 @@ class _Episode(EpisodeState):
     observations: list[str] = field(default_factory=list)
     seen_docs: set[int] = field(default_factory=set)
     opened_docs: set[int] = field(default_factory=set)
-    counts: HallucinationCounts = field(default_factory=HallucinationCounts)
+    counts: WikiQACounts = field(default_factory=WikiQACounts)
     dropped: tuple[DroppedItem, ...] = ()
     frozen_sources: dict[str, int] = field(default_factory=dict)
     stats: EpisodeStats = field(default_factory=EpisodeStats)

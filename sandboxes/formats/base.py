@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stillweb.corpora.errors import PolicyInputError, UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult, preview
 from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS, MAX_CITATIONS
 

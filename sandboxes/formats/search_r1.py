@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, abstention, find_blocks, split_thought
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 

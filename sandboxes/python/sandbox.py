@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.python.bwrap import ID_MAP, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_UID, bwrap_argv, interpreter_files
 from stillweb.sandboxes.python.process import ProcessOutcome, SandboxFds, run_process
 from stillweb.sandboxes.python.seccomp import seccomp_program

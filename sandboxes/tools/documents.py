@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from stillweb.corpora.checks import check_positive_int
+from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call, preview
 from stillweb.sandboxes.tools.validation import doc_reference
 

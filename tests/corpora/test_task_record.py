@@ -10,7 +10,7 @@ import pytest
 
 from stillweb.corpora.tasks.record import TASK_FIELDS, TASKS_SCHEMA, EvidenceItem, Obfuscation, TaskRecord
 from stillweb.corpora.tasks.store import read_tasks, write_task_set
-from stillweb.envs import Task, load_tasks
+from stillweb.envs import load_tasks
 
 GENERATED = {
     "task_id": "sw-abc", "question": "Which town?", "answer": "Town", "aliases": ["Town City"],
@@ -49,7 +49,7 @@ def test_dict_round_trip_is_exact():
     assert json.dumps(task.to_dict(), sort_keys=True) == json.dumps(GENERATED, sort_keys=True)  # 1950 stays an int
     assert task.evidence[1] == EvidenceItem("Ann", "birth_place", "Town", 5, "Ann")
     assert task.obfuscations[2] == Obfuscation("entity_to_description", "director", "C@Ann", "V@B", variable="V@B")
-    assert task.golds == ("Town", "Town City") and Task is TaskRecord
+    assert task.golds == ("Town", "Town City")
     assert (*GENERATED, "extra") == TASK_FIELDS == tuple(TASKS_SCHEMA.names)
 
 

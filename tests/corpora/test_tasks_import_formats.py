@@ -226,11 +226,11 @@ def test_jsonl_and_hf_exports_take_imported_sets_with_their_nested_source_fields
 def test_an_import_pauses_the_garbage_collector_and_gives_it_back(snapshot, tmp_path, monkeypatch):
     import gc
 
-    from stillweb.corpora.tasks.importers import run
+    from stillweb.corpora.tasks.importers import pipeline
 
     path = write_jsonl(tmp_path / "nq-dev-kilt.jsonl", kilt_rows())
-    seen, read_all = [], run._read_all
-    monkeypatch.setattr(run, "_read_all", lambda *args: seen.append(gc.isenabled()) or read_all(*args))
+    seen, read_all = [], pipeline._read_all
+    monkeypatch.setattr(pipeline, "_read_all", lambda *args: seen.append(gc.isenabled()) or read_all(*args))
     import_tasks(snapshot, [path], "kilt-gc", QUIET)
     assert seen == [False] and gc.isenabled()
     with pytest.raises(StillwebError, match="maps to no document"):

@@ -17,12 +17,12 @@ from collections.abc import Iterator, Sequence
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents.scripted import ReferenceAgent
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 
 MODEL_ID = "stub/scripted-policy"
 
 
-def chat_stub_app(tasks: Sequence[Task], mode: str = "reference", tool_format: str = "tongyi", slow_s: float = 2.0):
+def chat_stub_app(tasks: Sequence[TaskRecord], mode: str = "reference", tool_format: str = "tongyi", slow_s: float = 2.0):
     """The FastAPI app: ``GET /v1/models`` and ``POST /v1/chat/completions``; ``app.state.calls`` counts requests."""
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse, StreamingResponse

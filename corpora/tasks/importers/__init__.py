@@ -9,6 +9,6 @@ solvability report (docs/import.md).
 
 from stillweb.corpora.tasks.importers.base import FieldNames
 from stillweb.corpora.tasks.importers.reading import FORMAT_NAMES, QA_FORMATS
-from stillweb.corpora.tasks.importers.run import ImportOptions, ImportSummary, import_tasks
+from stillweb.corpora.tasks.importers.pipeline import ImportOptions, ImportSummary, import_tasks
 
 __all__ = ["FORMAT_NAMES", "QA_FORMATS", "FieldNames", "ImportOptions", "ImportSummary", "import_tasks"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from stillweb.envs import WikiQAEnv
-from stillweb.envs.core.counts import AppCounts, EpisodeCounts, HallucinationCounts
+from stillweb.envs.core.counts import AppCounts, EpisodeCounts, WikiQACounts
 
 SEARCH = '<tool_call>{"name": "search", "arguments": {"query": "Ada Quill"}}</tool_call>'
 
@@ -45,8 +45,8 @@ def test_format_errors_are_counted_once(env):
 
 
 def test_counts_are_typed_in_every_environment():
-    assert issubclass(HallucinationCounts, EpisodeCounts) and issubclass(AppCounts, EpisodeCounts)
-    counts = HallucinationCounts()
+    assert issubclass(WikiQACounts, EpisodeCounts) and issubclass(AppCounts, EpisodeCounts)
+    counts = WikiQACounts()
     for flag in ("unknown_tool", "bad_arguments", "not_found", "budget_exhausted", None):
         counts.count_result(flag)
     assert counts.as_dict() == {"unknown_tool": 1, "bad_arguments": 1, "format_error": 0, "bad_citation": 0,

@@ -9,7 +9,7 @@ from stillweb.corpora.tasks.answer_match import em_score, f1_score, subem_score
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, score_episode
 from support.qa_files import (HOTPOT, TWOWIKI, browsecomp_rows, context_snapshot, flashrag_rows, kilt_rows, musique_rows,
                               search_r1_table, write_jsonl, write_parquet)
@@ -20,11 +20,11 @@ def _outcome(task, answer, **config):
 
 
 def test_the_sets_rule_decides_and_reward_config_overrides_it():
-    task = Task.from_dict({"question": "When?", "answer": "12 February 1809", "answer_match": "em"})
+    task = TaskRecord.from_dict({"question": "When?", "answer": "12 February 1809", "answer_match": "em"})
     assert _outcome(task, "1809-02-12") == 0.0 and _outcome(task, "12 february, 1809!") == 1.0
     assert _outcome(task, "1809-02-12", answer_match="stillweb") == 1.0
-    assert _outcome(Task.from_dict({"question": "When?", "answer": "12 February 1809"}), "1809-02-12") == 1.0  # stillweb
-    hotpot = Task.from_dict({"question": "Who?", "answer": "Charles Darwin", "answer_match": "f1"})
+    assert _outcome(TaskRecord.from_dict({"question": "When?", "answer": "12 February 1809"}), "1809-02-12") == 1.0  # stillweb
+    hotpot = TaskRecord.from_dict({"question": "Who?", "answer": "Charles Darwin", "answer_match": "f1"})
     assert _outcome(hotpot, "Darwin") == pytest.approx(2 / 3)
     assert _outcome(hotpot, "Darwin", answer_match="subem") == 0.0 and _outcome(hotpot, "Sir Charles Darwin", answer_match="subem") == 1.0
     with pytest.raises(ValueError, match="unknown answer match 'exact'"):

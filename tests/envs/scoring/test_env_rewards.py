@@ -12,9 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.envs.core.context import ContextConfig, ContextManager, ToolEvent, Turn, approx_token_count, tiktoken_counter
-from stillweb.envs.scoring.normalize import answers_match, best_f1, normalize_answer
+from stillweb.corpora.tasks.answer_match import answers_match, best_f1, normalize_answer
 from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, gamma_credits, score_episode
-from stillweb.envs.core.task_loader import Task, load_tasks
+from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.envs.core.task_loader import load_tasks
 from stillweb.sandboxes import ToolResult
 
 
@@ -49,7 +50,7 @@ CHAIN = [
     {"subject": "Book", "relation": "author", "value": "Ann", "doc_id": 1, "doc_title": "Book"},
     {"subject": "Ann", "relation": "birth_place", "value": "Town", "doc_id": 2, "doc_title": "Ann"},
 ]
-TASK = Task.from_dict({"question": "q", "answer": "Town", "aliases": ["Town City"], "evidence": CHAIN})
+TASK = TaskRecord.from_dict({"question": "q", "answer": "Town", "aliases": ["Town City"], "evidence": CHAIN})
 
 
 def test_default_reward_is_binary_outcome_only():
@@ -192,7 +193,7 @@ def test_rubric_connects_facts_to_an_entity_answer_through_its_subject():
         {"subject": "Mira", "relation": "alma_mater", "value": "College", "doc_id": 1, "doc_title": "Mira"},
         {"subject": "Other", "relation": "alma_mater", "value": "College", "doc_id": 3, "doc_title": "Other"},
     ]
-    task = Task.from_dict({"question": "q", "answer": "Mira", "evidence": evidence})
+    task = TaskRecord.from_dict({"question": "q", "answer": "Mira", "evidence": evidence})
     full = score_episode(task, EpisodeTrace(answer="Mira", cited=(1, 3), opened_docs=frozenset({1, 3})), RewardConfig())
     assert full.rubric == 1.0
     only_answer_doc = score_episode(task, EpisodeTrace(answer="Mira", cited=(1,), opened_docs=frozenset({1, 3})), RewardConfig())
@@ -202,7 +203,7 @@ def test_rubric_connects_facts_to_an_entity_answer_through_its_subject():
 def test_task_picker_is_keyed_by_the_last_seed_and_the_reset_count():
     from stillweb.envs.core.task_loader import TaskPicker, TaskSet
 
-    tasks = TaskSet([Task.from_dict({"question": f"q{i}", "answer": str(i)}) for i in range(50)], source="test")
+    tasks = TaskSet([TaskRecord.from_dict({"question": f"q{i}", "answer": str(i)}) for i in range(50)], source="test")
     first, second = TaskPicker(tasks, "test"), TaskPicker(tasks, "test")
     run = [first.pick(7, None)] + [first.pick(None, None) for _ in range(5)]
     assert [second.pick(7, None)] + [second.pick(None, None) for _ in range(5)] == run

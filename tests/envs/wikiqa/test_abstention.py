@@ -8,7 +8,7 @@ import pytest
 
 from stillweb.envs import WikiQAEnv
 from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, score_episode
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.sandboxes.formats import get_format
 
 ABSTAIN = {
@@ -90,7 +90,7 @@ def test_abstaining_on_an_answerable_task_earns_nothing(tiny_world, world_tasks,
 
 
 def test_abstention_weight_and_default_reward():
-    task = Task.from_dict(UNANSWERABLE)
+    task = TaskRecord.from_dict(UNANSWERABLE)
     assert task.golds == () and not task.answerable
     abstained = EpisodeTrace(answer="not stated", abstained=True, steps=2)
     assert score_episode(task, abstained, RewardConfig()).total == 1.0
@@ -102,6 +102,6 @@ def test_abstention_weight_and_default_reward():
 
 def test_unanswerable_records_are_checked():
     with pytest.raises(ValueError, match="has no answer"):
-        Task.from_dict({**UNANSWERABLE, "answer": "Ostra"})
+        TaskRecord.from_dict({**UNANSWERABLE, "answer": "Ostra"})
     with pytest.raises(ValueError, match="answer"):
-        Task.from_dict({"question": "q", "answer": ""})
+        TaskRecord.from_dict({"question": "q", "answer": ""})

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from stillweb.corpora.apps.generate import AppWorldBase
-from stillweb.envs.scoring.normalize import normalize_answer
-from stillweb.envs.core.task_loader import Task
+from stillweb.corpora.tasks.answer_match import normalize_answer
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.sandboxes.apps import replay_program
 
 __all__ = ["AppChecks", "reference_sums", "score_app_episode", "facts_stated"]
@@ -53,7 +53,7 @@ class AppChecks:
         return parts
 
 
-def reference_sums(base: AppWorldBase, task: Task) -> dict[str, int]:
+def reference_sums(base: AppWorldBase, task: TaskRecord) -> dict[str, int]:
     """Per-table fingerprints after the reference program of ``task`` (every turn) on a fresh copy."""
     key = (id(base), task.task_id)
     if key not in _REFERENCE_CACHE:
@@ -76,7 +76,7 @@ def facts_stated(answer: str, facts: Sequence[str]) -> bool:
     return all(any(f" {normalize_answer(option)} " in said for option in fact.split("|")) for fact in facts)
 
 
-def score_app_episode(base: AppWorldBase, task: Task, sums: Mapping[str, int], answers: Sequence[str],
+def score_app_episode(base: AppWorldBase, task: TaskRecord, sums: Mapping[str, int], answers: Sequence[str],
                       abstained: bool, finished: bool) -> AppChecks:
     """The checks of an episode whose state has fingerprints ``sums`` and whose answers (one per
     answered user turn) are ``answers``; ``finished``: the last turn was answered."""

@@ -1,7 +1,7 @@
 """``import_tasks``: public QA files to a task set of a snapshot (``stillweb tasks import``).
 
 Rows are read in the order of the files (:mod:`.reading`), their evidence mapped to doc ids
-(:mod:`.evidence`), checked (:mod:`.checks`), split and written like a generated set
+(:mod:`.evidence`), checked (:mod:`.solvability`), split and written like a generated set
 (parquet splits and ``card.md``, :func:`~stillweb.corpora.tasks.store.write_task_set`).
 
 Splits: a row's own split (Search-R1's ``extra_info.split``), else the file's name
@@ -28,7 +28,7 @@ from stillweb.corpora.tasks.answer_match import check_answer_match, qa_normalize
 from stillweb.corpora.tasks.emptiness import EmptinessProof
 from stillweb.corpora.tasks.import_check import solvability_summary
 from stillweb.corpora.tasks.importers.base import FieldNames, SourceRow
-from stillweb.corpora.tasks.importers.checks import MappedTask, answer_in_evidence, check_tasks
+from stillweb.corpora.tasks.importers.solvability import MappedTask, answer_in_evidence, check_tasks
 from stillweb.corpora.tasks.importers.evidence import EvidenceMapper
 from stillweb.corpora.tasks.importers.qrels import Qrels
 from stillweb.corpora.tasks.importers.reading import ImportFileError, read_rows
