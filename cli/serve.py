@@ -41,6 +41,10 @@ def register(subparsers) -> None:
     serve.add_argument("--max-sessions", type=_positive, default=256, help="live environment sessions per worker (default 256)")
     serve.add_argument("--idle-timeout", type=float, default=900.0, help="seconds before an idle session is closed (default 900)")
     serve.add_argument("--max-body-mb", type=_positive, default=16, help="largest request body in MiB (default 16)")
+    serve.add_argument("--max-batch", type=_positive, default=4096,
+                       help="most queries one POST /retrieve may send (default 4096; more get 413). A batch's response "
+                            "holds batch x topk passages: ~1 KB each for wiki-18 (4096 x 3 ~ 12 MB of JSON, ~3x that "
+                            "in memory while it is built)")
     serve.add_argument("--threads", type=_positive, default=32, help="blocking calls run at once per worker (default 32)")
     serve.add_argument("--frozen-tool", action="append", default=[], metavar="SPEC.json",
                        help="a frozen live tool to offer (a JSON file of its spec: store, name, parameters, ...; "
@@ -60,6 +64,7 @@ def _run(args: argparse.Namespace) -> int:
         worker_threads=args.threads,
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout,
+        max_batch=args.max_batch,
     )
     frozen_tools = [_frozen_spec(path) for path in args.frozen_tool]
     if args.workers == 1:

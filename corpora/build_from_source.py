@@ -228,4 +228,5 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
         passage_words=passages,
         passage_level=True,
         url_template=url_template,
+        source_heads=spec.format == "wiki18",  # served back byte for byte by /retrieve
     )

@@ -26,6 +26,7 @@ __all__ = [
     "Fact",
     "SearchResult",
     "DOCS_SCHEMA",
+    "SOURCE_HEAD_FIELD",
     "FACTS_SCHEMA",
     "LINKS_SCHEMA",
     "REDIRECTS_SCHEMA",
@@ -53,6 +54,9 @@ class RawPage:
     position: str = ""
     source_id: str = ""
     title_from_id: bool = False  # a row corpus row without a title: its title is its source id
+    # wiki-18 rows: the row's ``contents`` before the passage text, as written (``"Title"\n``, quotes
+    # kept), so Search-R1's /retrieve serves the corpus's own string; None when the source has none
+    source_head: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,7 @@ class ParsedPage:
     url: str = ""
     source_id: str = ""
     kind: str = "article"  # "article" | "disambiguation" | "list"
+    source_head: str | None = None  # RawPage.source_head, carried to the docs' ``source_head`` column
     links: list[str] = field(default_factory=list)
     facts: list[ExtractedFact] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
@@ -178,6 +183,9 @@ DOCS_SCHEMA = pa.schema(
         ("categories", pa.list_(pa.string())),
     ]
 )
+# Snapshots of wiki-18 rows (FlashRAG, Search-R1) add this column: a row's ``contents`` is
+# ``source_head + text``, byte for byte (other snapshots keep DOCS_SCHEMA and their fingerprints).
+SOURCE_HEAD_FIELD = pa.field("source_head", pa.string())
 
 FACTS_SCHEMA = pa.schema(
     [

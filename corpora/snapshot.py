@@ -82,6 +82,8 @@ class Snapshot:
         # Format 1 snapshots have no source ids: they read as "".
         has_ids = "source_id" in self._docs.column_names
         self._source_ids = StringColumn(self._docs.column("source_id")) if has_ids else None
+        has_heads = "source_head" in self._docs.column_names  # wiki-18 rows' heads as written (records.py)
+        self._heads = StringColumn(self._docs.column("source_head")) if has_heads else None
         try:
             self._index = SearchIndex(path / "index", manifest.get("index") or INDEX_PARAMETERS)
         except (OSError, ValueError) as error:
@@ -252,6 +254,15 @@ class Snapshot:
     def text_of(self, doc_id: int) -> str:
         """The text of a document id (``IndexError`` when out of range)."""
         return self._texts[doc_id]
+
+    def contents_head_of(self, doc_id: int) -> str:
+        """What precedes the text in the document's ``contents`` (Search-R1's corpus format): the source's
+        own head, byte for byte, on a snapshot of wiki-18 rows (``"Title"\\n``), else ``title + "\\n"``."""
+        return self._heads[doc_id] if self._heads is not None else self._titles[doc_id] + "\n"
+
+    def contents_of(self, doc_id: int) -> str:
+        """The document as a Search-R1 corpus row's ``contents``: :meth:`contents_head_of` + the text."""
+        return self.contents_head_of(doc_id) + self._texts[doc_id]
 
     @cached_property
     def _title_groups(self) -> tuple[dict[str, int], dict[str, list[int]]]:

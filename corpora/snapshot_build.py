@@ -34,7 +34,7 @@ from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.progress import progress_bar
-from stillweb.corpora.records import DOCS_SCHEMA, ParsedPage, PreParsedPage, RawPage, SkippedRow
+from stillweb.corpora.records import DOCS_SCHEMA, SOURCE_HEAD_FIELD, ParsedPage, PreParsedPage, RawPage, SkippedRow
 from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.wikitext import normalize_title, parse_page
 from stillweb.corpora.version import PACKAGE_VERSION
@@ -74,7 +74,8 @@ def _parse(page: RawPage | PreParsedPage) -> ParsedPage:
     if isinstance(page, PreParsedPage):
         return page.parsed
     if not page.is_wikitext:  # a row corpus: the title as given, only whitespace collapsed
-        return ParsedPage(title=" ".join(page.title.split()), text=page.text, url=page.url, source_id=page.source_id)
+        return ParsedPage(title=" ".join(page.title.split()), text=page.text, url=page.url, source_id=page.source_id,
+                          source_head=page.source_head)
     parsed = parse_page(_normalize_title(page.title), page.text)
     parsed.source_id = page.source_id
     if page.url:
@@ -142,12 +143,13 @@ def document_url(template: str | None, title: str, source_id: str) -> str:
 class _DocsWriter:
     """Streams documents to docs.parquet and docs.arrow in batches."""
 
-    def __init__(self, directory: Path, url_template: str | None = None) -> None:
+    def __init__(self, directory: Path, url_template: str | None = None, source_heads: bool = False) -> None:
         self._url_template = url_template
-        self._parquet = pq.ParquetWriter(directory / "docs.parquet", DOCS_SCHEMA, compression="zstd")
+        self._schema = DOCS_SCHEMA.append(SOURCE_HEAD_FIELD) if source_heads else DOCS_SCHEMA
+        self._parquet = pq.ParquetWriter(directory / "docs.parquet", self._schema, compression="zstd")
         self._arrow_sink = pa.OSFile(str(directory / "docs.arrow"), "wb")
-        self._arrow = pa.ipc.new_file(self._arrow_sink, DOCS_SCHEMA)
-        self._rows: dict[str, list] = {name: [] for name in DOCS_SCHEMA.names}
+        self._arrow = pa.ipc.new_file(self._arrow_sink, self._schema)
+        self._rows: dict[str, list] = {name: [] for name in self._schema.names}
 
     def add(self, doc_id: int, page: ParsedPage, text: str) -> None:
         row = self._rows
@@ -158,15 +160,17 @@ class _DocsWriter:
         row["kind"].append(page.kind)
         row["text"].append(text)
         row["categories"].append(list(page.categories))
+        if "source_head" in row:
+            row["source_head"].append(page.source_head or "")
         if len(row["doc_id"]) >= _WRITE_BATCH:
             self.flush()
 
     def flush(self) -> None:
         if self._rows["doc_id"]:
-            batch = pa.RecordBatch.from_pydict(self._rows, schema=DOCS_SCHEMA)
+            batch = pa.RecordBatch.from_pydict(self._rows, schema=self._schema)
             self._parquet.write_batch(batch)
             self._arrow.write_batch(batch)
-            self._rows = {name: [] for name in DOCS_SCHEMA.names}
+            self._rows = {name: [] for name in self._schema.names}
 
     def close(self) -> None:
         self.flush()
@@ -240,6 +244,7 @@ def build_snapshot(
     passage_words: int | None = None,
     passage_level: bool = False,
     url_template: str | None = None,
+    source_heads: bool = False,
 ) -> BuildResult:
     """Parse ``pages`` and write a complete snapshot at ``out`` (replacing one that is there).
 
@@ -256,7 +261,8 @@ def build_snapshot(
     with a page's first passage. A passage-level snapshot (``passage_words`` or
     ``passage_level``: row corpora) is indexed with
     :data:`~stillweb.corpora.index.PASSAGE_INDEX_PARAMETERS`. A document whose source gives
-    no URL gets ``url_template`` filled with ``{title}``/``{id}``, else an empty URL.
+    no URL gets ``url_template`` filled with ``{title}``/``{id}``, else an empty URL. ``source_heads`` (wiki-18
+    rows, unsplit) keeps each row's head as written in a ``source_head`` column (:meth:`Snapshot.contents_of`).
     """
     check_url_template(url_template)
     index_parameters = PASSAGE_INDEX_PARAMETERS if passage_level or passage_words else INDEX_PARAMETERS
@@ -283,7 +289,7 @@ def build_snapshot(
                 parsed_chunks = pool.imap(_parse_chunk, chunks)
             else:
                 parsed_chunks = map(_parse_chunk, chunks)
-            docs = _DocsWriter(tmp, url_template)
+            docs = _DocsWriter(tmp, url_template, source_heads and not passage_words)
             index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS,
                                  title_once=index_parameters.get("title") == TITLE_FIRST_PASSAGE)
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)

@@ -30,7 +30,6 @@ __all__ = [
     "ReplayResponse",
     "ClosedResponse",
     "MAX_BATCH_CALLS",
-    "MAX_BATCH_QUERIES",
     "RetrieveRequest",
     "RetrieveResponse",
     "RetrievedDocument",
@@ -44,7 +43,6 @@ __all__ = [
 ]
 
 MAX_BATCH_CALLS = 256
-MAX_BATCH_QUERIES = 256
 MAX_REQUEST_QUERY_CHARS = 10_000  # a request's query; the engine reads its first corpora.index.MAX_QUERY_CHARS
 SnapshotName = Annotated[
     str | None,
@@ -117,14 +115,15 @@ class ToolBatchResponse(BaseModel):
 
 class RetrieveRequest(BaseModel):
     """Search-R1 style retrieval: ``queries`` (a list) or ``query`` (one string, as
-    SkyRL-gym's search tool sends)."""
+    SkyRL-gym's search tool sends). A batch may hold up to the server's ``--max-batch`` queries
+    (default 4,096; more get 413)."""
 
     model_config = ConfigDict(
         json_schema_extra={"examples": [{"queries": ["capital of Velland", "Ada Quill"], "topk": 3, "return_scores": True}]}
     )
 
     queries: list[Annotated[str, Field(max_length=MAX_REQUEST_QUERY_CHARS)]] | None = Field(
-        default=None, max_length=MAX_BATCH_QUERIES, examples=[["capital of Velland"]]
+        default=None, description="the batch (at most the server's --max-batch queries)", examples=[["capital of Velland"]]
     )
     query: str | None = Field(default=None, max_length=MAX_REQUEST_QUERY_CHARS, examples=[None])
     topk: int | None = Field(default=None, ge=1, le=MAX_K, description="passages per query (default 3)", examples=[3])
@@ -149,7 +148,8 @@ class RetrievedDocument(BaseModel):
     """A document in Search-R1's corpus format."""
 
     id: str = Field(description="the corpus's own id (source_id), or the doc id when the corpus has none", examples=["12"])
-    contents: str = Field(description="title, newline, text", examples=["Velland\nVelland is a small country. Its capital is Ostra."])
+    contents: str = Field(description="the corpus row's contents as written (wiki-18: quoted title, newline, text); "
+                          "else title, newline, text", examples=["Velland\nVelland is a small country. Its capital is Ostra."])
     doc_id: int = Field(description="stillweb's dense doc id (for open and citations)", examples=[11])
 
 

@@ -59,7 +59,8 @@ class ServerSettings:
     ``token``: bearer token every route but ``/health`` requires (``None``: open);
     ``max_body_bytes``: larger request bodies get 413; ``worker_threads``: how
     many blocking calls (searches, environment steps, Python runs) run at once;
-    ``max_sessions`` and ``idle_timeout_s``: environment session limits.
+    ``max_sessions`` and ``idle_timeout_s``: environment session limits; ``max_batch``: the most
+    queries one ``POST /retrieve`` may send (more get 413; Search-R1 sends a whole rollout batch at once).
     """
 
     token: str | None = None
@@ -67,9 +68,10 @@ class ServerSettings:
     worker_threads: int = 32
     max_sessions: int = 256
     idle_timeout_s: float = 900.0
+    max_batch: int = 4096
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "worker_threads", "max_sessions"):
+        for name in ("max_body_bytes", "worker_threads", "max_sessions", "max_batch"):
             check_positive_int(name, getattr(self, name))
         if not self.idle_timeout_s > 0:
             raise UsageError(f"idle_timeout_s must be positive, got {self.idle_timeout_s!r}")

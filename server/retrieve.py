@@ -6,8 +6,15 @@ Request: ``{"queries": [...], "topk": 3, "return_scores": true}`` (or ``"query":
 query, best first; with scores ``{"document": {"id", "contents", "doc_id"}, "score"}``,
 without them the documents alone. ``id`` is the corpus's own id (a wiki-18 or
 BEIR passage id, so gold ids and qrels match), or the doc id when the corpus has
-none; ``contents`` is ``"Title\\ntext"`` (the text cut to ``max_chars``). A blank
-query has no results. ``"retriever": "dense"`` or ``"hybrid"`` ranks with the
+none; ``contents`` is the corpus row's own string, byte for byte, on a snapshot of wiki-18 rows
+(``"\\"Title\\"\\ntext"``, :meth:`Snapshot.contents_of`), else ``"Title\\ntext"`` (the text cut to
+``max_chars``). A blank query has no results.
+
+A batch may hold up to the server's ``max_batch`` queries (``stillweb serve --max-batch``, default
+4,096, as many as a Search-R1 rollout batch sends in one POST); a larger one gets 413
+``batch_too_large`` naming the limit and the flag. The batch is searched in chunks of
+:data:`RETRIEVE_CHUNK` queries (:meth:`Snapshot.search_many`, on every core), so memory grows
+with the response, not with the search. ``"retriever": "dense"`` or ``"hybrid"`` ranks with the
 snapshot's dense index (400 ``no_dense_index`` without one; 404 ``not_recorded``
 for a query whose embedding was never recorded and no embeddings server is set;
 503 ``unavailable`` when that server fails).
@@ -29,9 +36,10 @@ from stillweb.server.models import RetrievedDocument, RetrieveRequest, RetrieveR
 if TYPE_CHECKING:
     from stillweb.server.tools import SnapshotCatalog
 
-__all__ = ["retrieval_router", "retrieve"]
+__all__ = ["retrieval_router", "retrieve", "RETRIEVE_CHUNK"]
 
 DEFAULT_TOPK = 3
+RETRIEVE_CHUNK = 512  # queries searched at once; a batch is searched chunk after chunk
 
 
 def retrieval_router(catalog: SnapshotCatalog) -> APIRouter:
@@ -41,14 +49,21 @@ def retrieval_router(catalog: SnapshotCatalog) -> APIRouter:
     @router.post(
         "/retrieve",
         response_model=RetrieveResponse,
-        responses={404: {"model": ErrorBody, "description": "unknown snapshot"}},
+        responses={404: {"model": ErrorBody, "description": "unknown snapshot"},
+                   413: {"model": ErrorBody, "description": "more queries than the server's --max-batch"}},
         summary="Search-R1 compatible retrieval",
     )
     async def retrieve_route(body: RetrieveRequest, request: Request) -> RetrieveResponse:
         """BM25 retrieval for a batch of queries, in Search-R1's request and response format."""
+        queries = body.query_list()
+        limit = request.app.state.settings.max_batch
+        if len(queries) > limit:
+            raise ApiError(413, "batch_too_large", f"{len(queries)} queries in one request; this server answers at most "
+                                                   f"{limit} (start it with `stillweb serve --max-batch N` for more, or "
+                                                   "send smaller batches)")
         snapshot = catalog.snapshot(body.snapshot)
         topk = body.topk or DEFAULT_TOPK
-        result = await run_blocking(request, retrieve, snapshot, body.query_list(), topk, body.return_scores, body.max_chars,
+        result = await run_blocking(request, retrieve, snapshot, queries, topk, body.return_scores, body.max_chars,
                                     body.retriever)
         request.app.state.counter.add("retrievals", len(result))
         return RetrieveResponse(result=result)
@@ -59,24 +74,30 @@ def retrieval_router(catalog: SnapshotCatalog) -> APIRouter:
 def retrieve(
     snapshot: Snapshot, queries: list[str], topk: int, return_scores: bool, max_chars: int, retriever: str = "bm25"
 ) -> list[list[ScoredDocument]] | list[list[RetrievedDocument]]:
-    """Search each query (the batch spread over every core by :meth:`Snapshot.search_many`) with
-    ``retriever``; Search-R1 shaped results in query order."""
+    """Search each query with ``retriever``, :data:`RETRIEVE_CHUNK` queries at a time (each chunk spread over
+    every core by :meth:`Snapshot.search_many`); Search-R1 shaped results in query order."""
     if retriever != "bm25" and snapshot.dense_info is None:
         raise ApiError(400, "no_dense_index", no_dense_index(snapshot.path))
+    searched = [query for query in queries if query.strip()]
+    pages: list[list[SearchResult]] = []
     try:
-        pages = iter(snapshot.search_many([query for query in queries if query.strip()], topk, mode=retriever))
+        for start in range(0, len(searched), RETRIEVE_CHUNK):
+            pages.extend(snapshot.search_many(searched[start : start + RETRIEVE_CHUNK], topk, mode=retriever))
     except QueryNotRecorded as error:
         raise ApiError(404, "not_recorded", str(error)) from None
     except EmbeddingsError as error:
         raise ApiError(503, "unavailable", str(error)) from None
+    found = iter(pages)
     per_query = []
     for query in queries:
-        hits = next(pages) if query.strip() else []
+        hits = next(found) if query.strip() else []
         scored = [ScoredDocument(document=_document(snapshot, hit, max_chars), score=float(hit.score)) for hit in hits]
         per_query.append(scored if return_scores else [item.document for item in scored])
     return per_query
 
 
 def _document(snapshot: Snapshot, hit: SearchResult, max_chars: int) -> RetrievedDocument:
+    """The hit as a corpus row: its own id and ``contents`` (the head as the corpus wrote it, the text cut to
+    ``max_chars``)."""
     return RetrievedDocument(id=hit.source_id or str(hit.doc_id), doc_id=hit.doc_id,
-                             contents=f"{hit.title}\n{snapshot.text_of(hit.doc_id)[:max_chars]}")
+                             contents=snapshot.contents_head_of(hit.doc_id) + snapshot.text_of(hit.doc_id)[:max_chars])

@@ -182,8 +182,9 @@ class CorpusSpec:
         if self.format == "kilt" and isinstance(text, list):
             text = "\n\n".join(p.strip() for p in text if isinstance(p, str) and p.strip())
         title = record.get(mapping.title) if mapping.title else ""
+        head = None
         if self.format == "wiki18" and isinstance(text, str):
-            title, text = _split_wiki18(text)
+            head, title, text = _split_wiki18(text)
         source_id = record.get(mapping.id) if mapping.id else ""
         if isinstance(source_id, int) and not isinstance(source_id, bool):
             source_id = str(source_id)
@@ -200,7 +201,7 @@ class CorpusSpec:
         source_id = (source_id or "").strip()
         missing_title = not (title or "").strip()  # counted as missing_title; the id names the document
         return RawPage(title=source_id if missing_title else title, text=text, url=url or "", is_wikitext=False,
-                       position=position, source_id=source_id, title_from_id=missing_title)
+                       position=position, source_id=source_id, title_from_id=missing_title, source_head=head)
 
     def describe(self) -> dict:
         """The manifest's ``source`` entry: format, file names (not paths) and the column mapping."""
@@ -212,12 +213,13 @@ def _first_present(candidates: tuple[str, ...], found: list[str]) -> str | None:
     return next((name for name in candidates if name in found), None)
 
 
-def _split_wiki18(contents: str) -> tuple[str, str]:
-    """``"Title"\\ntext`` -> (``Title``, ``text``), as FlashRAG writes wiki-18 passages."""
+def _split_wiki18(contents: str) -> tuple[str, str, str]:
+    """``"Title"\\ntext`` -> (``"Title"\\n``, ``Title``, ``text``), as FlashRAG writes wiki-18 passages: the
+    head as written (``contents == head + text``, what Search-R1's retriever serves), the title, the text."""
     head, newline, rest = contents.partition("\n")
     if not newline:
-        return "", contents
-    return head.strip().strip('"'), rest
+        return "", "", contents
+    return head + newline, head.strip().strip('"'), rest
 
 
 def _beir_corpus(folder: Path) -> Path:
