@@ -20,7 +20,8 @@ EXAMPLES = """examples:
       --qrels topics-qrels/qrel_evidence.txt --qrels topics-qrels/qrel_golds.txt
 
 formats (detected from the first row unless --format): search_r1 (verl parquet), kilt, musique,
-2wikimultihopqa, hotpotqa, browsecomp_plus, flashrag (jsonl), plain; .gz, .bz2 and .zst are read as is.
+2wikimultihopqa, hotpotqa, browsecomp_plus, squad (SQuAD and CMRC 2018 train/dev json), cmrc2018 (its trial
+file), flashrag (jsonl), plain; .gz, .bz2 and .zst are read as is.
 """
 
 

@@ -136,7 +136,7 @@ def test_bad_rows_name_file_line_and_field(snapshot, tmp_path):
 def test_unknown_and_wrong_formats_say_what_is_known(snapshot, tmp_path):
     flash = write_jsonl(tmp_path / "f.jsonl", flashrag_rows())
     with pytest.raises(StillwebError, match="known formats: search_r1, kilt, musique"):
-        import_tasks(snapshot, [flash], "x", ImportOptions(format="squad", progress=False))
+        import_tasks(snapshot, [flash], "x", ImportOptions(format="natural_questions", progress=False))
     with pytest.raises(StillwebError, match="not kilt .* it looks like flashrag"):
         import_tasks(snapshot, [flash], "x", ImportOptions(format="kilt", progress=False))
     odd = write_jsonl(tmp_path / "odd.jsonl", [{"foo": 1}])

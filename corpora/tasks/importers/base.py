@@ -2,19 +2,21 @@
 its gold evidence as the source names it (:class:`EvidenceRef`), before any snapshot is read.
 
 A format is a :class:`QAFormat`: a name, a test on a row's keys (used to detect it and to say
-what a file looks like), and ``parse(record, fields) -> SourceRow``. A row without a question
+what a file looks like), and ``parse(record, fields) -> SourceRow``, or, for a record holding several
+questions (a SQuAD paragraph), ``rows(record, fields)`` yielding them. A row without a question
 or any answer raises :class:`RowError`, which the reader completes with the file and line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from stillweb.corpora.errors import DataError
 
-__all__ = ["EvidenceRef", "FieldNames", "QAFormat", "RowError", "SourceRow", "answers_of", "required_text"]
+__all__ = ["EvidenceRef", "FieldNames", "QAFormat", "RowError", "SkippedQuestion", "SourceRow", "answers_of",
+           "required_text"]
 
 
 class RowError(DataError):
@@ -57,6 +59,15 @@ class SourceRow:
 
 
 @dataclass(frozen=True)
+class SkippedQuestion:
+    """One question of a several-question record that cannot be imported (an empty question text in
+    CMRC 2018's trial file): counted by ``reason`` (the field) and skipped, an error with ``--strict``."""
+
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class FieldNames:
     """Columns of a plain file (``--question-field`` / ``--answer-field`` / ``--id-field``)."""
 
@@ -67,12 +78,18 @@ class FieldNames:
 
 @dataclass(frozen=True)
 class QAFormat:
-    """A public QA file format: ``matches(keys, fields)`` tells it from a row's keys."""
+    """A public QA file format: ``matches(keys, fields)`` tells it from a row's keys; ``parse`` reads a
+    record holding one question, ``rows`` one holding several."""
 
     name: str
     description: str
     matches: Callable[[frozenset[str], FieldNames], bool]
-    parse: Callable[[Mapping[str, Any], FieldNames], SourceRow]
+    parse: Callable[[Mapping[str, Any], FieldNames], SourceRow] | None = None
+    rows: Callable[[Mapping[str, Any], FieldNames], Iterable[SourceRow | SkippedQuestion]] | None = None
+
+    def read(self, record: Mapping[str, Any], fields: FieldNames) -> Iterable[SourceRow | SkippedQuestion]:
+        """The questions of one record, in order."""
+        return self.rows(record, fields) if self.rows is not None else (self.parse(record, fields),)
 
 
 def required_text(record: Mapping[str, Any], key: str) -> str:

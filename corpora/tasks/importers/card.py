@@ -19,9 +19,10 @@ __all__ = ["render_import_card"]
 
 def render_import_card(name: str, fingerprint: str, formats: Mapping[str, str], tasks: Sequence[TaskRecord],
                        rows: int, options: Any, summary: Mapping[str, Any] | None,
-                       qrels_unused: Mapping[str, int] | None = None) -> str:
+                       qrels_unused: Mapping[str, int] | None = None, skipped: Mapping[str, int] | None = None) -> str:
     """The markdown card of an imported set (``options``: the :class:`~.run.ImportOptions` used;
-    ``qrels_unused``: per qrels file, its judgements of query ids no imported row has)."""
+    ``qrels_unused``: per qrels file, its judgements of query ids no imported row has; ``skipped``:
+    questions not read, by reason)."""
     matches = Counter(task.answer_match for task in tasks)
     unanswerable = sum(not task.answerable for task in tasks)
     unmapped = (summary or {}).get("unmapped", {})
@@ -42,6 +43,9 @@ def render_import_card(name: str, fingerprint: str, formats: Mapping[str, str], 
     if qrels_unused:
         lines.append("- qrels (judged docs as evidence): " + ", ".join(
             f"`{file}` ({count} judgements of query ids not imported)" for file, count in qrels_unused.items()))
+    if skipped:
+        lines.append("- questions skipped (not counted above): "
+                     + ", ".join(f"{reason}: {count}" for reason, count in skipped.items()))
     if unanswerable:
         lines.append(f"- unanswerable (the source marks them; abstaining is correct): {unanswerable}")
     lines += ["", "## Solvability", "", *(format_solvability(summary) or ["- no task names evidence"]), "",

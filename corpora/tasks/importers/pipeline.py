@@ -27,7 +27,7 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.answer_match import check_answer_match, qa_normalize
 from stillweb.corpora.tasks.emptiness import EmptinessProof
 from stillweb.corpora.tasks.import_check import solvability_summary
-from stillweb.corpora.tasks.importers.base import FieldNames, SourceRow
+from stillweb.corpora.tasks.importers.base import FieldNames, SkippedQuestion, SourceRow
 from stillweb.corpora.tasks.importers.solvability import MappedTask, answer_in_evidence, check_tasks
 from stillweb.corpora.tasks.importers.evidence import EvidenceMapper
 from stillweb.corpora.tasks.importers.qrels import Qrels
@@ -73,6 +73,7 @@ class ImportSummary:
     unmapped: dict[str, int]
     dropped_no_evidence: int
     solvability: dict | None
+    skipped: dict[str, int] = field(default_factory=dict)  # questions not read, by reason (:class:`SkippedQuestion`)
 
     def line(self) -> str:
         """The console line."""
@@ -84,6 +85,8 @@ class ImportSummary:
                 f"{figures.get('evidence_items', 0)}, unmapped: {unmapped}")
         if figures.get("retrieval_checked"):
             line += f"; gold doc in BM25 top {figures['k']}: {figures['question_hit']} of {figures['retrieval_checked']}"
+        if self.skipped:
+            line += "; questions skipped: " + ", ".join(f"{reason} {count}" for reason, count in self.skipped.items())
         if self.dropped_no_evidence:
             line += f"; dropped without evidence (--require-evidence): {self.dropped_no_evidence}"
         return line
@@ -127,7 +130,7 @@ def _import(snapshot_path: str | Path, files: Sequence[str | Path], name: str, o
     qrels = Qrels.read(options.qrels)
     snapshot = Snapshot.open(snapshot_path)
     try:
-        formats, records, mapped = _read_all(files, snapshot, options, qrels)
+        formats, records, mapped, skipped = _read_all(files, snapshot, options, qrels)
         checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress)
     finally:
         snapshot.close()  # the retrieval check's search workers
@@ -143,20 +146,20 @@ def _import(snapshot_path: str | Path, files: Sequence[str | Path], name: str, o
 
         (directory / "card.md").write_text(
             render_import_card(name, snapshot.fingerprint, formats, kept, len(records), options, summary,
-                               qrels.unused()),
+                               qrels.unused(), skipped),
             encoding="utf-8")
 
     path = write_task_set(snapshot.path, name, kept, card)
     return ImportSummary(path, len(kept), len(records), formats, {s: splits[s] for s in ("train", "dev", "test")},
-                         dict((summary or {}).get("unmapped", {})), len(records) - len(kept), summary)
+                         dict((summary or {}).get("unmapped", {})), len(records) - len(kept), summary, skipped)
 
 
 def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOptions,
-              qrels: Qrels) -> tuple[dict[str, str], list[TaskRecord], list[MappedTask]]:
+              qrels: Qrels) -> tuple[dict[str, str], list[TaskRecord], list[MappedTask], dict[str, int]]:
     """Every row of ``files`` (its qrels judgements added) as a record and what its check needs;
-    the format of each file."""
+    the format of each file; the questions skipped, by reason (``strict``: an error)."""
     mapper = EvidenceMapper(snapshot)
-    records, mapped, formats, seen = [], [], {}, {}
+    records, mapped, formats, seen, skipped = [], [], {}, {}, Counter()
     bar = progress_bar(total=None, desc="importing", unit="question", enabled=options.progress)
     try:
         for path in (Path(item) for item in files):
@@ -165,6 +168,11 @@ def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOp
             file_split = _split_of_name(path.name)
             for where, format_name, row in read_rows(path, options.format, options.fields):
                 formats.setdefault(str(path), format_name)
+                if isinstance(row, SkippedQuestion):
+                    if options.strict:
+                        raise ImportFileError(f"{where}: {row.detail} (drop --strict to skip and count such questions)")
+                    skipped[row.reason] += 1
+                    continue
                 row = qrels.with_judged(row)
                 task_id = row.source_id or stable_hash(row.question + "\x1f" + "\x1e".join(row.answers))
                 if task_id in seen:
@@ -177,7 +185,7 @@ def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOp
                 bar.update(1)
     finally:
         bar.close()
-    return formats, records, mapped
+    return formats, records, mapped, dict(sorted(skipped.items()))
 
 
 def _task(row: SourceRow, format_name: str, task_id: str, where: str, file_split: str | None, mapper: EvidenceMapper,

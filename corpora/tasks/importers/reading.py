@@ -2,8 +2,11 @@
 transparently by their first bytes), format detection from the first row's keys, and errors that
 name the file, the line (json arrays: the item; parquet: the row) and the field.
 
+A SQuAD file (one json object ``{"version", "data": [...]}``) is read as the items of its ``data``;
+a record may hold several questions (:attr:`~.base.QAFormat.rows`), numbered ``question <n>`` in ``where``.
+
 >>> [f.name for f in QA_FORMATS]
-['search_r1', 'kilt', 'musique', '2wikimultihopqa', 'hotpotqa', 'browsecomp_plus', 'flashrag', 'plain']
+['search_r1', 'kilt', 'musique', '2wikimultihopqa', 'hotpotqa', 'browsecomp_plus', 'squad', 'cmrc2018', 'flashrag', 'plain']
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from stillweb.corpora.errors import DataError, UsageError
 from stillweb.corpora.records import SkippedRow
 from stillweb.corpora.sources.containers import Shard, read_shard
 from stillweb.corpora.sources.files import data_suffix, open_lines
-from stillweb.corpora.tasks.importers.base import FieldNames, QAFormat, RowError, SourceRow
+from stillweb.corpora.tasks.importers.base import FieldNames, QAFormat, RowError, SkippedQuestion, SourceRow
 from stillweb.corpora.tasks.importers.browsecomp_plus import BROWSECOMP_PLUS
 from stillweb.corpora.tasks.importers.flashrag import FLASHRAG
 from stillweb.corpora.tasks.importers.hotpotqa import HOTPOTQA, TWOWIKI
@@ -25,10 +28,12 @@ from stillweb.corpora.tasks.importers.kilt import KILT
 from stillweb.corpora.tasks.importers.musique import MUSIQUE
 from stillweb.corpora.tasks.importers.plain import PLAIN
 from stillweb.corpora.tasks.importers.search_r1 import SEARCH_R1
+from stillweb.corpora.tasks.importers.squad import CMRC2018, SQUAD
 
 __all__ = ["QA_FORMATS", "FORMAT_NAMES", "ImportFileError", "format_named", "read_rows"]
 
-QA_FORMATS: tuple[QAFormat, ...] = (SEARCH_R1, KILT, MUSIQUE, TWOWIKI, HOTPOTQA, BROWSECOMP_PLUS, FLASHRAG, PLAIN)
+QA_FORMATS: tuple[QAFormat, ...] = (SEARCH_R1, KILT, MUSIQUE, TWOWIKI, HOTPOTQA, BROWSECOMP_PLUS, SQUAD, CMRC2018, FLASHRAG,
+                                    PLAIN)
 FORMAT_NAMES = tuple(f.name for f in QA_FORMATS)
 _CONTAINERS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
 
@@ -45,8 +50,10 @@ def format_named(name: str) -> QAFormat:
     raise UsageError(f"unknown format {name!r}; known formats: {', '.join(FORMAT_NAMES)}")
 
 
-def read_rows(path: Path, format_name: str | None, fields: FieldNames) -> Iterator[tuple[str, str, SourceRow]]:
-    """``(where, format, row)`` for every question of ``path``, ``where`` being ``"<file> line <n>"``.
+def read_rows(path: Path, format_name: str | None,
+              fields: FieldNames) -> Iterator[tuple[str, str, SourceRow | SkippedQuestion]]:
+    """``(where, format, row)`` for every question of ``path``, ``where`` being ``"<file> line <n>"``
+    (a question of a several-question record that cannot be read comes as a :class:`SkippedQuestion`).
 
     The format is ``format_name`` or detected from the first row's keys; a first row that does
     not fit ``format_name`` is an error saying which format it looks like.
@@ -57,11 +64,16 @@ def read_rows(path: Path, format_name: str | None, fields: FieldNames) -> Iterat
         if qa_format is None:
             qa_format = _check_format(where, record, wanted, fields)
         try:
-            yield where, qa_format.name, qa_format.parse(record, fields)
+            rows = list(qa_format.read(record, fields))
         except RowError as error:
             raise ImportFileError(f"{where}: field {error.field!r}: {error} ({qa_format.name} format)") from None
         except (TypeError, ValueError, AttributeError, KeyError) as error:
             raise ImportFileError(f"{where}: not a {qa_format.name} row: {type(error).__name__}: {error}") from None
+        if qa_format.rows is None:
+            yield where, qa_format.name, rows[0]
+            continue
+        for number, row in enumerate(rows):
+            yield f"{where} question {number}", qa_format.name, row
 
 
 def _check_format(where: str, record: dict, wanted: QAFormat | None, fields: FieldNames) -> QAFormat:
@@ -86,8 +98,11 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     if container is None:
         raise UsageError(f"{path}: cannot read a {data_suffix(path) or 'suffix-less'} file; expected "
                          f"{' / '.join(_CONTAINERS)} (optionally .gz, .bz2, .zst)")
-    if container == "jsonl" or (container == "json" and not _is_json_array(path)):
+    if container == "jsonl":
         yield from _json_lines(path)
+        return
+    if container == "json" and not _is_json_array(path):
+        yield from _json_document(path)
         return
     unit = {"json": "item", "parquet": "row"}.get(container, "data row")
     for item in read_shard(Shard(path, container)):
@@ -102,6 +117,33 @@ def _is_json_array(path: Path) -> bool:
         if line.strip():
             return line.lstrip().startswith(b"[")
     return False
+
+
+def _json_document(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A ``.json`` file that is not an array: a SQuAD document (``{"version", "data": [...]}``, on one
+    line or pretty-printed) gives the items of its ``data``; anything else is read as JSON lines."""
+    first = next((line for line in open_lines(path) if line.strip()), b"")
+    try:
+        document = json.loads(first)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        if not first.lstrip().startswith(b"{"):
+            document = None
+        else:  # one object written over several lines
+            try:
+                document = json.loads(b"".join(open_lines(path)))
+            except (UnicodeDecodeError, json.JSONDecodeError) as error:
+                raise ImportFileError(f"{path}: not JSON: {error}") from None
+    if not (isinstance(document, dict) and isinstance(document.get("data"), list) and set(document) <= _SQUAD_KEYS):
+        yield from _json_lines(path)
+        return
+    for number, item in enumerate(document["data"]):
+        where = f"{path} data item {number}"
+        if not isinstance(item, dict):
+            raise ImportFileError(f"{where}: a JSON {type(item).__name__}, expected an object")
+        yield where, item
+
+
+_SQUAD_KEYS = frozenset({"data", "version"})
 
 
 def _json_lines(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -9,7 +9,9 @@ result on a gold evidence page (any passage of it, in a passage snapshot).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from functools import lru_cache
 from dataclasses import dataclass
 
 from stillweb.corpora.progress import progress_bar
@@ -53,12 +55,35 @@ def check_tasks(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, retriev
 
 def answer_in_evidence(texts: DocTexts, golds: Sequence[str], evidence_docs: Sequence[int]) -> bool | None:
     """Does a passage of an evidence page hold a normalized gold as whole words? None without
-    evidence or golds."""
+    evidence or golds. Han, Kana and Hangul text puts no space between words: a word boundary there
+    is any change between such a character and another (踢爆 in ...即算为踢爆。, Nexon in 韩国Nexon开发).
+    """
     if not evidence_docs or not golds:
         return None
-    padded = [f" {gold} " for gold in (qa_normalize(g) for g in golds) if gold]
+    normalized = [gold for gold in (qa_normalize(g) for g in golds) if gold]
+    padded = [f" {gold} " for gold in normalized]
     passages = dict.fromkeys(passage for doc in evidence_docs for passage in texts.passages(doc))
-    return any(gold in texts.normalized(passage) for passage in passages for gold in padded)
+    for passage in passages:
+        text = texts.normalized(passage)
+        if any(gold in text for gold in padded):
+            return True
+        if any(gold in text and _whole_word(gold).search(text) for gold in normalized):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _whole_word(gold: str) -> re.Pattern[str]:
+    """``gold`` with a space, a CJK character or CJK punctuation beside each end that is a letter or digit
+    of a spaced script (a CJK or punctuation end needs nothing beside it)."""
+    left = f"(?<=[ {_CJK}{_CJK_PUNCTUATION}])" if _SPACED_WORD_RE.match(gold[0]) else ""
+    right = f"(?=[ {_CJK}{_CJK_PUNCTUATION}])" if _SPACED_WORD_RE.match(gold[-1]) else ""
+    return re.compile(left + re.escape(gold) + right)
+
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
+_CJK_PUNCTUATION = "\u2000-\u206f\u3000-\u303f\uff00-\uffef"  # “”—…, 、。「」 and the full-width forms （），：
+_SPACED_WORD_RE = re.compile(f"[^\\W{_CJK}]")
 
 
 def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, workers: int | None,
