@@ -12,6 +12,9 @@ A recording's header names its ``info_version`` (:data:`INFO_VERSION`; none: ver
   (version 1 showed them before scoring, so ``bad_citation`` and ``unsupported_answer`` were 0);
 - added: ``refused_calls`` in every info and in ``episode_stats``.
 
+Version 3 added ``info["retrieval"]`` (the episode's retrieval ablation and search noise,
+:mod:`~stillweb.sandboxes.tools.retrieval`); a version-2 recording is compared without it.
+
 :func:`as_recorded` maps a replayed info back, field by field, and keeps only the keys the recorded
 info has (at every depth), so every value a version-1 recording holds is still checked.
 
@@ -30,7 +33,7 @@ from typing import Any
 
 __all__ = ["INFO_VERSION", "as_recorded", "info_version"]
 
-INFO_VERSION = 2
+INFO_VERSION = 3
 
 
 def info_version(header: Mapping[str, Any]) -> int:
@@ -43,6 +46,8 @@ def as_recorded(info: Mapping[str, Any], recorded: Any, version: int) -> Any:
     """``info`` (replayed now) as a recording of ``version`` holds it, for comparison with ``recorded``."""
     if version >= INFO_VERSION:
         return dict(info)
+    if version >= 2:
+        return _only_recorded_keys(dict(info), recorded)
     info = dict(info)
     if isinstance(info.get("tool_flags"), list):
         info["tool_flags"] = ["bad_arguments" if flag == "budget_exhausted" else flag for flag in info["tool_flags"]]

@@ -51,6 +51,8 @@ from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.frozen import FrozenTool
 from stillweb.sandboxes.tools.answer import resolve_citations
+from stillweb.sandboxes.tools.retrieval import SearchSettings, check_noise, check_retrieval
+from stillweb.sandboxes.tools.search import SearchTool
 
 __all__ = ["WikiQAEnv", "EpisodeLimits"]
 
@@ -100,6 +102,11 @@ class WikiQAEnv(TextEnv):
             ``info["tool_fingerprints"]``; every step's ``info["frozen_calls"]`` lists
             ``{"tool", "key", "source"}`` per frozen call and ``info["frozen"]`` counts the
             episode's ``live`` and ``not_recorded`` calls and each tool's ``on_miss``.
+        retrieval: a retrieval ablation for every episode (:data:`~stillweb.sandboxes.tools.retrieval.RETRIEVAL_MODES`:
+            ``golden``, ``none``, ``bm25``, ``dense``, ``hybrid``; ``None``: the policy's retriever argument rules).
+        search_noise: the probability that a search result slot holds a seeded distractor
+            (:mod:`~stillweb.sandboxes.tools.retrieval`). A reset's ``options`` may set both for one episode;
+            ``info["retrieval"]`` reports them.
     """
 
     def __init__(
@@ -122,9 +129,12 @@ class WikiQAEnv(TextEnv):
         frozen_tools: list[Mapping[str, Any]] | None = None,
         render_mode: str | None = None,
         max_action_chars: int | None = None,
+        retrieval: str | None = None,
+        search_noise: float = 0.0,
     ) -> None:
         self.render_mode = check_render_mode(render_mode)
         self.snapshot = shared_snapshot(snapshot)
+        self.retrieval, self.search_noise = check_retrieval(retrieval, self.snapshot), check_noise(search_noise)
         self.tasks: TaskSet = load_tasks(_default_task_set(self.snapshot.path) if tasks is None else tasks, self.snapshot.path, split)
         actions, action_cap = pop_action_cap(actions, max_action_chars)
         budget = turn_budget(self.tasks)
@@ -146,25 +156,32 @@ class WikiQAEnv(TextEnv):
         self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
         self._picker = TaskPicker(self.tasks, "wikiqa")
         self._episode: _Episode | None = None
+        self._search_settings = SearchSettings(self.retrieval, self.search_noise)
 
     # -- Gymnasium API ------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode: the task comes from ``options["task_id"]`` (or ``options["task"]``, a record) or,
         deterministically, the seed; ``options["limits"]`` may set this episode's turn and call budget
-        (:meth:`~stillweb.envs.core.limits.EpisodeLimits.for_episode`; ``info["limits"]`` reports it).
+        (:meth:`~stillweb.envs.core.limits.EpisodeLimits.for_episode`; ``info["limits"]`` reports it);
+        ``options["retrieval"]`` and ``options["search_noise"]`` set this episode's retrieval ablation and noise
+        (``UsageError`` naming the allowed values; ``info["retrieval"]`` reports them).
 
         Without a seed, the n-th reset since the last seeded one picks a keyed task
         (:class:`~stillweb.envs.core.task_loader.TaskPicker`), so a run of resets is reproducible too.
         Raises ``ValueError`` for an unknown task id.
         """
         super().reset(seed=seed, options=options)
+        retrieval, noise = self._episode_retrieval(options or {})
         task = self._picker.pick(seed, options)
         # An imported answerable task in the search_r1 format gets Search-R1's own prompt (its verl data's).
         prompt = search_r1_prompt(task.question) if self.format.name == "search_r1" and task.source and task.answerable else None
         head = ([{"role": "user", "content": prompt}] if prompt else
                 [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task.question}])
         self.start_episode(_Episode(task=task, messages=list(head), head=head))
+        self._search_settings = SearchSettings(retrieval, noise, tuple(task.evidence_docs), task.golds,
+                                               self.snapshot.fingerprint, task.task_id)
+        self._set_search_settings(0)
         self._episode.context_tokens = sum(self.count_tokens(message["content"]) for message in head)
         observation = to_charset(prompt or f"{self.system_prompt}\n\n{task.question}")
         return observation, self.base_info()
@@ -173,7 +190,30 @@ class WikiQAEnv(TextEnv):
         """Forget the episode (the shared snapshot stays open for other envs); idempotent."""
         self._episode = None
 
+    def _episode_retrieval(self, options: Mapping[str, Any]) -> tuple[str | None, float]:
+        """The episode's (retrieval mode, search noise): the reset's options over the environment's."""
+        retrieval = check_retrieval(options["retrieval"], self.snapshot) if "retrieval" in options else self.retrieval
+        noise = check_noise(options["search_noise"]) if "search_noise" in options else self.search_noise
+        if (retrieval is not None or noise > 0.0) and self._search_tool() is None:
+            raise UsageError(f"retrieval={retrieval!r} and search_noise={noise!r} need the search tool; this "
+                             f"environment offers {list(self.registry.names)}")
+        return retrieval, noise
+
+    def _search_tool(self) -> SearchTool | None:
+        tool = self.registry.tool("search") if "search" in self.registry.names else None
+        return tool if isinstance(tool, SearchTool) else None
+
+    def _set_search_settings(self, turn: int) -> None:
+        """Give the search tool the episode's settings at ``turn`` (the noise is keyed by it)."""
+        tool = self._search_tool()
+        if tool is not None:
+            tool.settings = replace(self._search_settings, turn=turn)
+
     # -- the core's hooks ----------------------------------------------------------------
+
+    def begin_step(self, step: StepOutcome, episode: _Episode) -> None:
+        """Key the search noise by this step's turn."""
+        self._set_search_settings(episode.steps)
 
     def on_answer(self, step: StepOutcome, episode: _Episode) -> None:
         """An answer (or abstention) ends the episode; its citations are resolved to doc ids."""
@@ -276,6 +316,7 @@ class WikiQAEnv(TextEnv):
             "snapshot_fingerprint": self.snapshot.fingerprint,
             "package_version": PACKAGE_VERSION,
             "limits": self._episode_limits_info(),
+            "retrieval": self._search_settings.as_info(),
             "turn": len(episode.turns),
             "tool_calls": episode.tool_calls,
             "refused_calls": episode.refused_calls,

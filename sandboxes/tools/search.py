@@ -14,6 +14,10 @@ On a snapshot with a dense index (``stillweb build dense``) the tool also takes
 ``retriever``: ``"bm25"`` (the default), ``"dense"`` or ``"hybrid"``
 (:meth:`Snapshot.search`'s modes). Elsewhere its schema and description are
 exactly those of a BM25-only tool, so existing prompts stay byte-identical.
+
+An environment may set :attr:`SearchTool.settings` for an episode
+(:mod:`~stillweb.sandboxes.tools.retrieval`): a retrieval ablation (``golden``, ``none``, a fixed
+ranking) and seeded noise, applied to every query's page of results.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING
 from stillweb.corpora.dense import SEARCH_MODES
 from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
 from stillweb.corpora.errors import DataError
+from stillweb.sandboxes.tools.retrieval import SearchSettings, add_noise, golden_first
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
 
 if TYPE_CHECKING:
@@ -74,6 +79,7 @@ class SearchTool(Tool):
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
+        self.settings = SearchSettings()  # the episode's ablation and noise (an environment sets them)
         if snapshot.dense_info is not None:  # offered only where it can work: other schemas stay as they were
             self.description = self.description + DENSE_DESCRIPTION
             self.parameters = {**self.parameters, "properties": {**self.parameters["properties"], "retriever": RETRIEVER}}
@@ -88,12 +94,19 @@ class SearchTool(Tool):
         if any(not q.strip() for q in queries):
             message = f"every query must contain a word. Example: {example_call(self.name, self.example)}"
             raise ToolInputError("bad_arguments", message)
+        settings = self.settings
+        mode = _ranking(settings.retrieval, mode)
         sections, data = [], []
         for q in queries:
-            if presearched is not None and (q, k, mode) in presearched:
+            if settings.retrieval == "none":
+                results = []
+            elif presearched is not None and (q, k, mode) in presearched:
                 results = presearched[q, k, mode]
             else:
                 results = self._search(q, k, mode)
+            if settings.retrieval == "golden":
+                results = golden_first(self.snapshot, q, k, settings.golden_docs, results)
+            results = add_noise(self.snapshot, q, results, settings)
             sections.append(_render(q, results))
             data.append({"query": q, "results": [_as_dict(result) for result in results]})
         shown = tuple(dict.fromkeys(hit["doc_id"] for query in data for hit in query["results"]))
@@ -119,7 +132,7 @@ class SearchTool(Tool):
         by_k: dict[int, dict[str, None]] = {}
         for arguments in calls_arguments:
             queries, k, mode = _queries(arguments)
-            if mode == "bm25":
+            if _ranking(self.settings.retrieval, mode) == "bm25":
                 by_k.setdefault(k, {}).update((q, None) for q in queries if q.strip())
         presearched: dict[tuple[str, int, str], list[SearchResult]] = {}
         for k, queries in by_k.items():
@@ -131,6 +144,14 @@ DENSE_DESCRIPTION = (" 'retriever' chooses the ranking: 'bm25' (keywords, the de
                      "over exact words) or 'hybrid' (both fused).")
 RETRIEVER = {"type": "string", "enum": list(SEARCH_MODES), "default": "bm25",
              "description": "Ranking: bm25 (keywords), dense (embeddings) or hybrid (both fused)."}
+
+
+def _ranking(retrieval: str | None, asked: str) -> str:
+    """The ranking a search runs: a fixed one of the episode's ablation, else what the call asked
+    (``golden`` puts the evidence before the BM25 ranking)."""
+    if retrieval in SEARCH_MODES:
+        return retrieval
+    return "bm25" if retrieval == "golden" else asked
 
 
 def _queries(arguments: dict) -> tuple[list[str], int, str]:
