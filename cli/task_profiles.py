@@ -8,15 +8,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 
 from stillweb.corpora.errors import UsageError
 
-__all__ = ["register", "run_profile", "run_filter", "run_reverify"]
+__all__ = ["register", "run_profile", "run_filter", "run_reverify", "retrieval_table"]
 
 PROFILE_EXAMPLES = """examples:
   stillweb tasks profile snapshots/syn hard --policy http://127.0.0.1:8000/v1 -k 8 --workers 2
   stillweb tasks profile snapshots/syn hard --agent reference -k 1
   stillweb tasks profile snapshots/syn hard --policy http://10.0.0.5:8000/v1 --model Qwen/Qwen3-8B --ray
+  stillweb tasks profile snapshots/syn hard --agent reference -k 4 --retrieval golden --retrieval none --retrieval bm25
+
+With --retrieval each mode is profiled as POLICY.MODE and the modes' pass@1, pass@k and pass^k
+are printed side by side (is the policy failing at search or at reasoning?).
 
 A killed run resumes where it stopped: run the same command again.
 The profile is written to SNAPSHOT/tasks/NAME/profile/POLICY.parquet (POLICY: --name,
@@ -35,8 +40,10 @@ REVERIFY_EXAMPLES = """examples:
 
 def register(actions: argparse._SubParsersAction) -> None:
     """Add ``profile``, ``filter`` and ``reverify`` to the ``tasks`` actions."""
+    from stillweb.sandboxes.tools.retrieval import RETRIEVAL_MODES
+
     profile = actions.add_parser(
-        "profile", help="pass@1, pass@k, turns and truncations per task under a policy", epilog=PROFILE_EXAMPLES,
+        "profile", help="pass@1, pass@k, pass^k, turns and truncations per task under a policy", epilog=PROFILE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run k episodes per task with a policy behind an OpenAI-compatible chat endpoint "
                     "(or a built-in agent) and write per-task pass rates beside the task set.")
@@ -60,6 +67,9 @@ def register(actions: argparse._SubParsersAction) -> None:
     profile.add_argument("--max-turns", type=int, default=None,
                          help="turns before an episode is truncated (default: the task set's own, as the environment "
                               "derives it: 1.5x the reference agent's p99 steps; recorded in the profile)")
+    profile.add_argument("--retrieval", action="append", choices=list(RETRIEVAL_MODES), metavar="MODE",
+                         help="profile under this retrieval ablation (repeatable, compared side by side): "
+                              + "; ".join(f"{mode}: {meaning}" for mode, meaning in RETRIEVAL_MODES.items()))
     profile.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     profile.add_argument("--ray", action="store_true", help="play the episodes as Ray tasks (needs stillweb[ray])")
     profile.set_defaults(handler=run_profile)
@@ -109,19 +119,55 @@ def run_profile(args: argparse.Namespace) -> int:
         except PolicyFailure as failure:
             raise UsageError(f"cannot ask {args.policy} for its model id ({failure.reason}); pass --model") from None
     env_kwargs = {"tool_format": args.tool_format, **({"max_turns": args.max_turns} if args.max_turns is not None else {})}
-    run = ProfileRun(args.snapshot, args.name, policy, args.k, tuple(args.split or ("train", "dev", "test")), env_kwargs)
     if args.ray:
         _init_ray()
-    path = profile_tasks(run, workers=args.workers, on_ray=args.ray)
-    rows = read_profile(args.snapshot, args.name, policy.name)
-    rated = [row["pass_at_1"] for row in rows if row["pass_at_1"] is not None]
-    failed = sum(row["failed_episodes"] for row in rows)
-    mean = sum(rated) / len(rated) if rated else float("nan")
-    turns = sorted({(row["split"], row["max_turns"]) for row in rows}, key=lambda pair: SPLITS.index(pair[0]))
-    print(f"wrote {path}: {len(rows)} tasks, mean pass@1 {mean:.3f}, {failed} failed episodes "
-          f"(policy {policy.name}, model {policy.model}; max_turns {', '.join(f'{split} {n}' for split, n in turns)})")
-    _warn(truncation_warning(policy.name, rows))
+    by_mode = {}
+    for mode in dict.fromkeys(args.retrieval or [None]):
+        played = replace(policy, name=f"{policy.name}.{mode}") if mode else policy
+        run = ProfileRun(args.snapshot, args.name, played, args.k, tuple(args.split or ("train", "dev", "test")),
+                         {**env_kwargs, **({"retrieval": mode} if mode else {})})
+        path = profile_tasks(run, workers=args.workers, on_ray=args.ray)
+        rows = by_mode[mode] = read_profile(args.snapshot, args.name, played.name)
+        rated = [row["pass_at_1"] for row in rows if row["pass_at_1"] is not None]
+        failed = sum(row["failed_episodes"] for row in rows)
+        mean = sum(rated) / len(rated) if rated else float("nan")
+        rates = _rates(rows, args.k)
+        turns = sorted({(row["split"], row["max_turns"]) for row in rows}, key=lambda pair: SPLITS.index(pair[0]))
+        print(f"wrote {path}: {len(rows)} tasks, mean pass@1 {mean:.3f}, pass@{args.k} {rates[0]}, "
+              f"pass^{args.k} {rates[1]}, {failed} failed episodes (policy {played.name}, model {played.model}; "
+              f"max_turns {', '.join(f'{split} {n}' for split, n in turns)})")
+        _warn(truncation_warning(played.name, rows))
+    if args.retrieval:
+        print(retrieval_table(by_mode, args.k))
     return 0
+
+
+def retrieval_table(by_mode: dict, k: int) -> str:
+    """The modes' mean pass@1, pass@k and pass^k side by side (a Markdown table).
+
+    >>> print(retrieval_table({"golden": [{"pass_at_1": 1.0, "pass_at_k": 1.0, "pass_hat_k": 1.0}],
+    ...                        "none": [{"pass_at_1": 0.5, "pass_at_k": 0.75, "pass_hat_k": 0.25}]}, 2))
+    | retrieval | tasks | pass@1 | pass@2 | pass^2 |
+    |---|---|---|---|---|
+    | golden | 1 | 1.000 | 1.000 | 1.000 |
+    | none | 1 | 0.500 | 0.750 | 0.250 |
+    """
+    lines = [f"| retrieval | tasks | pass@1 | pass@{k} | pass^{k} |", "|---|---|---|---|---|"]
+    for mode, rows in by_mode.items():
+        rated = [row for row in rows if row["pass_at_1"] is not None]
+        pass_1 = f"{sum(row['pass_at_1'] for row in rated) / len(rated):.3f}" if rated else "-"
+        lines.append(f"| {mode} | {len(rated)} | {pass_1} | {' | '.join(_rates(rows, k))} |")
+    return "\n".join(lines)
+
+
+def _rates(rows: list, k: int) -> tuple[str, str]:
+    """Mean pass@k and pass^k of profile rows, as text ("-" when no task was rated; pass^k of a profile
+    written before it was kept is "-")."""
+    rated = [row for row in rows if row["pass_at_k"] is not None]
+    hat = [row.get("pass_hat_k") for row in rated]
+    at_k = f"{sum(row['pass_at_k'] for row in rated) / len(rated):.3f}" if rated else "-"
+    hat_k = f"{sum(hat) / len(hat):.3f}" if rated and None not in hat else "-"
+    return at_k, hat_k
 
 
 def run_filter(args: argparse.Namespace) -> int:

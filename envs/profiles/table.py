@@ -3,7 +3,8 @@
 :func:`write_profile` sums a profile's episodes up per task into
 ``<task set>/profile/<policy>.parquet`` (sorted by task id): episodes played and
 failed, passes, pass@1, pass@k (the unbiased estimator of Chen et al. 2021, "Evaluating
-Large Language Models Trained on Code"), mean turns and the truncation share, with the
+Large Language Models Trained on Code"), pass^k (tau-bench's reliability: all k tries pass,
+:mod:`~stillweb.envs.profiles.passk`), mean turns and the truncation share, with the
 policy's name, the endpoint's model id and the sampling settings on every row, and the
 ``max_turns`` the task's episodes ran under beside the reference agent's steps on it. An
 episode passes when the agent answered and the outcome is 1; an episode whose policy
@@ -21,7 +22,6 @@ actions under a reward config and rewrites the profile with the new scores.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,17 +37,19 @@ from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir, write_task_set
 from stillweb.corpora.version import PACKAGE_VERSION
+from stillweb.envs.profiles.passk import pass_at_k, pass_hat_k
 from stillweb.envs.profiles.runner import episodes_path, read_episodes, replay_actions
 from stillweb.envs.core.turn_budget import reference_steps
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.env import WikiQAEnv
 
-__all__ = ["PROFILE_SCHEMA", "profile_path", "pass_at_k", "task_row", "write_profile", "read_profile", "filter_by_pass_rate",
+__all__ = ["PROFILE_SCHEMA", "profile_path", "pass_at_k", "pass_hat_k", "task_row", "write_profile", "read_profile", "filter_by_pass_rate",
            "reference_truncations", "reverify", "parse_band", "truncation_warning"]
 
 PROFILE_SCHEMA = pa.schema([
     ("task_id", pa.string()), ("split", pa.string()), ("episodes", pa.int32()), ("failed_episodes", pa.int32()),
     ("passes", pa.int32()), ("pass_at_1", pa.float64()), ("k", pa.int32()), ("pass_at_k", pa.float64()),
+    ("pass_hat_k", pa.float64()),
     ("mean_turns", pa.float64()), ("truncation_share", pa.float64()), ("max_turns", pa.int32()),
     ("reference_steps", pa.int32()), ("policy", pa.string()),
     ("model", pa.string()), ("sampling", pa.string()), ("snapshot_fingerprint", pa.string()),
@@ -57,18 +59,6 @@ PROFILE_SCHEMA = pa.schema([
 def profile_path(snapshot: str | Path, task_set: str, policy_name: str) -> Path:
     """``<task set>/profile/<policy>.parquet``."""
     return task_set_dir(snapshot, task_set) / "profile" / f"{policy_name}.parquet"
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k from ``n`` episodes with ``c`` passes: ``1 - C(n-c, k) / C(n, k)`` (k capped at n).
-
-    >>> pass_at_k(8, 0, 8), pass_at_k(8, 1, 8), pass_at_k(4, 2, 1)
-    (0.0, 1.0, 0.5)
-    """
-    k = min(k, n)
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 def write_profile(snapshot: str | Path, task_set: str, policy_name: str, k: int) -> Path:
@@ -107,7 +97,7 @@ def task_row(task_id: str, episodes: list[dict[str, Any]], k: int, policy: Mappi
     return {
         "task_id": task_id, "split": episodes[0]["split"], "episodes": n, "failed_episodes": len(episodes) - n,
         "passes": passes, "pass_at_1": passes / n if n else None, "k": k,
-        "pass_at_k": pass_at_k(n, passes, k) if n else None,
+        "pass_at_k": pass_at_k(n, passes, k) if n else None, "pass_hat_k": pass_hat_k(n, passes, k) if n else None,
         "mean_turns": sum(episode["turns"] for episode in played) / n if n else None,
         "truncation_share": sum(1 for episode in played if episode["truncated"]) / n if n else None,
         "policy": policy["name"], "model": policy.get("model"),

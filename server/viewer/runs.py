@@ -25,6 +25,7 @@ import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from stillweb.envs.profiles.passk import mean_pass_rates
 from stillweb.envs.runs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.run_query import (CHOICE_FILTERS, ORDERS, RANGE_FILTERS, SORT_KEYS, BadQuery, RunQuery,
@@ -215,7 +216,8 @@ class RunTable:
         return self._codes[sort].astype(np.int64)
 
     def aggregates(self, mask: np.ndarray) -> dict[str, Any]:
-        """Figures over the rows of ``mask``: episodes, success rate, mean reward and turns, the share
+        """Figures over the rows of ``mask``: episodes, success rate, mean reward and turns, pass@k and pass^k over
+        the tasks (:func:`_pass_rates`), the share
         of each ending and truncation reason, and per flag the episodes raising it and its total count."""
         count = int(mask.sum())
         endings = np.bincount(self._codes["ending"][mask], minlength=len(ENDINGS))
@@ -225,6 +227,10 @@ class RunTable:
         truncation = [(reason, int(reasons[position + 1])) for position, reason in enumerate(self._values["truncation"]) if reasons[position + 1]]
         if unnamed:
             truncation.append((NONE, unnamed))
+        tasks = self._codes["task"][mask]
+        known = tasks >= 0  # an episode without a task id says nothing of a task's k tries
+        tries = np.bincount(tasks[known], minlength=len(self._values["task"]))
+        passes = np.bincount(tasks[known], weights=self.success[mask][known], minlength=len(self._values["task"]))
         chosen = mask.astype(np.int64)
         raising, raised = chosen @ (self.flag_counts > 0), chosen @ self.flag_counts  # per flag, without copying the rows
         return {
@@ -232,6 +238,7 @@ class RunTable:
             "success_rate": float(self.success[mask].mean()) if count else None,
             "mean_reward": float(self.reward[mask].mean()) if count else None,
             "mean_turns": float(self.turns[mask].mean()) if count else None,
+            "pass_rates": _pass_rates(tries.tolist(), passes.astype(np.int64).tolist()),
             "endings": [(ending, int(endings[position])) for position, ending in enumerate(ENDINGS)],
             "truncation": truncation,
             "flags": [(name, int(raising[position]), int(raised[position]))
@@ -310,6 +317,14 @@ def _run_file(summary: RecordingSummary, fingerprint: str | None) -> RunFile:
     if problem is None and not summary.episodes:
         problem = "no episodes" if summary.header else "empty"
     return RunFile(summary.name, summary.env_id, len(summary.episodes), problem, other)
+
+
+def _pass_rates(tries: list[int], passes: list[int]) -> dict[str, Any]:
+    """Mean pass@k and pass^k over the tasks tried at least twice (a single try has no k of 2), k being the
+    fewest tries among them; over every task, k = 1, when none was tried twice
+    (:func:`~stillweb.envs.profiles.passk.mean_pass_rates`)."""
+    repeated = [(n, c) for n, c in zip(tries, passes) if n >= 2]
+    return mean_pass_rates(repeated or zip(tries, passes))
 
 
 def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:

@@ -349,3 +349,23 @@ def test_files_of_the_same_name_are_all_listed(small_snapshot, tmp_path):
     page = client.get("/view/episodes").text
     assert len(table_rows(page)) == 2
     assert client.get("/view/episodes/run/episodes.jsonl (2)", params={"episode": 0}).status_code == 200
+
+
+def test_pass_at_k_and_pass_hat_k_are_over_the_filtered_tasks(runs):
+    from math import comb
+
+    client, _, _, episodes, _ = runs
+    for params, keep in (({}, lambda e: True), ({"turns_min": "2"}, lambda e: e.turns >= 2)):
+        tries: dict[str, list[bool]] = {}
+        for episode in episodes:
+            if keep(episode) and episode.task_id is not None:
+                tries.setdefault(episode.task_id, []).append(bool(episode.success))
+        tries = {task: outcomes for task, outcomes in tries.items() if len(outcomes) >= 2}  # one try: no k of 2
+        k = min(len(outcomes) for outcomes in tries.values())
+        assert k >= 2 and len(tries) >= 3
+        at_k = sum(1 - comb(len(o) - sum(o), k) / comb(len(o), k) for o in tries.values()) / len(tries)
+        hat_k = sum(comb(sum(o), k) / comb(len(o), k) for o in tries.values()) / len(tries)
+        page = client.get("/view/episodes", params=params).text
+        assert figure(page, "pass_rates") == f"{at_k:.3f} / {hat_k:.3f}"
+        assert f"(k={k}, {len(tries)} tasks)" in page
+        assert hat_k < at_k  # the reliability of a run that is not always right is below its best of k
