@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from stillweb.cli import build_dense
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.analyzers import LANGUAGES
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.accounting import DEDUPE_POLICIES, describe_rows
@@ -59,6 +61,9 @@ def register(subparsers) -> None:
     common.add_argument("--quiet", action="store_true", help="no progress output")
     common.add_argument("--passages", type=_positive("--passages"), metavar="WORDS",
                         help="split pages into WORDS-word passages (the DPR / wiki-18 recipe uses 100)")
+    common.add_argument("--language", choices=LANGUAGES, metavar="LANG",
+                        help=f"the text's language, which picks the search analyzer ({', '.join(LANGUAGES)}; "
+                             "default: the dump's own, else detected from the text and said on the console)")
     strict = argparse.ArgumentParser(add_help=False)
     strict.add_argument("--strict", action="store_true", help="fail on the first row that would be skipped")
 
@@ -113,6 +118,8 @@ def register(subparsers) -> None:
 def _report(result) -> int:
     manifest = result.manifest
     counts = manifest["counts"]
+    for note in result.notes:  # the language chosen, and a warning when its analyzer suits the text poorly
+        print(note, file=sys.stderr)
     print(f"snapshot: {result.path}")
     print(f"fingerprint: {manifest['fingerprint']}")
     print("counts: " + ", ".join(f"{k}={v}" for k, v in counts.items() if not isinstance(v, dict)))
@@ -124,13 +131,14 @@ def _run_synthetic(args) -> int:
     if args.articles < 1:
         raise UsageError(f"--articles must be at least 1, got {args.articles}")
     return _report(build_synthetic(args.articles, args.seed, args.out, workers=args.workers, progress=not args.quiet,
-                                   passages=args.passages, on_ray=args.ray, dump_style=args.dump_style))
+                                   passages=args.passages, on_ray=args.ray, dump_style=args.dump_style,
+                                   language=args.language))
 
 
 def _run_wikipedia(args) -> int:
     return _report(build_wikipedia(args.path, args.out, workers=args.workers, skip_bad=args.skip_bad,
                                    progress=not args.quiet, passages=args.passages, strict=args.strict,
-                                   on_ray=args.ray))
+                                   on_ray=args.ray, language=args.language))
 
 
 def _run_corpus(args) -> int:
@@ -138,4 +146,4 @@ def _run_corpus(args) -> int:
     return _report(build_rows(args.inputs, args.out, format=args.format, columns=columns, dedupe=args.dedupe,
                               strict=args.strict, passages=args.passages, max_row_chars=args.max_row_chars,
                               workers=args.workers, progress=not args.quiet, url_template=args.url_template,
-                              on_ray=args.ray))
+                              on_ray=args.ray, language=args.language))

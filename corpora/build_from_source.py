@@ -65,7 +65,8 @@ DUMP_STYLES = ("synthetic", "wikipedia")
 
 
 def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int = 1, progress: bool = True,
-                    passages: int | None = None, on_ray: bool = False, dump_style: str = "synthetic") -> BuildResult:
+                    passages: int | None = None, on_ray: bool = False, dump_style: str = "synthetic",
+                    language: str | None = None) -> BuildResult:
     """Build the synthetic world of ``articles`` articles from ``seed`` into ``out``
     (``passages=WORDS``: a passage-level snapshot of WORDS-word windows).
 
@@ -114,6 +115,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
             progress=progress,
             extra_files=add_truth,
             passage_words=passages,
+            language=language,
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -149,16 +151,17 @@ def _passage_parameters(passages: int | None) -> dict:
 
 def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip_bad: bool = False,
                     progress: bool = True, passages: int | None = None, strict: bool = False,
-                    on_ray: bool = False) -> BuildResult:
+                    on_ray: bool = False, language: str | None = None) -> BuildResult:
     """Build from a MediaWiki ``pages-articles`` XML dump (plain or ``.bz2``).
 
     Pages keep their dump semantics: a repeated title is skipped (``duplicate_title``),
     redirects become aliases. ``passages=WORDS`` makes a Search-R1 style passage index.
     ``on_ray``: read and parse the dump's shards (bzip2 streams of a multistream dump,
     page ranges of plain XML) as Ray tasks (:mod:`stillweb.corpora.ray_build`); the same
-    snapshot, fingerprint included; ``workers`` is then unused.
+    snapshot, fingerprint included; ``workers`` is then unused. ``language`` (default: the dump's
+    ``xml:lang``, else detected) picks the analyzer (:mod:`stillweb.corpora.analyzers`).
     """
-    from stillweb.corpora.sources.wikipedia_xml import DumpStats, read_dump
+    from stillweb.corpora.sources.wikipedia_xml import DumpStats, dump_language, read_dump
 
     path = Path(path)
     if not path.is_file():
@@ -187,13 +190,15 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
         extra_files=count_bad_pages,
         account=account,
         passage_words=passages,
+        language=language,
+        declared_language=dump_language(path) if language is None else None,
     )
 
 
 def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None = None, columns=None,
                dedupe: str = "none", strict: bool = False, passages: int | None = None,
                max_row_chars: int | None = None, workers: int = 1, progress: bool = True,
-               url_template: str | None = None, on_ray: bool = False) -> BuildResult:
+               url_template: str | None = None, on_ray: bool = False, language: str | None = None) -> BuildResult:
     """Build from a row corpus: one document per row unless ``dedupe`` says otherwise.
 
     ``inputs`` are files, folders or globs read in the order given; ``format`` and
@@ -205,6 +210,7 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
     ``on_ray``: read
     the shards (parquet row groups, byte ranges of JSON lines) as Ray tasks
     (:func:`stillweb.corpora.ray_build.rows_on_ray`); the same snapshot, fingerprint and row counts.
+    ``language`` (default: detected from the first rows) picks the analyzer (:mod:`stillweb.corpora.analyzers`).
     """
     from stillweb.corpora.sources.corpus_formats import MAX_ROW_CHARS, CorpusSpec
 
@@ -229,4 +235,5 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
         passage_level=True,
         url_template=url_template,
         source_heads=spec.format == "wiki18",  # served back byte for byte by /retrieve
+        language=language,
     )

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import tantivy
 
+from stillweb.corpora.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters
 from stillweb.corpora.errors import DataError
 
 __all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX", "QUERY_TERMS",
-           "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans"]
+           "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings. A snapshot
 # is searched as its manifest records (SearchIndex), so older snapshots keep their rankings.
@@ -61,6 +62,24 @@ QUERY_TERMS = "terms"  # each distinct analyzed term once, any field may match: 
 MAX_QUERY_CHARS = 2_000  # the engine reads this much of a query; the rest is ignored (Snapshot.search)
 MAX_K = 100  # the most results one search returns (Snapshot.search, /retrieve's topk)
 _WRITER_HEAP = 1_000_000_000
+# A language other than English (corpora/analyzers.py) is analyzed in Python and indexed as its terms
+# joined by spaces, through this tokenizer; its parameters add ``analyzer`` (absent: English).
+TERMS_TOKENIZER = "analyzed_terms"
+
+
+def with_language(parameters: dict, language: str) -> dict:
+    """``parameters`` for an index of ``language``: unchanged for English, else with its ``analyzer``
+    recorded, the analyzed-terms tokenizer, and queries read as their terms (no tantivy syntax).
+
+    >>> with_language(INDEX_PARAMETERS, "en") is INDEX_PARAMETERS
+    True
+    >>> with_language(INDEX_PARAMETERS, "zh")["analyzer"]["name"]
+    'cjk_bigram'
+    """
+    analyzer = analyzer_for(language)
+    if analyzer is None:
+        return parameters
+    return {**parameters, "tokenizer": TERMS_TOKENIZER, "query": QUERY_TERMS, "analyzer": analyzer.parameters()}
 
 
 def _analyzer() -> tantivy.TextAnalyzer:
@@ -82,14 +101,15 @@ def _analyzer() -> tantivy.TextAnalyzer:
 
 def _register_analyzer(index: tantivy.Index) -> None:
     index.register_tokenizer("en_stem_stop", _analyzer())
+    index.register_tokenizer(TERMS_TOKENIZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
 
 
-def index_schema() -> tantivy.Schema:
+def index_schema(tokenizer: str = INDEX_PARAMETERS["tokenizer"]) -> tantivy.Schema:
     """The tantivy schema: ``doc_id`` (fast, for ranking ties), ``title`` and ``body``."""
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("doc_id", stored=False, indexed=True, fast=True)
-    builder.add_text_field("title", stored=False, tokenizer_name=INDEX_PARAMETERS["tokenizer"])
-    builder.add_text_field("body", stored=False, tokenizer_name=INDEX_PARAMETERS["tokenizer"])
+    builder.add_text_field("title", stored=False, tokenizer_name=tokenizer)
+    builder.add_text_field("body", stored=False, tokenizer_name=tokenizer)
     return builder.build()
 
 
@@ -97,14 +117,18 @@ class IndexBuilder:
     """Writes the index of a snapshot being built; documents must come in doc_id order.
 
     ``title_in_body`` indexes the body as ``title + "\n" + text``; ``title_once`` gives the title
-    field to the first document of each title only (:data:`PASSAGE_INDEX_PARAMETERS`).
+    field to the first document of each title only (:data:`PASSAGE_INDEX_PARAMETERS`). ``language``
+    other than English indexes the terms of its analyzer (:func:`with_language`).
     """
 
-    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False) -> None:
+    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False,
+                 language: str = "en") -> None:
         self._title_in_body = title_in_body
         self._titled: set[str] | None = set() if title_once else None
+        self._analyzer = analyzer_for(language)
         directory.mkdir(parents=True, exist_ok=True)
-        self._index = tantivy.Index(index_schema(), path=str(directory), reuse=False, sort_by_field="doc_id")
+        tokenizer = INDEX_PARAMETERS["tokenizer"] if self._analyzer is None else TERMS_TOKENIZER
+        self._index = tantivy.Index(index_schema(tokenizer), path=str(directory), reuse=False, sort_by_field="doc_id")
         _register_analyzer(self._index)
         self._writer = self._index.writer(_WRITER_HEAP * max(1, threads), max(1, threads))
         self.count = 0
@@ -114,11 +138,12 @@ class IndexBuilder:
         """Add one document."""
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
+        analyzed = self._analyzer.stream if self._analyzer is not None else str
         if self._titled is None or title not in self._titled:
-            document.add_text("title", title)
+            document.add_text("title", analyzed(title))
             if self._titled is not None:
                 self._titled.add(title)
-        document.add_text("body", f"{title}\n{body}" if self._title_in_body else body)
+        document.add_text("body", analyzed(f"{title}\n{body}" if self._title_in_body else body))
         self._writer.add_document(document)
         self.count += 1
 
@@ -143,6 +168,7 @@ class SearchIndex:
         self.fields = tuple(parameters.get("fields", INDEX_PARAMETERS["fields"]))
         self._title_boost = parameters.get("title_boost")
         self._query_mode = parameters.get("query", QUERY_SYNTAX)
+        self.analyzer = analyzer_from_parameters(parameters)  # None: English (tantivy's analyzer)
         if self._query_mode not in (QUERY_SYNTAX, QUERY_TERMS):
             raise DataError(f"unknown query mode {self._query_mode!r} in the index parameters (this stillweb reads "
                              f"{QUERY_SYNTAX!r} and {QUERY_TERMS!r}): upgrade stillweb to search this snapshot")
@@ -171,7 +197,8 @@ class SearchIndex:
         """
         schema = self._index.schema
         clauses = []
-        for term in dict.fromkeys(_shared_analyzer().analyze(query)):
+        terms = _shared_analyzer().analyze(query) if self.analyzer is None else self.analyzer.terms(query)
+        for term in dict.fromkeys(terms):
             for field in fields:
                 clause = tantivy.Query.term_query(schema, field, term)
                 if field in boosts:
@@ -242,17 +269,20 @@ def _addresses_are_doc_ids(directory: Path, searcher: tantivy.Searcher) -> bool:
     return values == samples
 
 
-def matching_spans(text: str, query: str) -> list[tuple[int, int]]:
+def matching_spans(text: str, query: str, analyzer: BigramAnalyzer | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` character spans of the words of ``text`` that the index matches
     for ``query``: the words whose analyzed term (the index's own tokenizer, tantivy's
     English stemmer included) is a term of the analyzed query, in text order.
 
-    The viewer marks these words in snippets and documents; no second stemmer.
+    The viewer marks these words in snippets and documents; no second stemmer. ``analyzer``: the
+    snapshot's (``Snapshot.analyzer``; ``None`` is English), whose overlapping bigrams merge into runs.
 
     >>> text = "The rivers meet; a river runs."
     >>> [text[start:end] for start, end in matching_spans(text, "river")]
     ['rivers', 'river']
     """
+    if analyzer is not None:
+        return _merged_spans(text, query, analyzer)
     analyzer = _shared_analyzer()
     wanted = set(analyzer.analyze(_rust_safe(query[:MAX_QUERY_CHARS])))
     if not wanted or not text:
@@ -260,6 +290,24 @@ def matching_spans(text: str, query: str) -> list[tuple[int, int]]:
     # Replacing lone surrogates keeps every character in place, so the offsets fit ``text``.
     tokens = analyzer.pre_tokenize(_rust_safe(text)).tokens
     return [(token.char_offset_from, token.char_offset_to) for token in tokens if token.text in wanted]
+
+
+def _merged_spans(text: str, query: str, analyzer: BigramAnalyzer) -> list[tuple[int, int]]:
+    """Spans of ``text``'s terms that are query terms, overlapping ones (bigrams of a run) merged.
+
+    >>> text = "北京是中国的首都"
+    >>> [text[start:end] for start, end in matching_spans(text, "中国首都", analyzer_for("zh"))]
+    ['中国', '首都']
+    """
+    wanted = set(analyzer.terms(query[:MAX_QUERY_CHARS]))
+    spans: list[tuple[int, int]] = []
+    for start, end, term in analyzer.spans(text) if wanted else ():
+        if term in wanted:
+            if spans and start < spans[-1][1]:
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+    return spans
 
 
 @cache
@@ -275,9 +323,12 @@ def _rust_safe(text: str) -> str:
 MAX_SNIPPET_TERMS = 12
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, analyzer: BigramAnalyzer | None = None) -> list[str]:
     """Lowercase word terms of a query for snippets: in order, without duplicates or
-    stop words, at most ``MAX_SNIPPET_TERMS`` (a long question's first content words)."""
+    stop words, at most ``MAX_SNIPPET_TERMS`` (a long question's first content words);
+    with a language's ``analyzer``, its distinct terms (twice as many: bigrams are short)."""
+    if analyzer is not None:
+        return list(dict.fromkeys(analyzer.terms(query[:MAX_QUERY_CHARS])))[: 2 * MAX_SNIPPET_TERMS]
     seen: dict[str, None] = {}
     for term in re.findall(r"\w+", query[:MAX_QUERY_CHARS].lower()):
         if len(term) > 1 and term not in _STOPWORDS:

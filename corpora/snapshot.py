@@ -89,6 +89,7 @@ class Snapshot:
         except (OSError, ValueError) as error:
             raise SnapshotError(f"cannot open the search index {path / 'index'}: {error} (damaged or truncated; "
                                 f"`stillweb verify {path}` lists every damaged file; rebuild the snapshot)") from None
+        self.analyzer = self._index.analyzer  # the language analyzer of the index (None: English)
         if self._index.num_docs != len(self):
             raise SnapshotError(
                 f"index {path / 'index'} has {self._index.num_docs} documents, docs.arrow has {len(self)}"
@@ -157,7 +158,7 @@ class Snapshot:
     def _results(self, query: str, hits: list[tuple[int, float]]) -> list[SearchResult]:
         """Ranked ``(doc_id, score)`` pairs as results with titles and snippets."""
         ids = [doc_id for doc_id, _score in hits]
-        needles = snippet_needles(query)
+        needles = snippet_needles(query, self.analyzer)
         return [
             SearchResult(doc_id, title, score, make_snippet(text, needles), source_id)
             for (doc_id, score), title, text, source_id in zip(hits, self._titles.many(ids), self._texts.many_bytes(ids),

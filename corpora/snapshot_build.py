@@ -26,8 +26,9 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.build_language import IndexingCheck, choose_language
 from stillweb.corpora.errors import UsageError, writing
-from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder
+from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder, with_language
 from stillweb.corpora.manifest import content_fingerprint, write_manifest
 from stillweb.corpora.graph_stats import InfoboxCounts
 from stillweb.corpora.graph_writer import GraphWriter
@@ -47,10 +48,11 @@ _WRITE_BATCH = 2_048
 
 @dataclass
 class BuildResult:
-    """What a build produced: the final path and its manifest."""
+    """What a build produced: the final path, its manifest, and what to tell the user (language, warnings)."""
 
     path: Path
     manifest: dict
+    notes: tuple[str, ...] = ()
 
 
 def render_fact_box(page: ParsedPage) -> str:
@@ -245,6 +247,8 @@ def build_snapshot(
     passage_level: bool = False,
     url_template: str | None = None,
     source_heads: bool = False,
+    language: str | None = None,
+    declared_language: str | None = None,
 ) -> BuildResult:
     """Parse ``pages`` and write a complete snapshot at ``out`` (replacing one that is there).
 
@@ -263,9 +267,14 @@ def build_snapshot(
     :data:`~stillweb.corpora.index.PASSAGE_INDEX_PARAMETERS`. A document whose source gives
     no URL gets ``url_template`` filled with ``{title}``/``{id}``, else an empty URL. ``source_heads`` (wiki-18
     rows, unsplit) keeps each row's head as written in a ``source_head`` column (:meth:`Snapshot.contents_of`).
+    ``language`` picks the analyzer (:mod:`stillweb.corpora.analyzers`; default: ``declared_language``,
+    the source's own, else detected from the first pages); the result's notes say what was chosen
+    and warn when the analyzer would index the text poorly.
     """
     check_url_template(url_template)
-    index_parameters = PASSAGE_INDEX_PARAMETERS if passage_level or passage_words else INDEX_PARAMETERS
+    pages, language, notes = choose_language(pages, language, declared_language)
+    passage = passage_level or passage_words
+    index_parameters = with_language(PASSAGE_INDEX_PARAMETERS if passage else INDEX_PARAMETERS, language)
     account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -290,8 +299,9 @@ def build_snapshot(
             else:
                 parsed_chunks = map(_parse_chunk, chunks)
             docs = _DocsWriter(tmp, url_template, source_heads and not passage_words)
-            index = IndexBuilder(tmp / "index", title_in_body=index_parameters is PASSAGE_INDEX_PARAMETERS,
+            index = IndexBuilder(tmp / "index", title_in_body=bool(passage), language=language,
                                  title_once=index_parameters.get("title") == TITLE_FIRST_PASSAGE)
+            check = IndexingCheck(language)
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
             for chunk in parsed_chunks:
                 for position, page in chunk:
@@ -305,6 +315,7 @@ def build_snapshot(
                         titles.append(piece.title)
                         docs.add(doc_id, piece, piece_text)
                         index.add(doc_id, piece.title, piece_text)
+                        check.add(piece_text)
                         if number == 0:
                             graph.add_page(doc_id, page)
                             infobox.add(page)
@@ -336,7 +347,8 @@ def build_snapshot(
             }
             manifest = write_manifest(tmp, manifest)
             exchange_into_place(tmp, out)
-            return BuildResult(out, manifest)
+            warning = check.warning()
+            return BuildResult(out, manifest, tuple(notes) + ((f"warning: {warning}",) if warning else ()))
         except BaseException:
             if pool is not None:
                 pool.terminate()

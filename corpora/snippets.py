@@ -7,6 +7,7 @@ is pinned by ``tests/corpora/test_search_golden.py``.
 
 from __future__ import annotations
 
+from stillweb.corpora.analyzers import BigramAnalyzer
 from stillweb.corpora.index import query_terms
 
 __all__ = ["SNIPPET_CHARS", "make_snippet", "snippet_needles"]
@@ -15,9 +16,10 @@ SNIPPET_CHARS = 240
 _NEVER = 1 << 62  # the position of a needle with no further occurrence: it never fits a window
 
 
-def snippet_needles(query: str) -> list[bytes]:
-    """The byte strings a snippet looks for: the query's lowercased terms, UTF-8 encoded."""
-    return [term.encode("utf-8") for term in query_terms(query)]
+def snippet_needles(query: str, analyzer: BigramAnalyzer | None = None) -> list[bytes]:
+    """The byte strings a snippet looks for: the query's lowercased terms, UTF-8 encoded
+    (``analyzer``: the snapshot's language analyzer, ``None`` for English)."""
+    return [term.encode("utf-8") for term in query_terms(query, analyzer)]
 
 
 def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) -> str:

@@ -72,6 +72,22 @@ def read_dump(
         yield from _read_pages(path, stream, skip_bad, stats)
 
 
+_DUMP_LANGUAGE = re.compile(rb'<mediawiki[^>]*\sxml:lang="([A-Za-z-]+)"|<dbname>([a-z_]+?)wiki</dbname>')
+
+
+def dump_language(path: str | PathLike[str]) -> str | None:
+    """The language a dump declares in its head (``<mediawiki xml:lang="zh">``, else ``<dbname>zhwiki``), or ``None``.
+
+    Only the first 64 KiB are read (the root element and ``<siteinfo>`` come first).
+    """
+    with _open_dump(Path(path)) as stream:
+        head = stream.read(65_536)
+    match = _DUMP_LANGUAGE.search(head)
+    if match is None:
+        return None
+    return re.split("[-_]", (match.group(1) or match.group(2)).decode("ascii").lower())[0]  # zh_yue -> zh
+
+
 def _open_dump(path: Path) -> BinaryIO:
     """Open ``path`` for reading, decompressing bzip2 (recognised by its magic bytes)."""
     with path.open("rb") as probe:
