@@ -36,7 +36,7 @@ import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym
 
 __all__ = [
     "RecordEpisodes", "ReplayResult", "RerunRecord", "replay", "rerun", "UNRECORDED_INFO_KEYS",
-    "header_record", "reset_record", "step_record",
+    "header_record", "reset_record", "step_record", "open_recording",
 ]
 
 UNRECORDED_INFO_KEYS = ("messages", "messages_kept")
@@ -160,7 +160,7 @@ def replay(path: str | Path, **kwarg_overrides: Any) -> ReplayResult:
     recorded path or fingerprint (:func:`~stillweb.envs.runs.recorded_snapshot.locate_snapshot`).
     Raises ``ValueError`` naming the line if the file is not a recording.
     """
-    header, lines = _open_recording(Path(path))
+    header, lines = open_recording(Path(path))
     if "snapshot" in kwarg_overrides:
         used = f"snapshot {kwarg_overrides['snapshot']} (given)"
     else:
@@ -231,7 +231,7 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
         env.close()
 
 
-def _open_recording(path: Path) -> tuple[dict[str, Any], Iterator[tuple[int, dict[str, Any]]]]:
+def open_recording(path: Path) -> tuple[dict[str, Any], Iterator[tuple[int, dict[str, Any]]]]:
     """The header of a recording and an iterator over its other (line number, record) pairs."""
     lines = _read(path)
     header = next(lines, (0, {}))[1]
