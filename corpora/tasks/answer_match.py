@@ -15,6 +15,14 @@ task set is scored by is stored with it (``answer_match``); each rule has its no
 - ``f1``: the token F1 of HotpotQA's official ``hotpot_evaluate_v1.py`` (same normalization;
   ``yes``/``no``/``noanswer`` must match exactly), the best over the golden answers.
 
+Chinese (and Japanese, Korean) answers, in the ``stillweb`` and ``em`` rules: an answer holding
+a Han, Kana or Hangul character, or a full-width form, first has its full-width forms folded to
+ASCII, its CJK punctuation (。，、《》「」“”…) dropped, traditional characters read as simplified
+(:mod:`stillweb.corpora.chinese`), and the spaces beside CJK characters removed (Chinese writes
+none); there are no articles to drop. ``stillweb`` also reads 1949年10月1日 as 1949-10-01, and its
+token F1 counts each CJK character as a token, as CMRC 2018's evaluation does. Answers without
+such characters are normalized exactly as before (Search-R1's ``em`` byte for byte).
+
 :func:`match_score` scores a prediction under any rule.
 
 >>> em_score("The Eiffel Tower.", ["eiffel tower"]), subem_score("It is Paris, France", ["paris"])
@@ -25,6 +33,8 @@ task set is scored by is stored with it (``answer_match``); each rule has its no
 'battle of hastings'
 >>> answers_match("February 12, 1809", ["1809-02-12"]), answers_match("1,000", ["1000"])
 (True, True)
+>>> em_score("中華人民共和國。", ["中华人民共和国"]), answers_match("1949年10月1日", ["1949-10-01"])
+(1.0, True)
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
+from stillweb.corpora.chinese import fold_to_simplified
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.wikitext.dates import MONTH_NUMBERS
 
@@ -60,6 +71,19 @@ _ACRONYM = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}")  # U.S.A. -> usa
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _NON_WORD = re.compile(r"[^\w\s.-]|(?<!\d)[.-]|[.-](?!\d)")  # keep 1.5 and 1809-02-12
 _SPACES = re.compile(r"\s+")
+# Han (with extensions and compatibility ideographs), Hiragana, Katakana and Hangul syllables: the
+# characters Chinese, Japanese and Korean answers are written in, without spaces between words.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
+_CJK_OR_WIDE = re.compile(f"[{_CJK}\u3000-\u303f\uff00-\uffef]")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_SPACE_BY_CJK = re.compile(f"\\s+(?=[{_CJK}])|(?<=[{_CJK}])\\s+")
+_WIDE_TO_ASCII = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}  # ！..～ -> !..~
+# CJK punctuation (the CJK Symbols and Punctuation block but its letters 々〆〇), general punctuation
+# Chinese text uses (dashes, curly quotes, ellipsis, middle dots) and the half-width forms' marks:
+_CJK_PUNCTUATION = {code: 0x20 for code in [*range(0x3001, 0x3005), *range(0x3008, 0x3021), *range(0x3030, 0x3031),
+                                            *range(0x303D, 0x3040), *range(0x2010, 0x2028), 0x00B7, 0x30FB,
+                                            *range(0xFF61, 0xFF66)]}
+_CJK_DATE = re.compile(r"(?P<year>\d{1,4})\s*年\s*(?P<month>[01]?\d)\s*月(?:\s*(?P<day>[0-3]?\d)\s*[日号])?")
 
 
 def check_answer_match(rule: object) -> str:
@@ -75,8 +99,22 @@ def qa_normalize(text: str) -> str:
     >>> qa_normalize("  The  U.S.A.! ")
     'usa'
     """
-    text = str(text).lower().translate(_PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+    text = str(text)
+    chinese = _CJK_OR_WIDE.search(text) is not None
+    if chinese:
+        text = _fold_cjk(text)
+    text = text.lower().translate(_PUNCTUATION)
+    text = " ".join(_ARTICLES.sub(" ", text).split())
+    return _SPACE_BY_CJK.sub("", text) if chinese else text
+
+
+def _fold_cjk(text: str) -> str:
+    """Full-width forms as ASCII, CJK punctuation as spaces, traditional characters as simplified.
+
+    >>> _fold_cjk("（中國）：１９４９，")
+    '(中国):1949,'
+    """
+    return fold_to_simplified(text.translate(_WIDE_TO_ASCII).translate(_CJK_PUNCTUATION))
 
 
 def em_score(prediction: str, golds: Iterable[str]) -> float:
@@ -120,15 +158,23 @@ def normalize_answer(text: str) -> str:
     >>> normalize_answer("  3,500.50 km ")
     '3500.5 km'
     """
-    text = unicodedata.normalize("NFKD", str(text))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    text = str(text)
+    chinese = _CJK_OR_WIDE.search(text) is not None
+    if chinese:
+        text = _CJK_DATE.sub(_iso_date, _fold_cjk(text))
+    text = unicodedata.normalize("NFKD", text)
+    # Accents go; kana voicing marks (U+3099, U+309A) are not accents: が is not か.
+    text = "".join(ch for ch in text if not unicodedata.combining(ch) or ch in "\u3099\u309a").casefold()
+    if chinese:
+        text = unicodedata.normalize("NFC", text)  # が again, not か and a lone mark
     for pattern in _DATE_PATTERNS:
         text = pattern.sub(_iso_date, text)
     text = _NUMBER.sub(_plain_number, text)
     text = _ACRONYM.sub(lambda match: match.group(0).replace(".", ""), text)
     text = _NON_WORD.sub(" ", text)
     text = _ARTICLES.sub(" ", text)
-    return _SPACES.sub(" ", text).strip()
+    text = _SPACES.sub(" ", text).strip()
+    return _SPACE_BY_CJK.sub("", text) if chinese else text
 
 
 def answers_match(prediction: str, golds: Iterable[str]) -> bool:
@@ -149,14 +195,21 @@ def token_f1(prediction: str, gold: str) -> float:
     >>> token_f1("Charles Darwin", "Darwin")
     0.6666666666666666
     """
-    predicted = normalize_answer(prediction).split()
-    expected = normalize_answer(gold).split()
+    predicted = _f1_tokens(normalize_answer(prediction))
+    expected = _f1_tokens(normalize_answer(gold))
     common = sum((Counter(predicted) & Counter(expected)).values())
     if common == 0:
         return 0.0
     precision = common / len(predicted)
     recall = common / len(expected)
     return 2 * precision * recall / (precision + recall)
+
+
+def _f1_tokens(normalized: str) -> list[str]:
+    """Words, with each CJK character a token of its own (CMRC 2018's mixed segmentation)."""
+    if _CJK_CHAR.search(normalized) is None:
+        return normalized.split()
+    return _CJK_CHAR.sub(lambda match: f" {match.group(0)} ", normalized).split()
 
 
 def best_f1(prediction: str, golds: Iterable[str]) -> float:
