@@ -110,6 +110,17 @@ class AppsEnv(TextEnv):
         self._error_seed = 0
         self._episode: _Episode | None = None
 
+    @classmethod
+    def for_adapters(cls, snapshot: Any, tasks: Any, split: str, **env_kwargs: Any) -> "AppsEnv":
+        """The app world for a trainer adapter: ``tasks`` an app task set (default ``"core"``); no ``tools``
+        whitelist (the endpoints are the tools)."""
+        env_kwargs.pop("tools", None)
+        return cls(snapshot, "core" if tasks is None else tasks, split, **env_kwargs)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The endpoints' OpenAI definitions and the ``answer`` function."""
+        return self.registry.schemas() + [ANSWER_SCHEMA]
+
     # -- Gymnasium API ------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:

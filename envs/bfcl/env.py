@@ -32,7 +32,7 @@ from stillweb.envs.bfcl.api import BfclWorld, guard_arguments
 from stillweb.envs.bfcl.check import BfclChecks, Call, score_bfcl_episode
 from stillweb.envs.bfcl.data import API_CLASSES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, bfcl_version, function_docs
 from stillweb.envs.bfcl.prompt import ADDED_FUNCTIONS_PROMPT, REPLY_SCHEMA, openai_schema
-from stillweb.envs.bfcl.splits import bfcl_tasks
+from stillweb.envs.bfcl.splits import BFCL_SPLITS, bfcl_tasks
 from stillweb.envs.bfcl.state import state_diff, state_fingerprint
 from stillweb.envs.core.counts import EpisodeCounts
 from stillweb.envs.core.degenerate import ActionChecks
@@ -123,6 +123,13 @@ class BfclEnv(TextEnv):
         self._seed = 0
         self._prompts: dict[str, tuple[str, frozenset[str]]] = {}
         self._episode: _Episode | None = None
+
+    @classmethod
+    def for_adapters(cls, snapshot: Any, tasks: Any, split: str, **env_kwargs: Any) -> "BfclEnv":
+        """BFCL-v0 for a trainer adapter: no snapshot, ``tasks`` as task ids, its own splits (``"default"`` for
+        any other), no ``tools`` whitelist (a task offers its functions)."""
+        env_kwargs.pop("tools", None)
+        return cls(split=split if split in BFCL_SPLITS else "default", tasks=tasks, **env_kwargs)
 
     # -- Gymnasium API ------------------------------------------------------------------
 

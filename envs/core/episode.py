@@ -30,6 +30,7 @@ A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``, wh
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,6 +194,37 @@ class TextEnv(gym.Env[str, str]):
     def limits_overridden(self) -> bool:
         """Whether the current episode's budget came from its reset's ``options["limits"]``."""
         return self.limits is not self.env_limits
+
+    # -- what the trainer adapters read (TRL, verl, SkyRL, OpenEnv, verifiers; envs/integrations/) -----
+
+    @classmethod
+    def for_adapters(cls, snapshot: Any, tasks: Any, split: str, **env_kwargs: Any) -> "TextEnv":
+        """The environment a trainer adapter drives (``tool_format="openai"``, one call per step): by default
+        ``cls(snapshot=..., tasks=..., split=..., **env_kwargs)`` without the arguments among ``snapshot``,
+        ``split``, ``tools`` and ``max_calls_per_turn`` that the constructor does not take. An environment whose
+        construction differs (other task sources, no tool whitelist) overrides it."""
+        parameters = inspect.signature(cls.__init__).parameters
+        if "tool_format" not in parameters and not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+            raise UsageError(f"{cls.__name__} takes no tool_format: the trainer adapters step it in the 'openai' format")
+        given = {"snapshot": snapshot, "tasks": tasks, "split": split, **env_kwargs}
+        optional = ("snapshot", "split", "tools", "max_calls_per_turn")
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+        return cls(**{name: value for name, value in given.items()
+                      if takes_any or name in parameters or name not in optional})
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function definitions of every call the current episode accepts, the answer among them (what
+        the adapters offer as functions; default: the ``registry``'s schemas)."""
+        registry = getattr(self, "registry", None)
+        if registry is None:
+            raise UsageError(f"{type(self).__name__} has no tool registry: give it one or override tool_schemas()")
+        return registry.schemas()
+
+    def instructions(self) -> str:
+        """The system message when the tools go to the model as functions (TRL, verl): the reset's system
+        prompt without its tool list (the part before ``# Tools``); call after a reset."""
+        head = self._episode.messages[0] if self._episode is not None and self._episode.messages else {}
+        return head.get("content", "").split("\n\n# Tools", 1)[0] if head.get("role") == "system" else ""
 
     # -- the skeleton ---------------------------------------------------------------------
 

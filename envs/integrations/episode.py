@@ -1,8 +1,10 @@
-"""One WikiQA episode driven by tool calls (a name and JSON arguments) instead of policy text.
+"""One episode of any registered text environment driven by tool calls (a name and JSON arguments)
+instead of policy text.
 
 Trainers that parse the model's tool calls themselves (TRL, verl, verifiers, MCP
 clients) hand an adapter ``(name, arguments)``, not text. :class:`ToolEpisode`
-turns each call into one step of a :class:`~stillweb.envs.wikiqa.env.WikiQAEnv` in
+turns each call into one step of the :class:`~stillweb.envs.core.episode.TextEnv` registered as
+``env_id`` (:func:`text_env`: ``WikiQA-v0`` by default, any other registered one alike) in
 the ``openai`` format (the call written as ``{"name": ..., "arguments": ...}``),
 so limits, validation, error observations and rewards are the environment's
 own: the text a tool call returns is the ``content`` of the tool message that
@@ -21,48 +23,53 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
+
+from stillweb.envs.registration import ENV_IDS
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.agents.scripted import write_call
+from stillweb.envs.core.episode import TextEnv
 from stillweb.envs.core.task_loader import TaskSource
-from stillweb.envs.wikiqa.env import WikiQAEnv
 
-__all__ = ["DEFAULT_TOOLS", "INSTRUCTIONS", "TEXT_ENV_IDS", "ToolEpisode", "ToolStep", "text_env", "tool_content"]
-
-# The environments the adapters can run (``env_id``).
-TEXT_ENV_IDS = ("stillweb/WikiQA-v0", "stillweb/Apps-v0", "stillweb/BFCL-v0")
+__all__ = ["DEFAULT_TOOLS", "ToolEpisode", "ToolStep", "text_env", "text_env_ids", "tool_content"]
 
 
-def text_env(snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train",
-             env_id: str = "stillweb/WikiQA-v0", **env_kwargs: Any):
-    """The text environment ``env_id`` (one of :data:`TEXT_ENV_IDS`) the adapters drive.
+def text_env(snapshot: str | Path | None, tasks: TaskSource | None = None, split: str = "train",
+             env_id: str = "stillweb/WikiQA-v0", **env_kwargs: Any) -> TextEnv:
+    """The text environment registered as ``env_id`` (any Gymnasium id whose entry point is a
+    :class:`~stillweb.envs.core.episode.TextEnv`), made by its :meth:`~stillweb.envs.core.episode.TextEnv.for_adapters`
+    with the registration's kwargs under ``env_kwargs``; ``UsageError`` naming the text environments otherwise."""
+    env_class = _text_env_class(env_id)
+    if env_class is None:
+        raise UsageError(f"the adapters run a registered TextEnv ({', '.join(text_env_ids())}), not {env_id!r}")
+    return env_class.for_adapters(snapshot, tasks, split, **{**gym.spec(env_id).kwargs, **env_kwargs})
 
-    ``Apps-v0`` takes an app task set (default ``"core"``) and no ``tools`` whitelist; ``BFCL-v0``
-    takes no snapshot, ``tasks`` as task ids, its own splits (``"default"`` for any other) and ``category``.
-    """
-    if env_id == "stillweb/BFCL-v0":
-        from stillweb.envs.bfcl.env import BfclEnv
-        from stillweb.envs.bfcl.splits import BFCL_SPLITS
 
-        env_kwargs.pop("tools", None)
-        return BfclEnv(split=split if split in BFCL_SPLITS else "default", tasks=tasks, **env_kwargs)
-    if env_id == "stillweb/Apps-v0":
-        from stillweb.envs.apps.env import AppsEnv
+def text_env_ids() -> tuple[str, ...]:
+    """The registered ids whose environment is a ``TextEnv``, sorted: stillweb's (:mod:`stillweb.envs.registration`)
+    and those registered with the class itself (another package's, registered by a module path, is not imported
+    to find out; :func:`text_env` takes it all the same)."""
+    candidates = [env_id for env_id, spec in gym.registry.items()
+                  if env_id in ENV_IDS or not isinstance(spec.entry_point, str)]
+    return tuple(sorted(env_id for env_id in candidates if _text_env_class(env_id) is not None))
 
-        env_kwargs.pop("tools", None)
-        return AppsEnv(snapshot, "core" if tasks is None else tasks, split, **env_kwargs)
-    if env_id == "stillweb/WikiQA-v0":
-        return WikiQAEnv(snapshot, tasks, split, **env_kwargs)
-    raise UsageError(f"the adapters run {' or '.join(TEXT_ENV_IDS)}, not {env_id!r}")
+
+def _text_env_class(env_id: str) -> type[TextEnv] | None:
+    spec = gym.registry.get(env_id) if isinstance(env_id, str) else None
+    if spec is None or spec.entry_point is None:
+        return None
+    try:
+        creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+    except (ImportError, AttributeError, gym.error.Error):  # an optional extra that is not installed
+        return None
+    return creator if isinstance(creator, type) and issubclass(creator, TextEnv) else None
+
 
 # The research tools an adapter offers by default: python needs bubblewrap on the trainer's machine,
 # so it is opt-in (``tools=[..., "python"]``).
 DEFAULT_TOOLS = ("search", "open", "find", "calculator", "answer")
 
-INSTRUCTIONS = (
-    "You are a research assistant. Use the tools to search the document collection, open and read "
-    "documents, and answer only when the evidence supports the answer. Finish by calling the answer "
-    "tool with the answer text and the doc ids you cite."
-)
 ENDED = "The episode has ended ({reason}): no more tool calls are run."
 
 
@@ -83,14 +90,15 @@ class ToolStep:
 
 
 class ToolEpisode:
-    """A :class:`WikiQAEnv` (``tool_format="openai"``) stepped one tool call at a time.
+    """A registered :class:`~stillweb.envs.core.episode.TextEnv` (``tool_format="openai"``) stepped one tool
+    call at a time.
 
     Args:
         snapshot: the snapshot directory.
-        tasks, split: the task source and split, as for :class:`WikiQAEnv`.
+        tasks, split: the task source and split, as the environment takes them.
         tools: the offered tools (default :data:`DEFAULT_TOOLS`; not used by ``Apps-v0``, which offers its endpoints).
-        env_id: ``"stillweb/WikiQA-v0"`` (default) or ``"stillweb/Apps-v0"`` (the app world's endpoints;
-            ``tasks`` is an app task set; after an answer the next call's text is the next user turn).
+        env_id: ``"stillweb/WikiQA-v0"`` (default) or any registered text environment (:func:`text_env_ids`;
+            ``Apps-v0``: ``tasks`` is an app task set; after an answer the next call's text is the next user turn).
         **env_kwargs: any other argument of the env (``max_turns``, ``reward``, ``error_rate``...);
             ``max_calls_per_turn`` is 1: each tool call is one step.
     """
@@ -100,7 +108,6 @@ class ToolEpisode:
                  **env_kwargs: Any) -> None:
         if "tool_format" in env_kwargs:
             raise UsageError("ToolEpisode always steps its env in the 'openai' format; do not pass tool_format")
-        self.apps = env_id in ("stillweb/Apps-v0", "stillweb/BFCL-v0")  # user turns, functions of their own
         self.env = text_env(snapshot, tasks, split, env_id, tool_format="openai", tools=None if tools is None else list(tools),
                             max_calls_per_turn=1, **env_kwargs)
         self.last: ToolStep | None = None
@@ -112,13 +119,9 @@ class ToolEpisode:
         return self.env.registry
 
     def schemas(self) -> list[dict]:
-        """OpenAI function definitions of every call the episode accepts (the app world's
-        endpoints and its ``answer``, or the registry's tools, ``answer`` among them)."""
-        from stillweb.envs.apps.prompt import ANSWER_SCHEMA
-
-        if hasattr(self.env, "tool_schemas"):  # BFCL-v0: the functions its task offers now
-            return self.env.tool_schemas()
-        return self.env.registry.schemas() + ([ANSWER_SCHEMA] if self.apps else [])
+        """OpenAI function definitions of every call the episode accepts, ``answer`` among them
+        (the environment's :meth:`~stillweb.envs.core.episode.TextEnv.tool_schemas`)."""
+        return self.env.tool_schemas()
 
     @property
     def done(self) -> bool:
@@ -131,16 +134,15 @@ class ToolEpisode:
         return self.last.reward if self.last is not None and self.last.done else 0.0
 
     def reset(self, task_id: str | None = None, seed: int | None = None) -> str:
-        """Start the episode of ``task_id`` (or the seed's task); returns the question.
+        """Start the episode of ``task_id`` (or the seed's task); returns the reset's user message (the question,
+        or an app environment's first user turn).
 
         Raises ``ValueError`` for an unknown task id.
         """
         options = {"task_id": task_id} if task_id is not None else None
         _, self.info = self.env.reset(seed=seed, options=options)
         self.last = None
-        if self.apps:  # the first user turn, with whose apps the agent operates
-            return self.info["messages"][-1]["content"]
-        return self.env.unwrapped.tasks.by_id(self.info["task_id"]).question
+        return self.info["messages"][-1]["content"]  # the reset's user message: the question, or the first user turn
 
     def call(self, name: str, arguments: Any) -> ToolStep:
         """Run one tool call as one env step; never raises on the policy's name or arguments."""

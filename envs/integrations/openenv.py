@@ -65,22 +65,22 @@ class StillwebState(State):
 
 
 class StillwebEnvironment(Environment[StillwebAction, StillwebObservation, StillwebState]):
-    """A :class:`WikiQAEnv` (or, with ``env_id="stillweb/Apps-v0"``, an app-world env) as an OpenEnv environment; ``env_kwargs`` are its arguments."""
+    """A registered text environment (``env_id``, default ``stillweb/WikiQA-v0``; :func:`~stillweb.envs.integrations.episode.text_env`)
+    as an OpenEnv environment; ``env_kwargs`` are its arguments."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session gets its own instance; the snapshot is read-only
 
     def __init__(self, snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train", **env_kwargs: Any) -> None:
         super().__init__()
-        self.env = text_env(snapshot, tasks, split, **env_kwargs)  # env_id="stillweb/Apps-v0": the app world
-        snapshot = getattr(self.env, "snapshot", None)  # BFCL-v0 reads the bfcl-eval package, not a snapshot
-        self._state = StillwebState(snapshot_fingerprint=snapshot.fingerprint if snapshot is not None else self.env.data_fingerprint)
+        self.env = text_env(snapshot, tasks, split, **env_kwargs)  # any registered TextEnv: env_id in env_kwargs
+        self._state = StillwebState(snapshot_fingerprint=_data_fingerprint(self.env))
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None,
               **kwargs: Any) -> StillwebObservation:
         """Start the episode of ``task_id`` (or the seed's task); the observation text is the prompt."""
         text, info = self.env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
         self._state = StillwebState(episode_id=episode_id, task_id=info["task_id"],
-                                    snapshot_fingerprint=info["snapshot_fingerprint"])
+                                    snapshot_fingerprint=info.get("snapshot_fingerprint", self._state.snapshot_fingerprint))
         return _observation(text, 0.0, False, False, info)
 
     def step(self, action: StillwebAction, timeout_s: float | None = None, **kwargs: Any) -> StillwebObservation:
@@ -127,6 +127,13 @@ def create_app(snapshot: str | Path, tasks: TaskSource | None = None, split: str
 
     return openenv_create_app(factory, StillwebAction, StillwebObservation, env_name="stillweb",
                               max_concurrent_envs=max_concurrent_envs)
+
+
+def _data_fingerprint(env: Any) -> str:
+    """What the env's tasks come from: its snapshot's fingerprint, else its own ``data_fingerprint`` (BFCL-v0:
+    the bfcl-eval package), else empty."""
+    snapshot = getattr(env, "snapshot", None)
+    return snapshot.fingerprint if snapshot is not None else str(getattr(env, "data_fingerprint", ""))
 
 
 def _observation(text: str, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]) -> StillwebObservation:

@@ -39,7 +39,8 @@ from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.envs.agents.loop import play_episode
 from stillweb.envs.agents.scripted import ReferenceAgent
-from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, tool_content
+from stillweb.envs.integrations.episode import DEFAULT_TOOLS, tool_content
+from stillweb.envs.wikiqa.prompt import INSTRUCTIONS
 from stillweb.envs.wikiqa.env import WikiQAEnv
 from stillweb.sandboxes.formats import get_format
 

@@ -40,7 +40,8 @@ SKYRL_ENV_ID = "stillweb-wikiqa"
 
 
 class StillwebTextEnv(BaseTextEnv):
-    """A :class:`WikiQAEnv` episode (or an app-world one: ``env_id`` in ``env_config``) as a SkyRL-gym text environment."""
+    """An episode of a registered text environment (``env_id`` in ``env_config``, default ``stillweb/WikiQA-v0``;
+    :func:`~stillweb.envs.integrations.episode.text_env`) as a SkyRL-gym text environment."""
 
     def __init__(self, env_config: Mapping[str, Any] | Any, extras: Mapping[str, Any] | None = None) -> None:
         super().__init__()
@@ -50,7 +51,7 @@ class StillwebTextEnv(BaseTextEnv):
         if settings.get("env_id") == MIXTURE_ENV_ID:  # several registered envs, picked per reset from the seed
             self.env = MixtureEnv(**{key: value for key, value in settings.items() if key != "env_id"})
         else:
-            self.env = text_env(**settings)  # env_id="stillweb/Apps-v0" in env_config: the app world
+            self.env = text_env(**settings)  # any registered TextEnv: env_id in env_config
         self.max_turns = self.env.limits.max_turns if hasattr(self.env, "limits") else self.env.max_turns
         self.extras = _plain(extras or {})
         self.info: dict[str, Any] = {}

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
+from stillweb.envs.integrations.episode import DEFAULT_TOOLS, ToolEpisode
 from stillweb.envs.core.task_loader import TaskSource
 
 __all__ = ["StillwebToolEnv", "environment_factory", "task_dataset", "python_type"]
@@ -78,8 +78,9 @@ def task_dataset(snapshot: str | Path, tasks: TaskSource | None = None, split: s
 
     Each prompt is the environment's own: the user message is what ``env_id`` shows at the task's reset (for
     ``Apps-v0`` and ``BFCL-v0`` the first user turn, after the line saying whose apps the agent operates);
-    the system message is ``system``, else :data:`INSTRUCTIONS` for ``WikiQA-v0`` and the environment's own
-    preamble for the others (its system prompt without the tool list, which TRL passes as functions).
+    the system message is ``system``, else the environment's own instructions
+    (:meth:`~stillweb.envs.core.episode.TextEnv.instructions`: its system prompt without the tool list, which
+    TRL passes as functions; ``WikiQA-v0``'s research instructions).
     ``tasks`` and ``env_kwargs`` are resolved as the environment does (``None``: the snapshot's first set).
     """
     from datasets import Dataset
@@ -88,8 +89,7 @@ def task_dataset(snapshot: str | Path, tasks: TaskSource | None = None, split: s
     rows = []
     for task in episode.env.unwrapped.tasks:
         user = episode.reset(task_id=task.task_id)
-        preamble = system or (INSTRUCTIONS if not episode.apps else
-                              episode.info["messages"][0]["content"].split("\n\n# Tools", 1)[0])
+        preamble = system or episode.env.unwrapped.instructions()
         rows.append({"prompt": [{"role": "system", "content": preamble}, {"role": "user", "content": user}],
                      "task_id": task.task_id, "answer": task.answer})
     return Dataset.from_list(rows)

@@ -29,7 +29,7 @@ __all__ = ["openenv_config", "openenv_taskset"]
 def openenv_config(base_url: str, snapshot: str | Path, tasks: TaskSource | None = None, split: str = "train",
                    limit: int | None = None, env_id: str = "stillweb/WikiQA-v0") -> OpenEnvConfig:
     """verifiers' ``OpenEnvConfig``: ``base_url`` and one ``{"task_id": ...}`` reset per task (the first ``limit``);
-    ``env_id`` is the server's environment (``stillweb/Apps-v0`` for an app task set)."""
+    ``env_id`` is the server's environment (any registered text environment)."""
     task_ids = [task.task_id for task in text_env(snapshot, tasks, split, env_id).tasks][:limit]  # the env's own resolution
     return OpenEnvConfig(id="openenv", base_url=base_url, resets=[{"task_id": task_id} for task_id in task_ids])
 

@@ -33,7 +33,8 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.export import verl_row
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
-from stillweb.envs.integrations.episode import DEFAULT_TOOLS, INSTRUCTIONS, ToolEpisode
+from stillweb.envs.integrations.episode import DEFAULT_TOOLS, ToolEpisode
+from stillweb.envs.wikiqa.prompt import INSTRUCTIONS
 from stillweb.corpora.tasks.answer_match import match_score
 from stillweb.sandboxes.formats import get_format
 

@@ -47,6 +47,7 @@ from stillweb.envs.core.turn_budget import turn_budget, warn_if_short
 from stillweb.corpora.tasks.answer_match import normalize_answer
 from stillweb.envs.core.counts import WikiQACounts
 from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, RewardParts, score_episode
+from stillweb.envs.wikiqa.prompt import INSTRUCTIONS
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.frozen import FrozenTool
@@ -157,6 +158,10 @@ class WikiQAEnv(TextEnv):
         self._picker = TaskPicker(self.tasks, "wikiqa")
         self._episode: _Episode | None = None
         self._search_settings = SearchSettings(self.retrieval, self.search_noise)
+
+    def instructions(self) -> str:
+        """The research assistant's instructions when the tools go to the model as functions (:data:`INSTRUCTIONS`)."""
+        return INSTRUCTIONS
 
     # -- Gymnasium API ------------------------------------------------------------------
 
