@@ -88,6 +88,9 @@ def register(subparsers) -> None:
     wikipedia.add_argument("--skip-bad", action="store_true", help="count and skip malformed pages instead of failing")
     wikipedia.add_argument("--ray", action="store_true",
                            help="read and parse shards (bzip2 streams, page ranges) as Ray tasks; same snapshot")
+    wikipedia.add_argument("--script", choices=("hans", "hant"),
+                           help="a Chinese dump's script: hans (simplified, the default for a zh dump) or hant "
+                                "(traditional); language-conversion markup resolved, titles kept as written")
     wikipedia.set_defaults(handler=_run_wikipedia)
 
     corpus = sources.add_parser(
@@ -138,7 +141,7 @@ def _run_synthetic(args) -> int:
 def _run_wikipedia(args) -> int:
     return _report(build_wikipedia(args.path, args.out, workers=args.workers, skip_bad=args.skip_bad,
                                    progress=not args.quiet, passages=args.passages, strict=args.strict,
-                                   on_ray=args.ray, language=args.language))
+                                   on_ray=args.ray, language=args.language, script=args.script))
 
 
 def _run_corpus(args) -> int:

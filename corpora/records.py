@@ -57,6 +57,7 @@ class RawPage:
     # wiki-18 rows: the row's ``contents`` before the passage text, as written (``"Title"\n``, quotes
     # kept), so Search-R1's /retrieve serves the corpus's own string; None when the source has none
     source_head: str | None = None
+    script: str | None = None  # a Chinese Wikipedia page: the script to write it in (hans/hant, wikitext/variants.py)
 
 
 @dataclass(frozen=True)

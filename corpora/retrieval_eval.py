@@ -121,12 +121,11 @@ def _score(value: float) -> float:
 def run_baseline(name: str, snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
     """Another engine's BM25 ranking (``"bm25s"`` or ``"pyserini"``, see
     :mod:`stillweb.corpora.retrieval_baselines`) over the same rows as the snapshot, each
-    indexed as ``title + "\\n" + text``, in the snapshot's language."""
+    indexed as ``title + "\\n" + text``."""
     from stillweb.corpora.retrieval_baselines import baseline_index
 
     docs = [snapshot.get(i) for i in range(len(snapshot))]
-    language = snapshot.analyzer.language if snapshot.analyzer is not None else "en"
-    index = baseline_index(name, [f"{d.title}\n{d.text}" for d in docs], language=language)
+    index = baseline_index(name, [f"{d.title}\n{d.text}" for d in docs])
     ids = _document_ids(snapshot)
     qids = list(queries)
     found = index.search([queries[q] for q in qids], min(k, len(docs)))

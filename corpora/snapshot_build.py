@@ -78,7 +78,7 @@ def _parse(page: RawPage | PreParsedPage) -> ParsedPage:
     if not page.is_wikitext:  # a row corpus: the title as given, only whitespace collapsed
         return ParsedPage(title=" ".join(page.title.split()), text=page.text, url=page.url, source_id=page.source_id,
                           source_head=page.source_head)
-    parsed = parse_page(_normalize_title(page.title), page.text)
+    parsed = parse_page(_normalize_title(page.title), page.text, page.script)
     parsed.source_id = page.source_id
     if page.url:
         parsed.url = page.url

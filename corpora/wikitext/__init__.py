@@ -41,26 +41,32 @@ from stillweb.corpora.wikitext.infobox import about_other_subject, infobox_field
 from stillweb.corpora.wikitext.ontology import ontology
 from stillweb.corpora.wikitext.plaintext import Renderer
 from stillweb.corpora.wikitext.titles import normalize_title, template_name, unique
+from stillweb.corpora.wikitext.variants import convert_page
 
 __all__ = ["parse_page", "normalize_title", "classify_value", "clean_text"]
 
 
-def parse_page(title: str, wikitext: str) -> ParsedPage:
+def parse_page(title: str, wikitext: str, script: str | None = None) -> ParsedPage:
     """Parse one article's wikitext into plaintext, links, categories and facts.
 
-    ``title`` is the page title (used for the page kind); ``wikitext`` its source.
-    Raises :class:`TypeError` only when either argument is not a string.
+    ``title`` is the page title (used for the page kind); ``wikitext`` its source. ``script``
+    (``hans`` or ``hant``) reads a Chinese Wikipedia page: its language-conversion markup resolved and
+    its text written in that script (:mod:`~stillweb.corpora.wikitext.variants`; the title stays as
+    written), dates written the Chinese way. Raises :class:`TypeError` only when either argument is
+    not a string.
     """
     if not isinstance(title, str) or not isinstance(wikitext, str):
         raise TypeError(
             f"parse_page(title, wikitext) takes two strings, got {type(title).__name__} "
             f"and {type(wikitext).__name__}"
         )
+    if script is not None:
+        wikitext = convert_page(wikitext, script)
     try:
         code = mwparserfromhell.parse(wikitext)
     except (ParserError, RecursionError):  # pathological nesting: keep the words
         code = Wikicode([Text(MARKUP_RE.sub(" ", wikitext))])
-    renderer = Renderer()
+    renderer = Renderer(chinese=script is not None)
     text = clean_text(renderer.render(code))
     page = ParsedPage(title=title, text=text)
     queue = [(box, position == 0) for position, box in enumerate(renderer.infoboxes)]
@@ -81,7 +87,7 @@ def parse_page(title: str, wikitext: str) -> ParsedPage:
         page.entity_class = ontology().template_class(template_name(renderer.infoboxes[0]))
     if renderer.disambiguation:
         page.kind = "disambiguation"
-    elif title.startswith("List of"):
+    elif title.startswith("List of") or title.endswith(("列表", "一览", "一覽")):
         page.kind = "list"
     page.links = unique(renderer.links)
     page.categories = unique(renderer.categories)

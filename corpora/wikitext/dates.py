@@ -68,6 +68,11 @@ class Date:
             return f"{month} {self.year}"
         return f"{self.day} {month} {self.year}" if self.day_first else f"{month} {self.day}, {self.year}"
 
+    @property
+    def chinese(self) -> str:
+        """As Chinese writes it: ``1809年2月12日``, ``1861年3月``, ``1852年``."""
+        return f"{self.year}年" + (f"{self.month}月" if self.month else "") + (f"{self.day}日" if self.day else "")
+
 
 MONTH_NAMES = (
     "January", "February", "March", "April", "May", "June",
@@ -82,6 +87,7 @@ _ISO_DATE_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
 _MDY_RE = re.compile(r"([A-Za-z]+)\.? (\d{1,2}),? (\d{1,4})")
 _DMY_RE = re.compile(r"(\d{1,2}) ([A-Za-z]+)\.?,? (\d{1,4})")
 _MY_RE = re.compile(r"([A-Za-z]+)\.?,? (\d{3,4})")
+_CHINESE_DATE_RE = re.compile(r"(?:公元)?(\d{1,4})\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号號])?)?")
 _TIME_OF_DAY_RE = re.compile(r",?\s*\d{1,2}:\d{2}(?::\d{2})?(?:\s*(?:UTC|GMT|[AP]M))?\s*$", re.IGNORECASE)
 _YEAR_RE = re.compile(r"\d{1,4}")
 _NUMBER_RE = re.compile(r"[-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
@@ -108,7 +114,7 @@ def make_date(year: str | int, month: str | int | None, day: str | int | None, d
 
 
 def parse_date_text(text: str) -> Date | None:
-    """Read an ISO, month-day-year, day-month-year or month-year date from text."""
+    """Read an ISO, month-day-year, day-month-year, month-year or Chinese (``1809年2月12日``) date from text."""
     text = text.strip()
     if match := _ISO_DATE_RE.fullmatch(text):
         return make_date(match[1], match[2], match[3])
@@ -118,6 +124,8 @@ def parse_date_text(text: str) -> Date | None:
         return make_date(match[3], match[2], match[1], day_first=True)
     if match := _MY_RE.fullmatch(text):
         return make_date(match[2], match[1], None)
+    if match := _CHINESE_DATE_RE.fullmatch(text):
+        return make_date(match[1], match[2], match[3])
     return None
 
 

@@ -26,7 +26,7 @@ from mwparserfromhell.wikicode import Wikicode
 from stillweb.corpora.records import ExtractedFact
 from stillweb.corpora.wikitext.clean import COMMENT_RE, clean_value
 from stillweb.corpora.wikitext.dates import classify_value
-from stillweb.corpora.wikitext.mapping import FieldRule, infobox_mapping
+from stillweb.corpora.wikitext.mapping import FieldRule, infobox_mapping, zh_field_key
 from stillweb.corpora.wikitext.plaintext import LIST_TEMPLATES, Renderer, positional
 from stillweb.corpora.wikitext.titles import is_infobox, normalize_title, template_name, unique
 from stillweb.corpora.wikitext.values import (
@@ -71,7 +71,7 @@ def infobox_fields(template: Template, page: Renderer) -> InfoboxFields:
         result.children.extend(
             child for child in param.value.filter_templates(recursive=False) if is_infobox(template_name(child))
         )
-    params = {_key(param.name): param for param in template.params if param.showkey}
+    params = {_field_key(param.name): param for param in template.params if param.showkey}
     for key, param in params.items():
         if not key or key in _PRESENTATION_KEYS or _PRESENTATION_TOKENS & set(_tokens(key)):
             continue
@@ -133,6 +133,12 @@ def _key(name: Wikicode) -> str:
     return " ".join(COMMENT_RE.sub("", str(name)).split()).lower().replace(" ", "_")
 
 
+def _field_key(name: Wikicode) -> str:
+    """The folded key; a Chinese field name as the English key it stands for (``corpora/infobox_mapping_zh.toml``)."""
+    key = _key(name)
+    return key if key.isascii() else zh_field_key(key)
+
+
 def _tokens(key: str) -> list[str]:
     return [token.rstrip("0123456789") for token in key.split("_")]
 
@@ -144,7 +150,7 @@ def _render_text(code: Wikicode, page: Renderer) -> str:
 def _render(code: Wikicode, page: Renderer) -> tuple[str, Renderer]:
     """Cleaned text of a value and the renderer that saw it (its links and dates go to the page;
     infoboxes inside a value are read as children, not again)."""
-    renderer = Renderer()
+    renderer = Renderer(page.chinese)
     text = clean_value(renderer.render(code))
     renderer.infoboxes.clear()
     page.adopt(renderer)

@@ -26,9 +26,10 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.wikitext.ontology import ontology, property_relation, relation_type
 from stillweb.corpora.wikitext.titles import template_key
 
-__all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "template_key"]
+__all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "template_key", "zh_field_key"]
 
 MAPPING_PATH = Path(__file__).resolve().parent.parent / "infobox_mapping.toml"
+ZH_MAPPING_PATH = Path(__file__).resolve().parent.parent / "infobox_mapping_zh.toml"
 VALUE_TYPES = ("entity", "date", "year", "number", "text")
 
 
@@ -155,6 +156,24 @@ def infobox_mapping() -> InfoboxMapping:
     """The mapping of ``corpora/infobox_mapping.toml`` (loaded once per process)."""
     with open(MAPPING_PATH, "rb") as handle:
         return InfoboxMapping(tomllib.load(handle))
+
+
+def zh_field_key(key: str) -> str:
+    """A Chinese infobox field name (folded) as the English key it stands for, else in simplified characters.
+
+    >>> zh_field_key("出生地點"), zh_field_key("籍贯")
+    ('birth_place', '籍贯')
+    """
+    from stillweb.corpora.wikitext.variants import to_simplified
+
+    simplified = to_simplified(key)
+    return _zh_keys().get(simplified, simplified)
+
+
+@cache
+def _zh_keys() -> dict[str, str]:
+    with open(ZH_MAPPING_PATH, "rb") as handle:
+        return tomllib.load(handle)["keys"]
 
 
 # Entity relations DBpedia maps to one place: only the first link of such a value is the object

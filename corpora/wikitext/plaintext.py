@@ -54,9 +54,11 @@ def _named(template: Template, name: str) -> Wikicode | None:
 
 
 class Renderer:
-    """Turns a parsed tree into plaintext, collecting links, dates and infoboxes."""
+    """Turns a parsed tree into plaintext, collecting links, dates and infoboxes (``chinese``: dates
+    written as Chinese writes them, 1809年2月12日)."""
 
-    def __init__(self) -> None:
+    def __init__(self, chinese: bool = False) -> None:
+        self.chinese = chinese
         self.links: list[str] = []
         self.categories: list[str] = []
         self.dates: list[Date] = []
@@ -128,7 +130,7 @@ class Renderer:
             if date is None:
                 return ""
             self.dates.append(date)
-            return date.readable
+            return date.chinese if self.chinese else date.readable
         if name in LIST_TEMPLATES:
             return "\n".join(self.render(item).strip() for item in positional(template))
         if name.startswith("formatnum:"):

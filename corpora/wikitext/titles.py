@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
 
 from mwparserfromhell.nodes import Template
 
@@ -31,11 +34,11 @@ def namespace_kind(raw: str) -> str:
     colon_first = raw.lstrip().startswith(":")
     prefix = raw.strip().lstrip(":").split(":", 1)[0].strip()
     lowered = prefix.lower().replace("_", " ")
-    if lowered in ("file", "image", "media"):
+    if lowered in _FILE_NAMESPACES:
         return "file"
-    if lowered == "category":
+    if lowered in _CATEGORY_NAMESPACES:
         return "other" if colon_first else "category"
-    if lowered in _NAMESPACES:
+    if lowered in _NAMESPACES or lowered in _ZH_NAMESPACES:
         return "other"
     if _LANGUAGE_PREFIX_RE.fullmatch(prefix):
         return "other" if colon_first else "interlanguage"
@@ -43,10 +46,27 @@ def namespace_kind(raw: str) -> str:
 
 
 def template_name(template: Template) -> str:
-    """Lowercase template name without ``Template:``, comments, underscores or extra spaces."""
+    """Lowercase template name without ``Template:``, comments, underscores or extra spaces; a Chinese
+    name zhwiki redirects to an English template (``人物信息框``) is that template's name."""
     name = _COMMENT_RE.sub("", str(template.name)).replace("_", " ")
     name = SPACES_RE.sub(" ", name).strip().lower()
-    return name[9:].strip() if name.startswith("template:") else name
+    name = name[9:].strip() if name.startswith("template:") else name
+    if name.isascii() or not _HAN_RE.search(name):
+        return name
+    for prefix in _ZH_TEMPLATE_PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix):].strip()
+    from stillweb.corpora.wikitext.variants import to_simplified
+
+    return zh_template_names().get(to_simplified(name), name)
+
+
+@cache
+def zh_template_names() -> dict[str, str]:
+    """Chinese template name (simplified, lowercase) -> the English template it redirects to on zhwiki
+    (``corpora/zhwiki_templates.json``, from the DBpedia extraction framework's zhwiki statistics)."""
+    with open(_ZH_TEMPLATES_PATH, encoding="utf-8") as handle:
+        return json.load(handle)["templates"]
 
 
 def template_key(name: str) -> str:
@@ -60,8 +80,9 @@ def template_key(name: str) -> str:
 
 
 def is_infobox(name: str) -> bool:
-    """True for infobox templates (and the taxobox family)."""
-    return name.startswith("infobox") or name.endswith(" infobox") or name in _INFOBOX_LIKE
+    """True for infobox templates (and the taxobox family; zhwiki's ``...信息框``)."""
+    return (name.startswith("infobox") or name.endswith(" infobox") or name in _INFOBOX_LIKE
+            or (not name.isascii() and name.endswith(_ZH_INFOBOX_SUFFIXES)))
 
 
 def is_disambiguation(name: str) -> bool:
@@ -86,6 +107,17 @@ _NAMESPACES = frozenset({
     "wikibooks", "b", "wikiversity", "v", "wikivoyage", "voy", "species", "wikispecies", "meta",
     "m", "mw", "d", "wikidata", "w", "simple", "foundation", "wmf", "phab", "doi", "google",
 })  # fmt: skip
+_FILE_NAMESPACES = frozenset({"file", "image", "media", "文件", "档案", "檔案", "图像", "圖像", "图片", "圖片", "媒体",
+                              "媒體", "媒体文件", "媒體文件"})  # zhwiki's aliases (its siteinfo namespacealiases)
+_CATEGORY_NAMESPACES = frozenset({"category", "分类", "分類"})
+_ZH_NAMESPACES = frozenset({
+    "模板", "样板", "樣板", "维基百科", "維基百科", "帮助", "幫助", "主题", "主題", "专题", "專題", "草稿", "模块", "模塊",
+    "模組", "模组", "用户", "用戶", "使用者", "讨论", "討論", "对话", "對話", "特殊", "专案", "專案", "维基专题", "維基專題",
+})  # fmt: skip
+_HAN_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_ZH_TEMPLATE_PREFIXES = ("模板:", "样板:", "樣板:")
+_ZH_INFOBOX_SUFFIXES = ("信息框", "資訊框", "资讯框", "信息表", "資訊表", "资料框", "資料框")
+_ZH_TEMPLATES_PATH = Path(__file__).resolve().parent.parent / "zhwiki_templates.json"
 _INFOBOX_LIKE = frozenset({"taxobox", "automatic taxobox", "speciesbox", "chembox", "drugbox", "geobox"})
 _DISAMBIGUATION = frozenset({"dab", "disamb", "disambig", "disambiguation", "hndis", "geodis", "numberdis",
                              "mathdab", "letter-numbercombdisambig", "shipindex"})  # fmt: skip
