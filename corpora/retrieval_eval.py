@@ -121,11 +121,12 @@ def _score(value: float) -> float:
 def run_baseline(name: str, snapshot: Snapshot, queries: dict[str, str], k: int = 100) -> Run:
     """Another engine's BM25 ranking (``"bm25s"`` or ``"pyserini"``, see
     :mod:`stillweb.corpora.retrieval_baselines`) over the same rows as the snapshot, each
-    indexed as ``title + "\\n" + text``."""
+    indexed as ``title + "\\n" + text``, in the snapshot's language."""
     from stillweb.corpora.retrieval_baselines import baseline_index
 
     docs = [snapshot.get(i) for i in range(len(snapshot))]
-    index = baseline_index(name, [f"{d.title}\n{d.text}" for d in docs])
+    language = snapshot.analyzer.language if snapshot.analyzer is not None else "en"
+    index = baseline_index(name, [f"{d.title}\n{d.text}" for d in docs], language=language)
     ids = _document_ids(snapshot)
     qids = list(queries)
     found = index.search([queries[q] for q in qids], min(k, len(docs)))

@@ -12,6 +12,10 @@ Sets (every engine indexes each row as ``title + "\\n" + text``):
   HippoRAG's repository ships, github.com/OSU-NLP-Group/HippoRAG ``data/musique_train.json``
   at commit 3d95d255a8db0c1699b853cfb4fbe5056708162d (CC BY 4.0, as MuSiQue); give its path
   with ``--musique`` (no network at run time; skipped when absent);
+- ``cmrc``: CMRC 2018's trial set (``../shared/data/cmrc2018_trial.json``: 256 Chinese Wikipedia
+  paragraphs, 1,002 questions; CC BY-SA 4.0), one passage per paragraph, each question's relevant
+  document its own paragraph (confirm only). stillweb builds it with the language it detects
+  (``zh``: CJK bigrams); bm25s segments with jieba, Pyserini uses Anserini's ``-language zh``;
 - ``synthetic``: a synthetic world of ``--articles`` articles (seed 0), built once and cached
   under ``--dir``; queries ask for the pages with a given fact, ``Which <kind> has <relation>
   <value>?`` for keyed entity facts shared by at most 5 pages, qrels = those pages.
@@ -26,6 +30,7 @@ their figure is the same on both rows.
 Examples::
 
     python scripts/bench_retrieval.py --sets multihop --no-append
+    python scripts/bench_retrieval.py --sets cmrc --no-append
     python scripts/bench_retrieval.py --musique /tmp/retrieval-bench/public/musique_train_hipporag.json \\
         --articles 100000 --dir /tmp/retrieval-bench
 """
@@ -104,6 +109,29 @@ def musique_set(work: Path, path: Path) -> QuerySet:
     return QuerySet("MuSiQue 100 (HippoRAG sample) paragraphs", snapshot, queries, qrels, "confirm")
 
 
+def cmrc_set(work: Path, path: Path = SHARED / "cmrc2018_trial.json") -> QuerySet:
+    """CMRC 2018 trial paragraphs as rows (id, title, text) and their questions (question -> its paragraph)."""
+    import json
+
+    from stillweb.corpora.build_from_source import build_rows
+    from stillweb.corpora.snapshot import Snapshot
+
+    items = json.loads(path.read_text(encoding="utf-8"))
+    folder = work / "cmrc"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": item["context_id"], "title": item["title"], "text": item["context_text"]} for item in items]
+    (folder / "paragraphs.jsonl").write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
+                                             encoding="utf-8")
+    snapshot = Snapshot.open(build_rows([folder / "paragraphs.jsonl"], folder / "snap", progress=False).path)
+    queries, qrels = {}, {}
+    for item in items:
+        for qa in item["qas"]:
+            if qa["query_text"].strip():  # two trial questions are blank
+                queries[qa["query_id"]] = qa["query_text"]
+                qrels[qa["query_id"]] = {item["context_id"]: 1}
+    return QuerySet("CMRC 2018 trial (Chinese) paragraphs", snapshot, queries, qrels, "confirm")
+
+
 def synthetic_set(articles: int, directory: Path, count: int = 500) -> QuerySet:
     """Fact-lookup questions over a synthetic world of ``articles`` articles (built once, cached)."""
     from stillweb.corpora.keyed import KeyedRng
@@ -176,7 +204,9 @@ def run_engines(sets: list[QuerySet], engines: tuple[str, ...]) -> list[tuple[Qu
                 key = (engine, str(query_set.snapshot.path))
                 if key not in built:
                     start = time.process_time()
-                    built[key] = (baseline_index(engine, texts), time.process_time() - start)
+                    analyzer = query_set.snapshot.analyzer
+                    built[key] = (baseline_index(engine, texts, language=analyzer.language if analyzer else "en"),
+                                  time.process_time() - start)
                 index, index_seconds = built[key]
                 hits, seconds = cpu_timed(index.search, texts_of_queries, K)
             run = {qid: {ids[d]: round(s, 6) for d, s in found} for qid, found in zip(qids, hits)}
@@ -211,8 +241,8 @@ def report(results, engines: tuple[str, ...], notes: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", nargs="+", choices=["multihop", "musique", "synthetic"],
-                        default=["multihop", "musique", "synthetic"], help="which sets (default all)")
+    parser.add_argument("--sets", nargs="+", choices=["multihop", "musique", "cmrc", "synthetic"],
+                        default=["multihop", "musique", "cmrc", "synthetic"], help="which sets (default all)")
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES),
                         help="stillweb always runs; bm25s needs the eval extra, pyserini its extra and a JDK 17")
     parser.add_argument("--musique", type=Path, help="MuSiQue JSON array (HippoRAG's data/musique_train.json)")
@@ -228,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             sets += multihop_sets(Path(work))
         if "musique" in args.sets and args.musique and args.musique.is_file():
             sets.append(musique_set(Path(work), args.musique))
+        if "cmrc" in args.sets:
+            sets.append(cmrc_set(Path(work)))
         if "synthetic" in args.sets:
             args.dir.mkdir(parents=True, exist_ok=True)
             sets.append(synthetic_set(args.articles, args.dir))
@@ -236,12 +268,15 @@ def main(argv: list[str] | None = None) -> int:
         notes = (f"k={K}; {before} before, {load()} after (2 cores shared by ~8 engineers: qps are noisy, compare "
                  "within a row). stillweb index parameters: "
                  f"{sets[0].snapshot.manifest.get('index', {}).get('tokenizer', '?')} / format "
-                 f"{sets[0].snapshot.manifest.get('format')}.")
+                 f"{sets[0].snapshot.manifest.get('format')}"
+                 + "".join(f"; {q.name}: analyzer {q.snapshot.analyzer.parameters()}" for q in sets if q.snapshot.analyzer)
+                 + ".")
         text = report(results, engines, notes)
     if args.no_append:
         print(text)
     else:
-        append_section("Retrieval side by side: stillweb, bm25s, Pyserini (issue 37)", text)
+        issue = "issue 42: CMRC 2018, Chinese" if args.sets == ["cmrc"] else "issue 37"
+        append_section(f"Retrieval side by side: stillweb, bm25s, Pyserini ({issue})", text)
     return 0
 
 
