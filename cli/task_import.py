@@ -1,12 +1,14 @@
-"""``stillweb tasks import SNAPSHOT FILE... --name NAME``: public QA sets (FlashRAG, Search-R1,
-HotpotQA, 2WikiMultihopQA, MuSiQue, KILT, BrowseComp-Plus, plain files) as task sets over the
-snapshot, evidence mapped to doc ids, with a solvability report (:mod:`stillweb.corpora.tasks.importers`)."""
+"""``stillweb tasks import SNAPSHOT FILE... --name NAME``: public QA sets (every format of
+:data:`~stillweb.corpora.tasks.importers.QA_FORMATS`) as task sets over the snapshot, evidence mapped to
+doc ids, with a solvability report (:mod:`stillweb.corpora.tasks.importers`). The formats and answer-match
+rules the help lists come from their registries."""
 
 from __future__ import annotations
 
 import argparse
+import textwrap
 
-from stillweb.corpora.tasks.answer_match import ANSWER_MATCHES
+from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
 
 __all__ = ["add_import_parser", "run_import"]
 
@@ -18,30 +20,28 @@ EXAMPLES = """examples:
   stillweb tasks import snapshots/s qa.csv --name mine --question-field q --answer-field a --id-field qid
   stillweb tasks import snapshots/bcp data/browsecomp_plus_decrypted.jsonl --name bcp \\
       --qrels topics-qrels/qrel_evidence.txt --qrels topics-qrels/qrel_golds.txt
-
-formats (detected from the first row unless --format): search_r1 (verl parquet), kilt, musique,
-2wikimultihopqa, hotpotqa, browsecomp_plus, squad (SQuAD and CMRC 2018 train/dev json), cmrc2018 (its trial
-file), flashrag (jsonl), plain; .gz, .bz2 and .zst are read as is.
 """
 
 
 def add_import_parser(actions: argparse._SubParsersAction) -> None:
     """Add ``tasks import`` to the ``tasks`` sub-commands."""
-    from stillweb.corpora.tasks.importers import FORMAT_NAMES
+    from stillweb.corpora.tasks.importers import FORMAT_NAMES, QA_FORMATS
 
+    formats = ", ".join(f"{qa_format.name} ({qa_format.description.split(':')[0]})" for qa_format in QA_FORMATS)
     parser = actions.add_parser(
         "import", help="import a public QA set (FlashRAG, Search-R1, HotpotQA, MuSiQue, KILT, ...) as a task set",
         description="Read QA files, map their gold evidence to the snapshot's doc ids (by corpus id, title or the "
                     "passage holding the supporting text), check what the snapshot can answer (evidence present, "
                     "BM25 top-k hit, answer in an evidence doc) and write SNAPSHOT/tasks/NAME/ with a card.md.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXAMPLES + "\n" + textwrap.fill(f"formats (detected from the first row unless --format): {formats}; "
+                                                "gzip, bzip2 and zstd files are read as is.", 110), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
     parser.add_argument("files", nargs="+", metavar="FILE", help="QA files, read in the order given")
     parser.add_argument("--name", required=True, help="task set name")
     parser.add_argument("--format", choices=FORMAT_NAMES, help="override format detection")
     parser.add_argument("--answer-match", choices=ANSWER_MATCHES, default=None,
-                        help="the outcome's match rule stored with the set: em (Search-R1's exact match; the default "
-                             "for imports), subem, f1 (HotpotQA's token F1), stillweb (numbers, dates, aliases)")
+                        help="the outcome's match rule stored with the set (default em for imports): "
+                             + "; ".join(f"{name}: {rule.summary}" for name, rule in ANSWER_MATCH_RULES.items()))
     parser.add_argument("--strict", action="store_true", help="stop at the first evidence item that maps to no document")
     parser.add_argument("--require-evidence", action="store_true",
                         help="keep only answerable tasks whose gold evidence is all in the snapshot")

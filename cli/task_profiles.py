@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 
 from stillweb.corpora.errors import UsageError
+from stillweb.sandboxes.formats import FORMATS
 
 __all__ = ["register", "run_profile", "run_filter", "run_reverify", "retrieval_table"]
 
@@ -62,7 +63,7 @@ def register(actions: argparse._SubParsersAction) -> None:
     profile.add_argument("--retries", type=int, default=3, help="retries of a failed request, with backoff (default 3)")
     profile.add_argument("--split", action="append", choices=("train", "dev", "test"),
                          help="profile only this split (repeatable; default all three)")
-    profile.add_argument("--tool-format", default="tongyi", choices=("tongyi", "openai", "search_r1"),
+    profile.add_argument("--tool-format", default="tongyi", choices=tuple(FORMATS),
                          help="the environment's call format (default tongyi)")
     profile.add_argument("--max-turns", type=int, default=None,
                          help="turns before an episode is truncated (default: the task set's own, as the environment "

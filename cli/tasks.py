@@ -13,6 +13,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.cli.task_import import add_import_parser
 from stillweb.cli.task_polish import add_polish_parser
 from stillweb.cli.task_show import add_show_parser
+from stillweb.corpora.tasks.export import EXPORT_FORMATS
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
 
 __all__ = ["register", "run_generate", "run_stats", "run_verify", "run_export"]
@@ -104,7 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     export.add_argument("snapshot", metavar="DIR", help="snapshot directory")
     export.add_argument("name", metavar="NAME", help="task set name")
-    export.add_argument("--format", required=True, choices=("jsonl", "hf", "verl", "sft"),
+    export.add_argument("--format", required=True, choices=(*EXPORT_FORMATS, "sft"),
                         help="sft: the reference agent's solved episodes as chat messages with tools")
     export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
                         help="sft messages: OpenAI tool_calls (default) or Tongyi <tool_call>/<tool_response> text")

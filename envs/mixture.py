@@ -30,14 +30,14 @@ from typing import Any
 
 import gymnasium as gym
 
+from stillweb.envs.registration import MIXTURE_ENV_ID, REMOTE_ENV_ID
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.core.limits import EpisodeLimits
 
-__all__ = ["MIXTURE_ENV_ID", "MixtureEnv", "mixable_env_ids"]
+__all__ = ["MixtureEnv", "mixable_env_ids"]
 
-MIXTURE_ENV_ID = "stillweb/Mixture-v0"
-_NOT_MIXABLE = ("stillweb/Remote-v0", MIXTURE_ENV_ID)
+_NOT_MIXABLE = (REMOTE_ENV_ID, MIXTURE_ENV_ID)
 
 
 def mixable_env_ids() -> list[str]:

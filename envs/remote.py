@@ -39,14 +39,14 @@ from urllib.parse import quote, urlsplit
 
 import gymnasium as gym
 
+from stillweb.envs.registration import REMOTE_ENV_ID
 from stillweb.corpora.errors import UpstreamError, UsageError
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.core.limits import EpisodeLimits
 
-__all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "RemoteTasks", "REMOTE_ENV_ID"]
+__all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "RemoteTasks"]
 
-REMOTE_ENV_ID = "stillweb/Remote-v0"
 # Session errors after which the client rebuilds its session from the log.
 LOST_SESSION = frozenset({"session_not_found", "session_expired"})
 # Most ops per replay request (the server accepts 10,000; smaller requests stay under body limits).

@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stillweb.envs.registration import SERVED_ENV_IDS
+from stillweb.sandboxes.formats import FORMATS
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.index import MAX_K
 from stillweb.server.plumbing import ErrorBody
@@ -188,10 +190,12 @@ class CreateSessionRequest(BaseModel):
         json_schema_extra={"examples": [{"env_id": "stillweb/WikiQA-v0", "kwargs": {"tool_format": "tongyi", "max_turns": 8}}]}
     )
 
-    env_id: str = Field(max_length=200, examples=["stillweb/WikiQA-v0"])
+    env_id: str = Field(max_length=200, examples=["stillweb/WikiQA-v0"],
+                        description=f"a served environment (by default every registered one: {', '.join(SERVED_ENV_IDS)})")
     kwargs: dict[str, Any] = Field(
         default_factory=dict,
-        description="constructor kwargs; 'snapshot' names a served snapshot (default: the first served)",
+        description="constructor kwargs; 'snapshot' names a served snapshot (default: the first served); "
+                    f"'tool_format' one of {', '.join(FORMATS)}",
         examples=[{"tool_format": "tongyi"}],
     )
 

@@ -37,7 +37,7 @@ from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stillweb.corpora.tasks.store import check_task_set_name
-from stillweb.envs.remote import REMOTE_ENV_ID
+from stillweb.envs.registration import SERVED_ENV_IDS
 from stillweb.server.models import (
     MAX_SESSION_ID_CHARS, SESSION_ERRORS, ClosedResponse, CreateSessionRequest, ReplayOp, ReplayRequest,
     ReplayResponse, ResetRequest, ResetResponse, SessionId, SessionInfo, StepRequest, StepResponse,
@@ -53,7 +53,7 @@ _STEP_PATH = re.compile(r"/sessions/([^/]{1,%d})/step" % MAX_SESSION_ID_CHARS + 
 
 def default_env_ids() -> tuple[str, ...]:
     """Every registered ``stillweb/`` environment except the remote one, sorted."""
-    return tuple(sorted(env_id for env_id in gym.registry if env_id.startswith("stillweb/") and env_id != REMOTE_ENV_ID))
+    return SERVED_ENV_IDS
 
 
 # The HTTP status of each way the session store refuses a request.

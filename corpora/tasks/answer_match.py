@@ -23,7 +23,10 @@ none); there are no articles to drop. ``stillweb`` also reads 1949年10月1日 a
 token F1 counts each CJK character as a token, as CMRC 2018's evaluation does. Answers without
 such characters are normalized exactly as before (Search-R1's ``em`` byte for byte).
 
-:func:`match_score` scores a prediction under any rule.
+:func:`match_score` scores a prediction under any rule. The rules are one registry,
+:data:`ANSWER_MATCH_RULES` (name -> :class:`AnswerRule`: its scorer and a one-line summary): to add a rule,
+add one entry there; ``ANSWER_MATCHES``, the CLI's ``--answer-match`` choices and help, ``RewardConfig`` and
+the task records' check all read it.
 
 >>> em_score("The Eiffel Tower.", ["eiffel tower"]), subem_score("It is Paris, France", ["paris"])
 (1.0, 1.0)
@@ -43,16 +46,16 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from stillweb.corpora.chinese import fold_to_simplified
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.wikitext.dates import MONTH_NUMBERS
 
-__all__ = ["ANSWER_MATCHES", "DEFAULT_ANSWER_MATCH", "answers_match", "best_f1", "check_answer_match", "em_score",
+__all__ = ["ANSWER_MATCHES", "ANSWER_MATCH_RULES", "AnswerRule", "DEFAULT_ANSWER_MATCH", "answers_match", "best_f1", "check_answer_match", "em_score",
            "f1_score", "match_score", "normalize_answer", "qa_normalize", "subem_score", "token_f1"]
 
-ANSWER_MATCHES = ("stillweb", "em", "subem", "f1")
 DEFAULT_ANSWER_MATCH = "stillweb"
 _PUNCTUATION = str.maketrans("", "", string.punctuation)  # removes exactly string.punctuation's characters
 _YES_NO = ("yes", "no", "noanswer")
@@ -217,6 +220,27 @@ def best_f1(prediction: str, golds: Iterable[str]) -> float:
     return max((token_f1(prediction, gold) for gold in golds), default=0.0)
 
 
+@dataclass(frozen=True)
+class AnswerRule:
+    """One answer-match rule: ``score(prediction, golds) -> float`` in [0, 1] and what it is, in a line."""
+
+    score: Callable[[str, list[str]], float]
+    summary: str
+
+
+def _stillweb_score(prediction: str, golds: list[str]) -> float:
+    return float(answers_match(prediction, golds))
+
+
+ANSWER_MATCH_RULES: dict[str, AnswerRule] = {
+    "stillweb": AnswerRule(_stillweb_score, "stillweb's matcher: numbers, dates, accents, aliases"),
+    "em": AnswerRule(em_score, "Search-R1's exact match"),
+    "subem": AnswerRule(subem_score, "Search-R1's substring match"),
+    "f1": AnswerRule(f1_score, "HotpotQA's token F1"),
+}
+ANSWER_MATCHES = tuple(ANSWER_MATCH_RULES)
+
+
 def match_score(rule: str | None, prediction: str, golds: Iterable[str]) -> float:
     """The outcome of ``prediction`` under an answer-match rule:
     ``em``, ``subem`` and ``f1`` as Search-R1 and HotpotQA score them, ``stillweb``/None :func:`answers_match`.
@@ -224,10 +248,7 @@ def match_score(rule: str | None, prediction: str, golds: Iterable[str]) -> floa
     >>> match_score("em", "12 Feb 1809", ["1809-02-12"]), match_score("stillweb", "12 Feb 1809", ["1809-02-12"])
     (0.0, 1.0)
     """
-    golds = list(golds)
-    if rule in (None, "stillweb"):
-        return float(answers_match(prediction, golds))
-    return {"em": em_score, "subem": subem_score, "f1": f1_score}[rule](prediction, golds)
+    return ANSWER_MATCH_RULES[rule or DEFAULT_ANSWER_MATCH].score(prediction, list(golds))
 
 
 def _iso_date(match: re.Match) -> str:

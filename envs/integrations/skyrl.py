@@ -32,7 +32,8 @@ from skyrl_gym.envs.registration import register, registry
 
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.integrations.episode import text_env
-from stillweb.envs.mixture import MIXTURE_ENV_ID, MixtureEnv
+from stillweb.envs.mixture import MixtureEnv
+from stillweb.envs.registration import MIXTURE_ENV_ID
 
 __all__ = ["SKYRL_ENV_ID", "StillwebTextEnv", "register_skyrl_env"]
 

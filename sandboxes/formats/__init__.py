@@ -8,6 +8,10 @@ Formats: ``"tongyi"`` (:class:`TongyiFormat`), ``"openai"`` (:class:`OpenAIForma
 which also reads Hermes ``<tool_call>`` tags) and ``"search_r1"``
 (:class:`SearchR1Format`). Each has ``parse(text) -> ParsedAction``,
 ``render_results(results) -> str`` and ``system_prompt(schemas) -> str``.
+
+The formats are one registry, :data:`FORMATS` (name -> class): to add a format, write its module (a
+:class:`ToolCallFormat`) and add one entry there; ``get_format``, the CLI's ``--tool-format`` choices, the
+viewer's play page and the docs' lists (checked by tests/test_registries.py) read it.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from stillweb.envs.agents.scripted import write_answer, write_call
 from stillweb.envs.runs.recorded_snapshot import snapshot_header
 from stillweb.corpora.canonical import canonical_json
 from stillweb.envs.runs.recording import reset_record, step_record
+from stillweb.sandboxes.formats import FORMATS
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.viewer.evidence import TaskEvidence
 from stillweb.server.viewer.pages import error_page, render
@@ -37,7 +38,7 @@ from stillweb.envs.runs.recording_versions import INFO_VERSION
 __all__ = ["PlayLog", "router", "arguments_from_form"]
 
 ENV_ID = "stillweb/WikiQA-v0"
-TOOL_FORMATS = ("tongyi", "openai", "search_r1")
+TOOL_FORMATS = tuple(FORMATS)  # the registry's, in its order
 MAX_LOGS = 64
 MAX_LISTED_TASKS = 500
 PLAY_SEED = 0

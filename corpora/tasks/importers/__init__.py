@@ -1,6 +1,6 @@
-"""Importers of public QA sets (``stillweb tasks import``): FlashRAG / Search-R1 jsonl, Search-R1's
-verl parquet, HotpotQA, 2WikiMultihopQA, MuSiQue, KILT, BrowseComp-Plus and plain files, one small
-module per format, into task sets over any snapshot with their evidence mapped to doc ids and a
+"""Importers of public QA sets (``stillweb tasks import``), one small module per format (the registry
+:data:`QA_FORMATS`: FlashRAG / Search-R1 jsonl, Search-R1's verl parquet, HotpotQA, MuSiQue, KILT, ...),
+into task sets over any snapshot with their evidence mapped to doc ids and a
 solvability report (docs/import.md).
 
 >>> from stillweb.corpora.tasks.importers import import_tasks, ImportOptions   # doctest: +SKIP

@@ -5,6 +5,10 @@ name the file, the line (json arrays: the item; parquet: the row) and the field.
 A SQuAD file (one json object ``{"version", "data": [...]}``) is read as the items of its ``data``;
 a record may hold several questions (:attr:`~.base.QAFormat.rows`), numbered ``question <n>`` in ``where``.
 
+The import formats are one registry, :data:`QA_FORMATS` (detection tries them in its order): to add a
+format, write its module (a :class:`~.base.QAFormat`) and add it there; the CLI's choices and help, the
+docs' lists (checked by tests/test_registries.py) and format detection all read it.
+
 >>> [f.name for f in QA_FORMATS]
 ['search_r1', 'kilt', 'musique', '2wikimultihopqa', 'hotpotqa', 'browsecomp_plus', 'squad', 'cmrc2018', 'flashrag', 'plain']
 """

@@ -1,0 +1,113 @@
+"""One list per concept: every list of environments, call formats, import and export formats, answer-match
+rules and corpus formats that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
+``<!-- /registry -->`` and must name exactly the registry's entries; the CLI's choices and help and
+``/openapi.json`` read the registries."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from stillweb.cli.main import make_parser
+from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS
+from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
+from stillweb.corpora.tasks.export import EXPORT_FORMATS
+from stillweb.corpora.tasks.importers import FORMAT_NAMES
+from stillweb.envs.registration import ENV_IDS, SERVED_ENV_IDS
+from stillweb.sandboxes.formats import FORMATS
+
+ROOT = Path(__file__).resolve().parent.parent
+REGISTRIES = {
+    "env-ids": ENV_IDS,  # envs/registration.py
+    "tool-formats": tuple(FORMATS),  # sandboxes/formats/__init__.py
+    "import-formats": FORMAT_NAMES,  # corpora/tasks/importers/reading.py
+    "export-formats": EXPORT_FORMATS,  # corpora/tasks/export.py
+    "answer-matches": ANSWER_MATCHES,  # corpora/tasks/answer_match.py
+    "corpus-formats": CORPUS_FORMATS,  # corpora/sources/corpus_formats.py
+}
+MARKED = re.compile(r"<!-- registry: ([\w-]+) -->(.*?)<!-- /registry -->", re.S)
+CODE = re.compile(r"`([^`\n]+)`")
+
+
+def marked_lists(text: str) -> list[tuple[str, list[str]]]:
+    """``(kind, names)`` of every marked list of ``text``: a table's first column (below its header), else
+    every name in backticks.
+
+    >>> marked_lists("x <!-- registry: a -->`p`, `q`<!-- /registry -->")
+    [('a', ['p', 'q'])]
+    >>> marked_lists("<!-- registry: b -->\\n| `--f` | x |\\n|---|---|\\n| `p` | `k` |\\n<!-- /registry -->")
+    [('b', ['p'])]
+    """
+    found = []
+    for kind, body in MARKED.findall(text):
+        rows = [line for line in body.splitlines() if line.startswith("|")]
+        if rows:
+            names = [name for row in rows[2:] for name in CODE.findall(row.split("|")[1])]
+        else:
+            names = CODE.findall(body)
+        found.append((kind, names))
+    return found
+
+
+def _docs() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_every_marked_list_names_exactly_its_registry():
+    seen = set()
+    for path in _docs():
+        for kind, names in marked_lists(path.read_text(encoding="utf-8")):
+            assert kind in REGISTRIES, f"{path.name}: unknown registry {kind!r}"
+            expected = REGISTRIES[kind]
+            missing, extra = sorted(set(expected) - set(names)), sorted(set(names) - set(expected))
+            assert not missing and not extra and len(names) == len(set(names)), \
+                f"{path.relative_to(ROOT)}'s {kind} list: missing {missing}, extra {extra} (the registry: {list(expected)})"
+            seen.add(kind)
+    assert seen == set(REGISTRIES), f"registries no doc lists: {sorted(set(REGISTRIES) - seen)}"
+
+
+def test_a_list_missing_a_name_or_naming_one_too_many_is_found():
+    good = "<!-- registry: tool-formats -->`tongyi`, `openai`, `search_r1`<!-- /registry -->"
+    assert sorted(marked_lists(good)[0][1]) == sorted(FORMATS)
+    assert sorted(marked_lists(good.replace(", `openai`", ""))[0][1]) != sorted(FORMATS)
+    assert sorted(marked_lists(good.replace("`tongyi`", "`tongyi`, `harmony`"))[0][1]) != sorted(FORMATS)
+
+
+def _subparser(parser: argparse.ArgumentParser, *path: str) -> argparse.ArgumentParser:
+    for name in path:
+        actions = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = actions.choices[name]
+    return parser
+
+
+def _choices(parser: argparse.ArgumentParser, option: str) -> tuple:
+    return tuple(next(a for a in parser._actions if option in a.option_strings).choices)
+
+
+@pytest.mark.parametrize(("path", "option", "expected"), [
+    (("tasks", "import"), "--format", FORMAT_NAMES),
+    (("tasks", "import"), "--answer-match", ANSWER_MATCHES),
+    (("tasks", "export"), "--format", (*EXPORT_FORMATS, "sft")),
+    (("tasks", "profile"), "--tool-format", tuple(FORMATS)),
+    (("build", "corpus"), "--format", CORPUS_FORMATS),
+])
+def test_cli_choices_are_the_registries(path, option, expected):
+    assert _choices(_subparser(make_parser(), *path), option) == tuple(expected)
+
+
+def test_cli_help_names_every_import_format_and_answer_rule():
+    parser = _subparser(make_parser(), "tasks", "import")
+    text = parser.format_help()
+    assert all(re.search(rf"\b{re.escape(name)} \(", text) for name in FORMAT_NAMES), text
+    assert all(f"{name}: {rule.summary}" in " ".join(text.split()) for name, rule in ANSWER_MATCH_RULES.items())
+
+
+def test_openapi_names_the_served_environments_and_formats():
+    from stillweb.server.models import CreateSessionRequest
+
+    schema = CreateSessionRequest.model_json_schema()["properties"]
+    assert all(env_id in schema["env_id"]["description"] for env_id in SERVED_ENV_IDS)
+    assert all(name in schema["kwargs"]["description"] for name in FORMATS)
