@@ -19,7 +19,9 @@ The output keeps only what the infobox reader needs (``corpora/wikitext/ontology
 * ``properties``: every property the templates (or the project's ``corpora/infobox_mapping.toml``)
   use -> ``[domain, range, English label]``;
 * ``classes``: every ontology class -> ``[[parents], English label]`` (a class may have several:
-  Person is an Animal and an Agent).
+  Person is an Animal and an Agent);
+* ``functional``: the ontology's functional properties (``owl:FunctionalProperty``: one value per
+  subject, such as ``birthDate``), which the task generator's keys read (``corpora/tasks/keys.py``).
 
 Run it on a checkout (or a ``git show``) of the repository::
 
@@ -67,6 +69,7 @@ def main() -> None:
                         help="the project's reviewed mapping: the properties its relations name are kept too")
     args = parser.parse_args()
     classes, properties = read_ontology(args.ontology)
+    functional = read_functional(args.ontology)
     templates = read_mappings(args.mappings, properties)
     used = {prop.split("@")[0] for spec in templates.values() for prop in spec.get("fields", {}).values()}
     with open(args.project_mapping, "rb") as handle:  # the properties the project's own rules name
@@ -79,6 +82,7 @@ def main() -> None:
     data = {
         "source": {"credit": CREDIT, "license": LICENSE, "repository": REPOSITORY, "commit": args.commit,
                    "files": ["mappings/Mapping_en.xml", "ontology.owl"]},
+        "functional": functional,
         "classes": classes,
         "properties": {name: properties[name] for name in used},
         "templates": templates,
@@ -113,6 +117,18 @@ def read_ontology(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
                 range_name = "owl:Thing"
             properties[name] = [domain_name, range_name, label]
     return dict(sorted(classes.items())), properties
+
+
+def read_functional(path: Path) -> list[str]:
+    """The ontology's properties typed ``owl:FunctionalProperty``, sorted."""
+    functional = f"{OWL[1:-1]}FunctionalProperty"
+    found = set()
+    for element in ElementTree.parse(path).getroot():
+        about = element.get(f"{RDF}about", "")
+        types = {t.get(f"{RDF}resource", "") for t in element.findall(f"{RDF}type")}
+        if about.startswith(DBO) and (functional in types or element.tag == f"{OWL}FunctionalProperty"):
+            found.add(about[len(DBO):])
+    return sorted(found)
 
 
 def read_mappings(path: Path, properties: dict[str, list[str]]) -> dict[str, dict]:
@@ -236,7 +252,8 @@ def _local_tag(tag: str) -> str:
 
 def _dump(data: dict) -> str:
     """Stable JSON, one template / property / class per line (reviewable diffs, small file)."""
-    lines = ["{", f'"source": {json.dumps(data["source"], sort_keys=True)},']
+    lines = ["{", f'"source": {json.dumps(data["source"], sort_keys=True)},',
+             f'"functional": {json.dumps(data["functional"])},']
     for section in ("classes", "properties", "templates"):
         items = data[section]
         lines.append(f'"{section}": {{')

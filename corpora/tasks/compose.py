@@ -15,7 +15,15 @@ layer by layer (WebShaper's layer-wise expansion):
   several films), a new one-hop variable with its own constant joins it;
 - **union**: a constant widened to "X or Y" when the answer stays unique;
 - **description** (obfuscation of intermediate names): an entity constant
-  replaced by a variable described by one of its own (obfuscated) facts.
+  replaced by a variable described by its own facts, which pin it (WebShaper's
+  and SailorFog's "a club founded in 1873 in ..." for a club's name).
+
+Every question is **keyed** (:mod:`stillweb.corpora.tasks.keys`): the spine from the
+deepest constant up to the target walks relations that pin the next variable ("the
+author of B", "the city where she was born"), and the deepest variable carries a key
+constant, so the answer is one in the world, not only in the snapshot. Forks, extra
+constants, periods and ranges add difficulty on top; a query whose target is not keyed
+after pruning is rejected (``no_key``, ``answer_not_functional``).
 
 By default no constant is attached to the target and constants never attach
 to each other, so a single lookup cannot shortcut the chain. Every random
@@ -25,14 +33,13 @@ choice is drawn from the ``KeyedRng`` handed in (one stream per attempt).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from stillweb.corpora.errors import UsageError
-from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
+from stillweb.corpora.tasks.compose_params import ComposeParams, Composition, query_level
 from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.graph import FactGraph
+from stillweb.corpora.tasks.keys import functional, key_pairs, key_reason, pins
 from stillweb.corpora.tasks.minimal import drop_redundant_branches
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove
@@ -45,58 +52,6 @@ __all__ = ["ComposeParams", "Composition", "compose_query", "query_level"]
 _EDGE_TRIES = 12
 _WALK_TRIES = 4
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-@dataclass(frozen=True)
-class ComposeParams:
-    """Knobs of composition (all choices inside are keyed-random)."""
-
-    min_hops: int = 2
-    max_hops: int = 5
-    level: int | None = None  # force WebSailor level 1, 2 or 3
-    max_constraints: int = 10
-    constants_per_variable: float = 1.2  # enrichment of deep or non-linear queries (0: none) ...
-    min_constants: int = 7  # ... to at least this many constants (WebShaper's 500 average 7.06)
-    enrich_from_hops: int = 3
-    literal_answer_rate: float = 0.25
-    fork_rate: float = 0.4
-    obfuscate_rate: float = 0.75
-    describe_rate: float = 0.5
-    intermediate_constant_rate: float = 0.5
-    second_constant_rate: float = 0.5
-    union_rate: float = 0.15
-    target_constants: bool = False  # WebShaper's layer-wise rule forbids them
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.min_hops <= self.max_hops:
-            raise UsageError(f"need 1 <= min_hops <= max_hops, got min_hops={self.min_hops}, max_hops={self.max_hops}")
-        if self.level not in (None, 1, 2, 3):
-            raise UsageError(f"level must be 1, 2 or 3, got {self.level!r}")
-        if self.level == 1 and self.min_hops > 2:
-            raise UsageError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
-        check_positive_int("max_constraints", self.max_constraints)
-        if self.constants_per_variable < 0 or self.min_constants < 0:
-            raise UsageError(f"constants_per_variable and min_constants must be >= 0, "
-                             f"got {self.constants_per_variable} and {self.min_constants}")
-
-
-@dataclass
-class Composition:
-    """A composed, proven query, or the reason composition gave up."""
-
-    query: Query | None
-    proof: Proof | None
-    reason: str  # "ok" or a rejection reason
-
-
-def query_level(query: Query) -> int:
-    """WebSailor's level: 1 linear, plain, <= 2 hops; 3 non-linear and obfuscated; else 2."""
-    obfuscated = bool(query.obfuscations)
-    if query.nonlinear and obfuscated:
-        return 3
-    if not query.nonlinear and not obfuscated and query.hops <= 2:
-        return 1
-    return 2
 
 
 def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Composition:
@@ -112,7 +67,10 @@ def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Com
     fork = level != 1 and (level == 3 or rng.chance(params.fork_rate))
     obfuscate = level != 1 and (level == 3 or rng.chance(params.obfuscate_rate))
     builder = _Builder(graph, rng, params, hops, literal, obfuscate)
-    reason = builder.build(rng.choice(graph.entities), fork)
+    roots = graph.keyable() if params.require_key else graph.entities
+    if not roots:
+        return Composition(None, None, "no_key")
+    reason = builder.build(rng.choice(roots), fork)
     if reason != "ok":
         return Composition(None, None, reason)
     query = builder.query
@@ -123,9 +81,12 @@ def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Com
         proof = prove(query, graph)
     if proof.expected not in proof.answers:
         return Composition(None, proof, "inconsistent")
-    proof = drop_redundant_branches(query, graph, proof)
+    keep = (lambda q: key_reason(q) is None) if params.require_key else None
+    proof = drop_redundant_branches(query, graph, proof, keep)
     if rng.chance(params.union_rate):
-        proof = builder.try_union(proof)
+        proof = builder.try_union(proof, keep)
+    if params.require_key and (missing := key_reason(query)) is not None:
+        return Composition(None, proof, missing)
     if not params.min_hops <= query.hops <= max_hops:
         return Composition(None, proof, "hops_out_of_range")
     if level is not None and query_level(query) != level:
@@ -153,11 +114,14 @@ class _Builder:
             self.query.answer_fact, self.query.answer_relation = fact.index, fact.relation
             self.used_facts.add(fact.index)
         spine_length = self.hops - 1 - (1 if self.literal else 0)
-        chain = self._walk(root, spine_length)
+        keyed = self.params.require_key
+        chain = self._walk(root, spine_length, keyed)
         if chain is None:
             return "no_chain"
         deepest = chain[-1]
-        if not self._add_constant(deepest, allow_describe=False):
+        if keyed and not self._add_key(deepest, describe=True):
+            return "no_key"
+        if not keyed and not self._add_constant(deepest, allow_describe=False):
             return "no_constant"
         if self.rng.chance(self.params.second_constant_rate):  # intersection from the start
             self._add_constant(deepest, allow_describe=False)
@@ -182,11 +146,12 @@ class _Builder:
             if not any(self._add_constant(n, allow_describe=True, forward_only=True) for n in open_nodes):
                 return
 
-    def _walk(self, start: Node, length: int) -> list[Node] | None:
-        for _ in range(_WALK_TRIES):
+    def _walk(self, start: Node, length: int, keyed: bool = False) -> list[Node] | None:
+        """A chain of ``length`` new variables below ``start``; ``keyed``: each pins its parent."""
+        for _ in range(2 * _WALK_TRIES if keyed else _WALK_TRIES):
             chain, ok = [start], True
             for step in range(length):
-                nxt = self._extend(chain[-1], last=step == length - 1)
+                nxt = self._extend(chain[-1], last=step == length - 1, keyed=keyed)
                 if nxt is None:
                     ok = False
                     break
@@ -212,13 +177,18 @@ class _Builder:
             self._add_constant(branch[-1], allow_describe=False)
         return True
 
-    def _extend(self, node: Node, last: bool = False) -> Node | None:
+    def _extend(self, node: Node, last: bool = False, keyed: bool = False) -> Node | None:
         """A new variable joined to ``node`` by a typed edge; the ``last`` of a chain must reach an
-        entity with another fact, which can hold its constant."""
+        entity with another fact, which can hold its constant; ``keyed``: the new variable pins ``node``
+        through the edge (keys.py), itself pinned by another of its facts."""
         graph = self.graph
-        fact = self._pick(graph.edges_of(node.entity),
-                          lambda f: (o := self._other(f, node.entity)) not in self.used_entities and self._typed(node, f)
-                          and (not last or len(graph.edges_of(o)) + len(graph.literals_of(o)) > 1))
+        edges = graph.edges_of(node.entity)
+        if keyed:  # the new variable pins ``node`` and is itself pinned by another of its facts
+            edges = [i for i in edges if pins(graph.facts[i], node.entity)]
+        fact = self._pick(edges, lambda f: (o := self._other(f, node.entity)) not in self.used_entities and self._typed(node, f)
+                          and (not last or len(graph.edges_of(o)) + len(graph.literals_of(o)) > 1)
+                          and (not keyed or any(i != f.index and pins(graph.facts[i], o)
+                                                for i in graph.edges_of(o) + graph.literals_of(o))))
         if fact is None:
             return None
         return self._new_node(self._other(fact, node.entity), parent=node, fact=fact)
@@ -271,14 +241,41 @@ class _Builder:
         self.used_facts.add(fact.index)
         return True
 
+    def _add_key(self, node: Node, describe: bool) -> bool:
+        """Attach constants that pin ``node`` (keys.py): one exact constant at the pinning end of its
+        relation, or an exact full date with its paired entity; ``describe``: the constant may be
+        replaced by a variable keyed by its own facts (WebShaper's description of a name)."""
+        entity, graph = node.entity, self.graph
+        pinning = [i for i in graph.literals_of(entity) + graph.edges_of(entity) if pins(graph.facts[i], entity)]
+        fact = self._pick(pinning, lambda f: self._constant_ok(f, entity) and self._typed(node, f))
+        if fact is not None:
+            other = self._other(fact, entity) if fact.is_edge else -1
+            room = node.depth + 2 + (1 if self.literal else 0) <= self.hops
+            if (describe and fact.is_edge and room and self.obfuscate and self.rng.chance(self.params.describe_rate)
+                    and self._describe(node, fact, other)):
+                return True
+            label = graph.label_of(other) if fact.is_edge else graph.stated_form(fact.index)
+            node.constants.append(Constant(fact.relation, fact.subject == entity, exact_condition(fact, label, other), fact.index))
+            self.used_facts.add(fact.index)
+            return True
+        for date_relation, entity_relation in key_pairs():
+            date = self._pick(graph.literals_of(entity), lambda f: f.relation == date_relation and len(f.date or "") == 10)
+            partner = date and self._pick(graph.edges_of(entity), lambda f: f.relation == entity_relation and f.subject == entity
+                                          and self._constant_ok(f, entity) and self._typed(node, f))
+            if date and partner:
+                for f in (date, partner):
+                    label = graph.label_of(f.object) if f.is_edge else graph.stated_form(f.index)
+                    node.constants.append(Constant(f.relation, True, exact_condition(f, label, f.object), f.index))
+                    self.used_facts.add(f.index)
+                return True
+        return False
+
     def _describe(self, node: Node, fact: Fact, other: int) -> bool:
-        """Replace the constant ``other`` by a variable described by one of its literal facts."""
-        described = self._pick(self.graph.literals_of(other), lambda f: f.index not in self.used_facts)
-        if described is None:
-            return False
+        """Replace the constant ``other`` by a variable described by its own facts, which pin it."""
         child = self._new_node(other, parent=node, fact=fact)
-        child.constants.append(Constant(described.relation, True, self._literal_condition(described), described.index))
-        self.used_facts.add(described.index)
+        if not self._add_key(child, describe=False):
+            self._discard([child])
+            return False
         self.query.obfuscations.append(Obfuscation(
             "entity_to_description", fact.relation, "C@" + self.graph.label_of(other), child.name,
             variable=child.name,
@@ -291,7 +288,7 @@ class _Builder:
         question can ask for."""
         graph = self.graph
         return lambda f: (f.subject == holder and (not f.is_edge or not graph.is_page(f.object))
-                          and self._typed(self.query.root, f))
+                          and (not self.params.require_key or functional(f.relation)) and self._typed(self.query.root, f))
 
     def _typed(self, node: Node, fact: Fact) -> bool:
         """The fact's relation fits the node's classes so far, and its other end's class
@@ -337,8 +334,8 @@ class _Builder:
             return False
         return True
 
-    def try_union(self, proof: Proof) -> Proof:
-        """Widen one entity constant to "X or Y"; keep it only if the answer stays unique."""
+    def try_union(self, proof: Proof, keep=None) -> Proof:
+        """Widen one entity constant to "X or Y"; keep it only if the answer stays unique (and ``keep(query)``)."""
         spots = [(n, i) for n in self.query.nodes for i, c in enumerate(n.constants) if c.condition.kind == "entity"]
         if not spots:
             return proof
@@ -355,7 +352,7 @@ class _Builder:
         widened = Condition("entity", tuple(p[0] for p in pairs), entities=tuple(p[1] for p in pairs))
         node.constants[i] = Constant(const.relation, const.node_is_subject, widened, const.fact)
         widened_proof = prove(self.query, self.graph)
-        if widened_proof.unique:
+        if widened_proof.unique and (keep is None or keep(self.query)):
             self.query.unions += 1
             return widened_proof
         node.constants[i] = const

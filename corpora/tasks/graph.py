@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stillweb.corpora.records import Fact
+from stillweb.corpora.tasks.keys import pins
 from stillweb.corpora.tasks.phrasing import is_qualifier
 from stillweb.corpora.tasks.value_forms import value_forms
 from stillweb.corpora.tasks.task_world import TaskWorld
@@ -104,6 +105,7 @@ class FactGraph:
         self._roles: dict[tuple[str, bool], set[int]] | None = None
         self._shares: dict[tuple[str, bool, str, str], float] = {}
         self._texts: dict[int, str] = {}
+        self._keyable: list[int] | None = None
 
     def _name_facts(self) -> None:
         """Turn entity values without a page into edges to named entities (see the module docstring)."""
@@ -117,6 +119,14 @@ class FactGraph:
                 by_name[key] = NAMED_BASE + len(self._names)
                 self._names.append(fact.value.strip())
             self.facts[position] = fact._replace(object=by_name[key])
+
+    def keyable(self) -> list[int]:
+        """The entities (pages) that some fact pins (:func:`~stillweb.corpora.tasks.keys.pins`): the
+        targets a keyed question can have, in id order (computed once)."""
+        if self._keyable is None:
+            self._keyable = [e for e in self.entities
+                             if any(pins(self.facts[i], e) for i in self.edges_of(e) + self.literals_of(e))]
+        return self._keyable
 
     def is_page(self, entity: int) -> bool:
         """True for a document's id, False for an entity known only by name."""

@@ -20,6 +20,8 @@ branches, and the verifier found one of them redundant in 24 of 33 such tasks
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.prove import Proof, prove
 from stillweb.corpora.tasks.query import Node, Query
@@ -37,19 +39,21 @@ def pivot_of(query: Query) -> Node:
     return root
 
 
-def drop_redundant_branches(query: Query, graph: FactGraph, proof: Proof) -> Proof:
-    """Drop, in order, each branch off the pivot whose removal leaves the answer unique;
-    returns the proof of the pruned query (``query`` is changed in place). Pruning the
-    target can leave it a single child, which then becomes the pivot: it is pruned too."""
+def drop_redundant_branches(query: Query, graph: FactGraph, proof: Proof,
+                            keep: Callable[[Query], bool] | None = None) -> Proof:
+    """Drop, in order, each branch off the pivot whose removal leaves the answer unique (and, given
+    ``keep``, ``keep(query)`` true: the generator keeps its key); returns the proof of the pruned query
+    (``query`` is changed in place). Pruning the target can leave it a single child, which then
+    becomes the pivot: it is pruned too."""
     pivot = pivot_of(query)
-    proof = _prune(query, graph, proof, pivot)
+    proof = _prune(query, graph, proof, pivot, keep)
     if pivot_of(query) is not pivot:
-        proof = _prune(query, graph, proof, pivot_of(query))
+        proof = _prune(query, graph, proof, pivot_of(query), keep)
     _keep_live_obfuscations(query)
     return proof
 
 
-def _prune(query: Query, graph: FactGraph, proof: Proof, pivot: Node) -> Proof:
+def _prune(query: Query, graph: FactGraph, proof: Proof, pivot: Node, keep: Callable[[Query], bool] | None) -> Proof:
     for branch in [*pivot.children, *range(len(pivot.constants) - 1, -1, -1)]:
         if len(pivot.children) + len(pivot.constants) <= 1:
             break
@@ -61,7 +65,7 @@ def _prune(query: Query, graph: FactGraph, proof: Proof, pivot: Node) -> Proof:
         else:
             del pivot.constants[branch]
         pruned = prove(query, graph)
-        if pruned.unique:
+        if pruned.unique and (keep is None or keep(query)):
             proof = pruned
         else:
             query.nodes, pivot.children, pivot.constants = nodes, children, constants

@@ -10,6 +10,8 @@ minimal), and whether the stated ``hops`` is the formalization's. A task is
 answer at all) or its stated answer is not the one; a formalization the solver
 cannot read (an unknown relation, a cycle) is an **error** naming the task.
 Sets written by older versions or edited by hand are verified the same way.
+It also says whether the formalization is **keyed** (:mod:`stillweb.corpora.tasks.keys`: the
+answer pinned in the world, not only in the snapshot); a branch the key needs is never redundant.
 
 >>> # report = verify_task_set("snapshots/syn", "default"); report.ambiguous
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from stillweb.corpora.tasks.formalization import TARGET, is_constant
+from stillweb.corpora.tasks.keys import formalization_key_reason
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.resolve import FactTables, FormalizationError, name_key, solve
 from stillweb.corpora.tasks.splits import SPLITS
@@ -44,6 +48,7 @@ class TaskCheck:
     stated_hops: int | None
     hops: int | None  # the formalization's hops (target to the farthest constant)
     error: str = ""
+    keyed: bool = True  # the formalization pins its answer in the world (keys.py)
 
     @property
     def ambiguous(self) -> bool:
@@ -77,6 +82,8 @@ class TaskCheck:
                  f"hops {self.stated_hops}/{self.hops}"]
         if self.redundant_branches:
             parts.append("redundant: " + " ; ".join(self.redundant_branches))
+        if not self.keyed:
+            parts.append("no key")
         return ", ".join(parts)
 
 
@@ -118,7 +125,8 @@ class VerifyReport:
     def summary(self) -> dict[str, int]:
         """Totals by kind."""
         return {"tasks": len(self.checks), "ambiguous": self.ambiguous, "errors": self.errors,
-                "redundant": self.redundant, "hops_mismatch": self.count("hops")}
+                "redundant": self.redundant, "hops_mismatch": self.count("hops"),
+                "unkeyed": sum(1 for check in self.checks if not check.keyed and not check.error)}
 
     def to_dict(self) -> dict:
         """The report as plain JSON values."""
@@ -140,13 +148,30 @@ def verify_task(task: TaskRecord, tables: FactTables) -> TaskCheck:
     answers = _distinct(solved.answers, tables)
     golds = {name_key(gold) for gold in task.golds}
     found = any(golds & (tables.forms.get(value, set()) | {name_key(tables.labels[value])}) for value in solved.answers)
+    inexact = [o.obfuscated for o in task.obfuscations if o.kind != "entity_to_description"]
+    keyed = formalization_key_reason(task.formalization, inexact) is None
     redundant = ()
     if task.answerable and len(answers) == 1 and found:
         redundant = tuple(f"[{', '.join(triple)}]" for triple, left in solved.branches
-                          if len(_distinct(left, tables)) == 1)
+                          if len(_distinct(left, tables)) == 1
+                          and not (keyed and formalization_key_reason(_without(task.formalization, triple), inexact)))
     shown = tuple(sorted(answers.values())[:_SHOWN])
     return TaskCheck(**base, solutions=len(answers), shown=shown, stated_found=found, redundant_branches=redundant,
-                     hops=solved.hops)
+                     hops=solved.hops, keyed=keyed)
+
+
+def _without(triples, branch) -> list:
+    """The triples still joined to the target ``?`` (through variables) once the triple ``branch`` is removed."""
+    rest = [t for t in triples if tuple(t) != tuple(branch)]
+    reached, grown = {TARGET}, True
+    while grown:
+        grown = False
+        for subject, _, obj in rest:
+            if ((subject in reached and not is_constant(subject)) or (obj in reached and not is_constant(obj))) \
+                    and not {subject, obj} <= reached:
+                reached |= {subject, obj}
+                grown = True
+    return [t for t in rest if {t[0], t[2]} <= reached]
 
 
 def _distinct(values: frozenset[int], tables: FactTables) -> dict[str, str]:

@@ -70,6 +70,12 @@ class Ontology:
                                           for name, (parents, label) in data["classes"].items()}
         self._properties: dict[str, list[str]] = data["properties"]
         self._templates: dict[str, dict] = data["templates"]
+        self._functional: frozenset[str] = frozenset(data.get("functional", ()))
+
+    def is_functional(self, name: str) -> bool:
+        """True for a property the ontology types ``owl:FunctionalProperty`` (one value per subject:
+        ``birthDate``, ``populationTotal``)."""
+        return name in self._functional
 
     def has_class(self, name: str) -> bool:
         """True for a class of the ontology (``owl:Thing`` included)."""

@@ -13,7 +13,8 @@ import pytest
 
 from stillweb.corpora.tasks.compose import ComposeParams
 from stillweb.corpora.tasks.formalization import malformed_reason
-from stillweb.corpora.tasks.generate import GenerationParams, TaskGenerationError, generate_task_list, generate_tasks
+from stillweb.corpora.tasks.generate import (GenerationParams, TaskGenerationError, answer_group, generate_task_list,
+                                             generate_tasks)
 from stillweb.corpora.tasks.graph import normalize_text
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.corpora.tasks.task_world import MemoryWorld, open_world
@@ -51,15 +52,16 @@ def test_no_constant_on_target_and_no_duplicates(generated):
 def test_splits_share_no_answer(generated):
     split_of_answer = {}
     for task in generated.tasks:
-        key = task.answer_doc if task.formalization[0][2] != "?" else task.answer
+        key = task.answer if task.shape.startswith("value") else task.answer_doc  # two places may share a name
         assert split_of_answer.setdefault((task.answer, key), task.split) == task.split
     assert set(Counter(t.split for t in generated.tasks)) >= {"train", "test"}
 
 
 def test_diversity_and_rejections_are_reported(generated):
-    assert len({t.shape for t in generated.tasks}) >= 20
+    # Keyed questions (issue 40) walk only pinning relations: fewer shapes than the 20+ of unkeyed ones.
+    assert len({t.shape for t in generated.tasks}) >= 10
     assert set(Counter(t.level for t in generated.tasks)) == {1, 2, 3}
-    assert generated.rejections["not_unique"] > 0
+    assert generated.rejections["no_key"] + generated.rejections["no_chain"] > 0
     assert sum(v for k, v in generated.rejections.items() if k.startswith("shortcut:")) > 0
     assert generated.attempts == len(generated.tasks) + sum(generated.rejections.values())
 
@@ -86,7 +88,7 @@ def test_files_are_byte_identical_across_processes_and_workers(small_snapshot, t
         digests.append(files_digest(directory))
     assert digests[0] == digests[1] == digests[2]
     card = (small_snapshot / "tasks" / "det-a" / "card.md").read_text()
-    assert "snapshot fingerprint" in card and "not_unique" in card and "shortcut (all)" in card
+    assert "snapshot fingerprint" in card and "no_chain" in card and "shortcut (all)" in card
     tasks = read_tasks(small_snapshot, "det-a", "train")
     assert tasks and tasks[0].evidence and len(tasks[0].formalization[0]) == 3
     schema = pq.read_schema(directory.parent / "det-a" / "train.parquet")
@@ -147,7 +149,8 @@ def test_hard_end_matches_webshaper_complexity(small_snapshot):
     params = GenerationParams(count=30, seed=4, compose=ComposeParams(min_hops=4, max_hops=6, level=3))
     result = generate_task_list(small_snapshot, params)
     stats = formalization_stats(t.formalization for t in result.tasks)
-    assert stats.mean_triples >= 12 and stats.mean_constants >= 6 and stats.mean_variables >= 4
+    # Keyed (issue 40) and minimal: 11 triples on this 300-article world (12.2 before keys, unkeyed).
+    assert stats.mean_triples >= 10.5 and stats.mean_constants >= 5.5 and stats.mean_variables >= 4
     assert stats.malformed_tasks == 0
     for task in result.tasks:
         for s, _, o in task.formalization:
@@ -157,8 +160,9 @@ def test_hard_end_matches_webshaper_complexity(small_snapshot):
         assert solve_with_reference(small_snapshot, task).solved, task.question
 
 
-def test_deep_variables_get_sentences_of_their_own(generated):
-    deep = [t for t in generated.tasks if t.hops >= 4]
+def test_deep_variables_get_sentences_of_their_own(small_snapshot):
+    made = generate_task_list(small_snapshot, GenerationParams(count=40, seed=4, compose=ComposeParams(min_hops=4, max_hops=5)))
+    deep = [t for t in made.tasks if t.hops >= 4 and t.shape.startswith("entity")]  # values tell their subject first
     told = [t for t in deep if t.question.startswith(("There is", "Consider a", "Consider an"))]
     assert told and all(" that " in t.question for t in told)
 
@@ -190,7 +194,7 @@ def _assert_diverse(tasks) -> None:
 
 def test_answers_are_diverse_by_quota(generated):
     _assert_diverse(generated.tasks)
-    assert max(Counter(t.answer for t in generated.tasks).values()) <= 3
+    assert max(Counter(answer_group(t) for t in generated.tasks).values()) <= 3  # two places may share a name
 
 
 def test_quota_is_enforced_in_generation_not_after(small_snapshot):
@@ -215,8 +219,11 @@ def test_empty_dev_or_test_takes_whole_answer_groups():
 
 @pytest.mark.slow  # ~30 s: 20,000 attempts over the real sample
 @pytest.mark.shared_data
-def test_real_sample_gives_a_hundred_diverse_tasks(wiki_snapshot):
-    """The shared dump sample: 168 tasks with 19 distinct answers (76% one organisation) before issue 35."""
+def test_real_sample_gives_keyed_diverse_tasks(wiki_snapshot):
+    """The shared dump sample: 168 tasks with 19 distinct answers (76% one organisation) before issue 35.
+    Keyed (issue 40), its 45 infobox pages give 21 tasks in 20,000 attempts, not 100: the pages
+    hardly link each other (4 page-to-page facts), so few chains of pinning relations exist."""
     result = generate_task_list(wiki_snapshot, GenerationParams(count=400, seed=3))
-    assert len(result.tasks) >= 100, result.rejections
+    assert len(result.tasks) >= 15, result.rejections
+    assert result.rejections["no_chain"] + result.rejections["no_key"] > len(result.tasks)
     _assert_diverse(result.tasks)

@@ -84,7 +84,7 @@ def tasks(small_snapshot):
 def test_generated_questions_are_well_formed_and_answers_plain(tasks, small_snapshot):
     stats = task_set_stats(tasks)
     assert stats["malformed"] == 0, [(t["question"], malformed_reasons(t)) for t in tasks if malformed_reasons(t)]
-    assert 35 <= stats["words_p50"] <= 70 and stats["words_p95"] <= 116
+    assert 25 <= stats["words_p50"] <= 70 and stats["words_p95"] <= 116  # keyed (issue 40): fewer deep chains here
     entities = [t for t in tasks if t.shape.startswith("entity")]
     assert entities
     for task in entities:
@@ -172,7 +172,7 @@ def test_generated_questions_have_finite_verbs_and_no_repeated_nouns(small_snaps
     made = generate_task_list(small_snapshot, GenerationParams(count=150, seed=11, compose=ComposeParams(max_hops=5)))
     stats = task_set_stats(made.tasks)
     assert stats["patterns"] == {name: 0 for name in PATTERNS}, stats["patterns"]
-    assert 35 <= stats["words_p50"] <= 70, stats["words_p50"]
+    assert 25 <= stats["words_p50"] <= 70, stats["words_p50"]
     assert stats["malformed"] == 0
 
 
