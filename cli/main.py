@@ -16,7 +16,7 @@ from stillweb.corpora.errors import StillwebError
 from stillweb.corpora.version import PACKAGE_VERSION
 
 # Modules of this package that add subcommands, in the order --help lists them.
-COMMAND_MODULES = ("quickstart", "build", "inspect", "eval", "tasks", "apps", "bfcl", "replay", "health", "serve", "mcp", "view", "freeze")
+COMMAND_MODULES = ("quickstart", "build", "inspect", "eval", "tasks", "apps", "bfcl", "replay", "check", "health", "serve", "mcp", "view", "freeze")
 
 EPILOG = """examples:
   stillweb quickstart                                   build the default snapshot and try it
