@@ -16,7 +16,7 @@ sandbox carry the ``sandbox`` marker: a failure instead of a skip under
 
 Ray tests share one local runtime (``ray_runtime``: 2 CPUs, 127.0.0.1, no dashboard),
 kept from one Ray test module to the next when nothing else runs in between; the two-node
-tests (tests/envs/ray/test_ray_cluster.py) start a ``ray.cluster_utils.Cluster`` of their own.
+tests (tests/envs/on_ray/test_ray_cluster.py) start a ``ray.cluster_utils.Cluster`` of their own.
 """
 
 from __future__ import annotations

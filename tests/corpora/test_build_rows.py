@@ -136,7 +136,8 @@ def _damaged_parquet(tmp_path: Path) -> list[str]:
 
 
 def _dataset_dict(tmp_path: Path) -> list[str]:
-    datasets = pytest.importorskip("datasets")
+    import datasets  # a core dependency (pyproject.toml): no skip
+
     datasets.DatasetDict({"train": datasets.Dataset.from_list(PARAGRAPHS)}).save_to_disk(str(tmp_path / "dd"))
     return [str(tmp_path / "dd")]
 

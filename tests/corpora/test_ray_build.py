@@ -1,7 +1,7 @@
 """Sharded builds and task generation on Ray (a local 2-CPU runtime): the snapshot of a
 sharded build equals the local build's, fingerprint and table bytes (plain XML page ranges,
 bzip2 multistream, row corpora: JSON-lines byte ranges and parquet row groups; the same over a two-node
-Cluster: tests/envs/ray/test_ray_cluster.py); ``tasks generate --ray`` writes the same task set bytes."""
+Cluster: tests/envs/on_ray/test_ray_cluster.py); ``tasks generate --ray`` writes the same task set bytes."""
 
 from __future__ import annotations
 

@@ -81,7 +81,8 @@ def test_parquet_row_groups_are_shards_with_file_row_numbers(tmp_path):
 
 
 def test_save_to_disk_folder(tmp_path):
-    datasets = pytest.importorskip("datasets")
+    import datasets  # a core dependency (pyproject.toml): no skip
+
     datasets.Dataset.from_list(HF_ROWS).save_to_disk(str(tmp_path / "saved"))
     assert detect_format([tmp_path / "saved"]) == "hf-disk"
     assert pages(read(tmp_path / "saved")) == pages(read(write_jsonl(tmp_path / "same.jsonl", HF_ROWS)))

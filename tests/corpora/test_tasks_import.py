@@ -21,8 +21,15 @@ QUIET = ImportOptions(progress=False)
 
 
 @pytest.fixture(scope="module")
-def snapshot(shared_data, tmp_path_factory):
-    return context_snapshot(shared_data, tmp_path_factory.mktemp("import") / "snap")
+def snapshot(tmp_path_factory):
+    """The fixture pages alone: the fixture-only formats' tests need no ``../shared/data``."""
+    return context_snapshot(None, tmp_path_factory.mktemp("import") / "snap")
+
+
+@pytest.fixture(scope="module")
+def samples_snapshot(shared_data, tmp_path_factory):
+    """The contexts of the shared HotpotQA and 2WikiMultihopQA samples with the fixture pages."""
+    return context_snapshot(shared_data, tmp_path_factory.mktemp("import-samples") / "snap")
 
 
 def _all(snapshot, name):
@@ -30,9 +37,9 @@ def _all(snapshot, name):
 
 
 @pytest.mark.shared_data
-def test_hotpotqa_sample_maps_every_supporting_fact(snapshot, shared_data):
-    summary = import_tasks(snapshot, [shared_data / HOTPOT], "hotpot", QUIET)
-    tasks = _all(snapshot, "hotpot")
+def test_hotpotqa_sample_maps_every_supporting_fact(samples_snapshot, shared_data):
+    summary = import_tasks(samples_snapshot, [shared_data / HOTPOT], "hotpot", QUIET)
+    tasks = _all(samples_snapshot, "hotpot")
     source = json.loads((shared_data / HOTPOT).read_text(encoding="utf-8"))
     assert summary.tasks == len(tasks) == len(source) == 100 and summary.unmapped == {}
     by_id = {task.task_id: task for task in tasks}
@@ -46,14 +53,14 @@ def test_hotpotqa_sample_maps_every_supporting_fact(snapshot, shared_data):
             assert item.doc_id >= 0 and item.doc_title == title
         assert task.solvability.evidence_present and task.solvability.question_hit is not None
         assert task.extra["type"] == question["type"] and task.extra["level"] == question["level"]
-    card = (snapshot / "tasks" / "hotpot" / "card.md").read_text()
+    card = (samples_snapshot / "tasks" / "hotpot" / "card.md").read_text()
     assert "229 of 229 items mapped" in card and "(hotpotqa)" in card
 
 
 @pytest.mark.shared_data
-def test_2wiki_sample_keeps_the_evidence_triples(snapshot, shared_data):
-    import_tasks(snapshot, [shared_data / TWOWIKI], "twowiki", QUIET)
-    tasks = _all(snapshot, "twowiki")
+def test_2wiki_sample_keeps_the_evidence_triples(samples_snapshot, shared_data):
+    import_tasks(samples_snapshot, [shared_data / TWOWIKI], "twowiki", QUIET)
+    tasks = _all(samples_snapshot, "twowiki")
     source = json.loads((shared_data / TWOWIKI).read_text(encoding="utf-8"))
     assert {t.task_id for t in tasks} == {q["_id"] for q in source}
     for task in tasks:
@@ -151,16 +158,16 @@ def test_a_task_id_repeated_across_files_names_both(snapshot, tmp_path):
         import_tasks(snapshot, [first, second], "x", QUIET)
 
 
-def test_cli_imports_and_stats_show_solvability(snapshot, shared_data, tmp_path):
+def test_cli_imports_and_stats_show_solvability(samples_snapshot, shared_data, tmp_path):
     run = [sys.executable, "-m", "stillweb.cli.main", "tasks"]
-    result = subprocess.run([*run, "import", str(snapshot), str(shared_data / TWOWIKI), "--name", "cli2",
+    result = subprocess.run([*run, "import", str(samples_snapshot), str(shared_data / TWOWIKI), "--name", "cli2",
                              "--answer-match", "f1", "--no-progress"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "imported 2 of 2 questions (2wikimultihopqa)" in result.stdout and "unmapped: none" in result.stdout
-    assert {task.answer_match for task in _all(snapshot, "cli2")} == {"f1"}
-    stats = subprocess.run([*run, "stats", str(snapshot), "cli2"], capture_output=True, text=True, timeout=300)
+    assert {task.answer_match for task in _all(samples_snapshot, "cli2")} == {"f1"}
+    stats = subprocess.run([*run, "stats", str(samples_snapshot), "cli2"], capture_output=True, text=True, timeout=300)
     assert "gold evidence present: 2 (100.0%)" in stats.stdout and "long_value" not in stats.stdout, stats.stderr
-    bad = subprocess.run([*run, "import", str(snapshot), str(shared_data / TWOWIKI), "--name", "x", "--format", "kilt"],
+    bad = subprocess.run([*run, "import", str(samples_snapshot), str(shared_data / TWOWIKI), "--name", "x", "--format", "kilt"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "it looks like 2wikimultihopqa" in bad.stderr
     helped = subprocess.run([*run, "import", "--help"], capture_output=True, text=True, timeout=300)
@@ -168,7 +175,7 @@ def test_cli_imports_and_stats_show_solvability(snapshot, shared_data, tmp_path)
 
 
 @pytest.mark.shared_data
-def test_two_processes_write_identical_task_set_bytes(snapshot, shared_data, tmp_path):
+def test_two_processes_write_identical_task_set_bytes(samples_snapshot, shared_data, tmp_path):
     import shutil
 
     # with MuSiQue (sub-questions searched with earlier answers) and BrowseComp-Plus queries whose
@@ -180,7 +187,7 @@ def test_two_processes_write_identical_task_set_bytes(snapshot, shared_data, tmp
     outputs = []
     for run, hash_seed in enumerate(("1", "2")):
         copy = tmp_path / f"copy{run}"
-        shutil.copytree(snapshot, copy)
+        shutil.copytree(samples_snapshot, copy)
         shutil.rmtree(copy / "tasks", ignore_errors=True)
         env = {"PYTHONHASHSEED": hash_seed, "TZ": "UTC" if run else "Asia/Tokyo", "PATH": "/usr/bin:/bin"}
         result = subprocess.run([sys.executable, "-m", "stillweb.cli.main", "tasks", "import", str(copy),

@@ -19,8 +19,15 @@ QUIET = ImportOptions(progress=False)
 
 
 @pytest.fixture(scope="module")
-def snapshot(shared_data, tmp_path_factory):
-    return context_snapshot(shared_data, tmp_path_factory.mktemp("formats") / "snap")
+def snapshot(tmp_path_factory):
+    """The fixture pages alone: the fixture-only formats' tests need no ``../shared/data``."""
+    return context_snapshot(None, tmp_path_factory.mktemp("formats") / "snap")
+
+
+@pytest.fixture(scope="module")
+def samples_snapshot(shared_data, tmp_path_factory):
+    """The contexts of the shared HotpotQA and 2WikiMultihopQA samples with the fixture pages."""
+    return context_snapshot(shared_data, tmp_path_factory.mktemp("formats-samples") / "snap")
 
 
 def _tasks(snapshot, name):
@@ -153,18 +160,18 @@ def test_browsecomp_plus_bad_documents_and_qrels_lines_are_named(snapshot, tmp_p
 
 
 @pytest.mark.shared_data
-def test_verl_export_is_search_r1s_layout_and_imports_back_the_same_tasks(snapshot, shared_data, tmp_path):
-    import_tasks(snapshot, [shared_data / HOTPOT], "hp", ImportOptions(progress=False, answer_match="f1"))
-    original = _tasks(snapshot, "hp")
-    files = export_tasks(snapshot, "hp", "verl", tmp_path / "verl")
+def test_verl_export_is_search_r1s_layout_and_imports_back_the_same_tasks(samples_snapshot, shared_data, tmp_path):
+    import_tasks(samples_snapshot, [shared_data / HOTPOT], "hp", ImportOptions(progress=False, answer_match="f1"))
+    original = _tasks(samples_snapshot, "hp")
+    files = export_tasks(samples_snapshot, "hp", "verl", tmp_path / "verl")
     rows = pq.read_table(files[0]).to_pylist()
     assert set(rows[0]) == {"data_source", "prompt", "ability", "reward_model", "extra_info"}
     first = original[rows[0]["extra_info"]["task_id"]]
     assert rows[0]["data_source"] == "hotpotqa" and rows[0]["ability"] == "fact-reasoning"
     assert rows[0]["prompt"] == [{"role": "user", "content": search_r1_prompt(first.question)}]
     assert rows[0]["reward_model"] == {"style": "rule", "ground_truth": {"target": list(first.golds)}}
-    import_tasks(snapshot, files, "hp-back", ImportOptions(progress=False, retrieval=False))
-    back = _tasks(snapshot, "hp-back")
+    import_tasks(samples_snapshot, files, "hp-back", ImportOptions(progress=False, retrieval=False))
+    back = _tasks(samples_snapshot, "hp-back")
     assert set(back) == set(original)
     for task_id, task in original.items():
         again = back[task_id]
@@ -180,16 +187,16 @@ def test_verl_export_is_search_r1s_layout_and_imports_back_the_same_tasks(snapsh
 
 
 @pytest.mark.shared_data
-def test_wikiqa_plays_an_imported_set_prompt_and_citations(snapshot, shared_data):
+def test_wikiqa_plays_an_imported_set_prompt_and_citations(samples_snapshot, shared_data):
     from stillweb.envs.wikiqa.env import WikiQAEnv
 
-    import_tasks(snapshot, [shared_data / HOTPOT], "play", QUIET)
-    task = next(iter(_tasks(snapshot, "play").values()))
-    env = WikiQAEnv(snapshot, tasks="play", tool_format="search_r1")
+    import_tasks(samples_snapshot, [shared_data / HOTPOT], "play", QUIET)
+    task = next(iter(_tasks(samples_snapshot, "play").values()))
+    env = WikiQAEnv(samples_snapshot, tasks="play", tool_format="search_r1")
     observation, _info = env.reset(options={"task_id": task.task_id})
     assert observation == search_r1_prompt(task.question) == SEARCH_R1_PREFIX + task.question + "\n"
     assert search_r1_prompt(" who wrote it ") == SEARCH_R1_PREFIX + "who wrote it?\n"  # nq_search.py's '?' 
-    tongyi = WikiQAEnv(snapshot, tasks="play", reward={"citation_recall": 1.0, "outcome": 0.0})
+    tongyi = WikiQAEnv(samples_snapshot, tasks="play", reward={"citation_recall": 1.0, "outcome": 0.0})
     observation, _info = tongyi.reset(options={"task_id": task.task_id})
     assert observation.startswith(tongyi.system_prompt)
     reward, info = tongyi.step(tongyi.format.write_answer(task.answer, list(task.evidence_docs)))[1::3]
@@ -198,13 +205,13 @@ def test_wikiqa_plays_an_imported_set_prompt_and_citations(snapshot, shared_data
 
 
 @pytest.mark.shared_data
-def test_the_reference_agent_solves_imported_hotpotqa_tasks_from_their_mapped_evidence(snapshot, shared_data):
+def test_the_reference_agent_solves_imported_hotpotqa_tasks_from_their_mapped_evidence(samples_snapshot, shared_data):
     from stillweb.envs.agents.scripted import ReferenceAgent, run_episode
     from stillweb.envs.wikiqa.env import WikiQAEnv
 
-    import_tasks(snapshot, [shared_data / HOTPOT], "solved", QUIET)
-    env = WikiQAEnv(snapshot, tasks="solved")
-    summaries = [run_episode(env, lambda task: ReferenceAgent(task), options={"task_id": task_id}) for task_id in _tasks(snapshot, "solved")]
+    import_tasks(samples_snapshot, [shared_data / HOTPOT], "solved", QUIET)
+    env = WikiQAEnv(samples_snapshot, tasks="solved")
+    summaries = [run_episode(env, lambda task: ReferenceAgent(task), options={"task_id": task_id}) for task_id in _tasks(samples_snapshot, "solved")]
     assert sum(summary["reward"] for summary in summaries) >= 95  # 99 of 100 when written (em over the found text)
 
 

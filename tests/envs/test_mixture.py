@@ -107,6 +107,7 @@ def test_mixture_over_http_sessions_matches_in_process(tasks_snapshot):
     assert refused.status_code == 422 and "not a path" in refused.text
 
 
+@pytest.mark.extra("skyrl")
 def test_skyrl_adapter_plays_a_mixture(tasks_snapshot):
     pytest.importorskip("skyrl_gym")
     from stillweb.envs.integrations.skyrl import StillwebTextEnv

@@ -17,11 +17,12 @@ HOTPOT = "hotpotqa_train_100.json"
 TWOWIKI = "2wikimultihopqa_dev_2.json"
 
 
-def context_snapshot(shared_data: Path, out: Path, passages: int | None = None) -> Path:
+def context_snapshot(shared_data: Path | None, out: Path, passages: int | None = None) -> Path:
     """A snapshot of every context paragraph of the two samples (one page per title, ids ``p<n>``)
-    plus the pages the fixtures below cite."""
+    plus the pages the fixtures below cite; ``shared_data=None``: those pages alone (the importer tests of
+    the fixture-only formats run without ``../shared/data``)."""
     pages: dict[str, str] = {}
-    for name in (HOTPOT, TWOWIKI):
+    for name in (HOTPOT, TWOWIKI) if shared_data is not None else ():
         for question in json.loads((shared_data / name).read_text(encoding="utf-8")):
             for title, sentences in question["context"]:
                 pages.setdefault(title, "".join(sentences))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 RAY_GROUP = "ray"
+RAY_TESTS_FOLDER = "on_ray"  # tests/envs/on_ray: not "ray", which would shadow the ray package where it is not installed
 _RAY_FIXTURES = {"ray_runtime", "ray_cluster"}
 _RAY_MODULES = {"test_ray_build.py", "test_bfcl_everywhere.py"}  # start Ray through the code they test
 
@@ -21,7 +22,7 @@ def xdist_group_of(item: pytest.Item) -> str:
     """The worker group of ``item``: :data:`RAY_GROUP` for a test that starts Ray, else its module's path (as in
     its node id)."""
     path = item.path
-    if (_RAY_FIXTURES & set(getattr(item, "fixturenames", ())) or path.parent.name == "ray"
+    if (_RAY_FIXTURES & set(getattr(item, "fixturenames", ())) or path.parent.name == RAY_TESTS_FOLDER
             or path.name in _RAY_MODULES):
         return RAY_GROUP
     return item.nodeid.split("::")[0]

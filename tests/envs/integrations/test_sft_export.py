@@ -38,6 +38,7 @@ def test_sft_export_loads_with_datasets_and_keeps_the_splits(tasks_snapshot, tmp
         assert messages[-1]["content"].startswith("<answer>")
 
 
+@pytest.mark.extra("trl")
 def test_sft_rows_render_with_a_chat_template(tasks_snapshot, tmp_path):
     pytest.importorskip("transformers")
     from datasets import load_from_disk
