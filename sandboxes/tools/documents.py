@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from stillweb.corpora.arguments import check_positive_int
+from stillweb.corpora.chinese import fold_to_simplified
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call, preview
 from stillweb.sandboxes.tools.validation import doc_reference
 
@@ -195,7 +196,8 @@ class OpenTool(Tool):
 
 
 class FindTool(Tool):
-    """Find the lines of a document that contain a phrase (case-insensitive)."""
+    """Find the lines of a document that contain a phrase (case-insensitive; on a Chinese snapshot,
+    traditional and simplified characters alike)."""
 
     name = "find"
     description = (
@@ -227,7 +229,8 @@ class FindTool(Tool):
             )
         text, passages = _reading(self.snapshot, document, arguments["doc"])
         pages = _Pages.of(text)
-        shown, total = _matching_lines(pages, pattern, MAX_FIND_MATCHES)
+        # A snapshot of a CJK language finds 中国 in 中國 too, as its search does (one character for one: same offsets).
+        shown, total = _matching_lines(pages, pattern, MAX_FIND_MATCHES, fold=self.snapshot.analyzer is not None)
         header = _header(document, arguments["doc"], passages)
         if not shown:
             text = f"No line of {header} ({len(pages)} pages) contains {json.dumps(pattern, ensure_ascii=False)}."
@@ -266,10 +269,12 @@ def _passage_list(snapshot: Snapshot, passages: list[int]) -> list[dict]:
     return [{"doc_id": doc_id, "source_id": snapshot.source_id_of(doc_id)} for doc_id in passages]
 
 
-def _matching_lines(pages: _Pages, pattern: str, limit: int) -> tuple[list[dict], int]:
-    """The first ``limit`` lines containing ``pattern`` (page, offset of the first match, excerpt), and the total count."""
+def _matching_lines(pages: _Pages, pattern: str, limit: int, fold: bool = False) -> tuple[list[dict], int]:
+    """The first ``limit`` lines containing ``pattern`` (page, offset of the first match, excerpt), and the total count;
+    ``fold``: traditional Chinese characters match their simplified forms."""
     text, shown, total, line_end = pages.text, [], 0, -1
-    for match in re.finditer(re.escape(pattern), text, flags=re.IGNORECASE):
+    haystack, needle = (fold_to_simplified(text), fold_to_simplified(pattern)) if fold else (text, pattern)
+    for match in re.finditer(re.escape(needle), haystack, flags=re.IGNORECASE):
         if match.start() < line_end:
             continue
         line_end = text.find("\n", match.end())

@@ -97,10 +97,11 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
                               back=(f"/view/search{_carried(q, DEFAULT_K)}", f"Search again with the default k ({DEFAULT_K})"))
         limits = {"max_k": MAX_K, "tool_max_k": TOOL_MAX_K}
         if not q.strip():
-            return render("search.html", query=q, k=k, result=None, hits=[], carried="", **limits)
+            return render("search.html", query=q, k=k, result=None, hits=[], carried="", analyzer=snapshot.analyzer, **limits)
         result = search_tool(q, k)
         hits = result.data["queries"][0]["results"] if result.ok else []
-        return render("search.html", query=q, k=k, result=result, hits=hits, carried=_carried(q, k), **limits)
+        return render("search.html", query=q, k=k, result=result, hits=hits, carried=_carried(q, k),
+                      analyzer=snapshot.analyzer, **limits)
 
     @pages.get("/doc/{ref:path}", response_class=HTMLResponse)
     def document(ref: str, q: str = Query(default="", max_length=MAX_QUERY_CHARS),
@@ -132,7 +133,8 @@ def router(catalog: SnapshotCatalog) -> APIRouter:
             counts={"outgoing": len(outgoing), "incoming": len(incoming)},
             searched=q if q.strip() else "",
             back=f"/view/search{_carried(q, k)}",
-            matches=len(matching_spans(doc.text, q)) if q.strip() else 0,
+            matches=len(matching_spans(doc.text, q, snapshot.analyzer)) if q.strip() else 0,
+            analyzer=snapshot.analyzer,
             first_match=FIRST_MATCH,
             synthetic=is_synthetic(snapshot),
         )

@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from stillweb.corpora.analyzers import BigramAnalyzer
 from stillweb.corpora.index import matching_spans
 
 __all__ = ["render", "error_page", "pretty_json", "link_docs", "short_number", "num", "highlight", "FIRST_MATCH", "DOC_REFERENCE"]
@@ -56,9 +57,10 @@ def link_docs(text: str, evidence: Collection[int] = ()) -> Markup:
     return Markup(DOC_REFERENCE.sub(link, str(escape(text))))
 
 
-def highlight(text: str, query: str | None, anchor: str | None = None) -> Markup:
+def highlight(text: str, query: str | None, anchor: str | None = None, analyzer: BigramAnalyzer | None = None) -> Markup:
     """``text`` escaped, with the words the index matches for ``query`` (English stemming:
-    "rivers" marks "river") wrapped in ``<mark>``; the first mark gets ``id=anchor`` if given.
+    "rivers" marks "river"; with a language's ``analyzer``, its terms: 首都 marks 首都 in 北京是中国的首都)
+    wrapped in ``<mark>``; the first mark gets ``id=anchor`` if given.
 
     Every character of ``text`` is escaped and marks only wrap whole words, so removing
     the ``<mark>`` tags gives exactly the escaped text.
@@ -70,7 +72,7 @@ def highlight(text: str, query: str | None, anchor: str | None = None) -> Markup
         return escape(text)
     pieces: list[str] = []
     done = 0
-    for number, (start, end) in enumerate(matching_spans(text, query)):
+    for number, (start, end) in enumerate(matching_spans(text, query, analyzer)):
         opening = f'<mark id="{escape(anchor)}">' if anchor and number == 0 else "<mark>"
         pieces += [str(escape(text[done:start])), opening, str(escape(text[start:end])), "</mark>"]
         done = end

@@ -34,3 +34,22 @@ def build_chinese_snapshot(directory: Path, **options) -> BuildResult:
     """Build the Chinese rows into ``directory / "zh"`` (``options`` go to ``build_rows``)."""
     directory.mkdir(parents=True, exist_ok=True)
     return build_rows([write_chinese_rows(directory / "zh.jsonl")], directory / "zh", progress=False, **options)
+
+
+# A question written for these tests over CHINESE_ROWS (doc 0 is 北京), with the answer's other forms.
+CAPITAL_TASK = {
+    "task_id": "zh-capital", "question": "中华人民共和国的首都是哪座城市？", "answer": "北京", "aliases": ["北京市"],
+    "evidence": [{"subject": "北京", "relation": "首都", "value": "中华人民共和国", "doc_id": 0, "doc_title": "北京"}],
+    "evidence_docs": [0], "hops": 1, "split": "train", "answer_doc": 0,
+}
+
+
+def chinese_task_snapshot(directory: Path, name: str = "zh") -> Path:
+    """The Chinese snapshot with a task set ``name`` holding :data:`CAPITAL_TASK`."""
+    from stillweb.corpora.tasks.record import TaskRecord
+    from stillweb.corpora.tasks.store import write_task_set
+
+    out = build_chinese_snapshot(directory).path
+    write_task_set(out, name, [TaskRecord.from_dict(CAPITAL_TASK)],
+                   lambda folder: (folder / "card.md").write_text("中文 task set for the tests\n", encoding="utf-8"))
+    return out
