@@ -122,8 +122,15 @@ def test_noise_schedules_are_pure_functions_of_the_step():
             noise_schedule(**{"step": 1, **bad})
 
 
-def test_the_modes_have_one_registry():
+def test_the_modes_have_one_registry_and_the_docs_list_it():
+    from pathlib import Path
+
     assert list(RETRIEVAL_MODES) == ["golden", "none", "bm25", "dense", "hybrid"]
+    page = (Path(__file__).parents[3] / "docs" / "research-knobs.md").read_text(encoding="utf-8")
+    table = page.split("| mode | what `search` returns |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    rows = table.splitlines()
+    assert [row.split("|")[1:3] for row in rows] == [[f" `{mode}` ", f" {meaning} "]
+                                                     for mode, meaning in RETRIEVAL_MODES.items()]
 
 
 NOISY_EPISODE = """
