@@ -24,7 +24,7 @@ the next reset without it returns to the environment's ``env_limits``.
 
 A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``, which starts the episode with
 :meth:`TextEnv.start_episode`), its check
-(:meth:`TextEnv.score`) and what it records of a step (:meth:`TextEnv.record_step`,
+(:meth:`TextEnv.score`, usually :func:`~stillweb.envs.scoring.rewards.score_outcome`) and what it records of a step (:meth:`TextEnv.record_step`,
 :meth:`TextEnv.step_info`); docs/interfaces.md shows a whole environment in 40 lines.
 """
 
@@ -49,7 +49,7 @@ from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.sandboxes.formats.base import ParsedAction, ToolCallFormat
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
-__all__ = ["TextEnv", "EpisodeState", "StepOutcome", "Outcome", "ending_of", "check_render_mode"]
+__all__ = ["TextEnv", "EpisodeState", "StepOutcome", "ending_of", "check_render_mode"]
 
 
 @dataclass
@@ -102,22 +102,6 @@ class StepOutcome:
     def thought(self) -> str:
         """The action's reasoning text (empty when it was not parsed)."""
         return self.parsed.thought if self.parsed is not None else ""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The simplest score: a binary (or graded) outcome, which is the reward (``total``)."""
-
-    outcome: float
-
-    @property
-    def total(self) -> float:
-        """The reward: the outcome."""
-        return self.outcome
-
-    def as_dict(self) -> dict[str, Any]:
-        """``info["reward_parts"]``."""
-        return {"outcome": self.outcome}
 
 
 def ending_of(limits: EpisodeLimits, counts: EpisodeCounts, turns: int, tool_calls: int,

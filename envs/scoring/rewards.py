@@ -1,10 +1,18 @@
-"""Rewards: each part computed separately, then combined by a declared config.
+"""Rewards: the one outcome scorer every environment uses, its parts combined by a declared config.
 
 Bespoke Labs' experiments showed that composite rewards invite reward hacking, so
 the default :class:`RewardConfig` is the binary outcome alone. Every other part
-(F1, gamma-decay, citation precision/recall/rubric, hallucination penalties) is
-always *computed* and reported in ``info["reward_parts"]`` so a trainer can
-compose its own, but only counts toward the scalar reward when given a weight.
+(F1, gamma-decay, penalties, and a layer's own parts such as WikiQA-v0's citation
+precision/recall/rubric) is always *computed* and reported in ``info["reward_parts"]`` so a
+trainer can compose its own, but only counts toward the scalar reward when given a weight.
+
+:func:`score_outcome` scores an answer for any environment: the match under the task's rule
+(``RewardConfig.answer_match`` overrides it; :mod:`stillweb.corpora.tasks.answer_match`), the
+outcome, token F1, the gamma-decayed credit and the penalties for the episode's counts
+(:class:`~stillweb.envs.core.counts.EpisodeCounts`: unknown tools, bad arguments, format errors,
+and any count a subclass adds that has a ``penalty_<count>`` weight). A layer adds its own parts
+(``parts``) and its condition on the outcome (``gate``): WikiQA-v0's citations and evidence rubric
+(:mod:`stillweb.envs.wikiqa.citations`) is one.
 
 Abstention: on an unanswerable task (``TaskRecord.answerable`` false) abstaining is
 the correct outcome (``outcome`` 1, ``abstention`` 1) and answering is a
@@ -14,24 +22,28 @@ only when it is true keeps an outcome reward from teaching confident guessing.
 
 >>> from stillweb.corpora.tasks.record import TaskRecord
 >>> task = TaskRecord.from_dict({"question": "q", "answer": "1,000"})
->>> parts = score_episode(task, EpisodeTrace(answer="1000", steps=3), RewardConfig())
->>> parts.outcome, parts.total
+>>> score = score_outcome(task, "1000", steps=3)
+>>> score.outcome, score.total
 (1.0, 1.0)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.tasks.answer_match import best_f1, check_answer_match, match_score
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.core.config import config_from
-from stillweb.envs.core.counts import WikiQACounts
-from stillweb.corpora.tasks.answer_match import best_f1, check_answer_match, match_score, normalize_answer
-from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
+from stillweb.envs.core.counts import EpisodeCounts
 
-__all__ = ["RewardConfig", "EpisodeTrace", "RewardParts", "score_episode", "gamma_credits"]
+__all__ = ["RewardConfig", "OutcomeScore", "score_outcome", "gamma_credits", "REWARD_PARTS", "PENALIZED"]
+
+# The weighted parts and the penalized counts, in the order the total sums them.
+REWARD_PARTS = ("outcome", "f1", "gamma_decay", "citation_precision", "citation_recall", "rubric", "abstention")
+PENALIZED = ("unknown_tool", "bad_arguments", "format_error", "bad_citation", "unsupported_answer", "fabricated_answer")
 
 
 @dataclass(frozen=True)
@@ -80,51 +92,58 @@ class RewardConfig:
         return config_from(cls, value)
 
 
-@dataclass
-class EpisodeTrace:
-    """What the environment observed of an episode, as the reward needs it.
-
-    ``cited`` holds resolved doc ids (``None`` for citations that name no
-    document); ``seen_docs`` the docs that appeared in any observation;
-    ``opened_docs`` the docs the agent read; ``observation_text`` every
-    observation, normalized and joined, to check that the answer was seen.
-    ``abstained``: the agent abstained (``answer`` is then its stated reason).
-    """
-
-    answer: str | None = None
-    abstained: bool = False
-    steps: int = 0
-    cited: tuple[int | None, ...] = ()
-    seen_docs: frozenset[int] = frozenset()
-    opened_docs: frozenset[int] = frozenset()
-    observation_text: str = ""
-    counts: WikiQACounts = field(default_factory=WikiQACounts)
-
-
 @dataclass(frozen=True)
-class RewardParts:
-    """Every reward part of one episode, plus the configured scalar ``total``."""
+class OutcomeScore:
+    """The scored answer of one episode (``match``: the answer's score under the rule, before any gate)."""
 
     outcome: float
     f1: float
     gamma_decay: float
-    citation_precision: float
-    citation_recall: float
-    rubric: float
     abstention: float
-    provenance_ok: bool
     abstained: bool
     fabricated_answer: bool
     penalty: float
     total: float
     gamma_credits: tuple[float, ...]
-    counts: WikiQACounts
+    counts: dict[str, Any]
+    match: float
+    parts: dict[str, float]  # a layer's own parts (``score_outcome(parts=...)``)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (for ``info["reward_parts"]``)."""
-        parts = asdict(self)
-        parts["gamma_credits"] = list(self.gamma_credits)
-        return parts
+        """JSON-ready parts (for ``info["reward_parts"]``)."""
+        return {"outcome": self.outcome, "f1": self.f1, "gamma_decay": self.gamma_decay, "abstention": self.abstention,
+                "abstained": self.abstained, "fabricated_answer": self.fabricated_answer, "penalty": self.penalty,
+                "total": self.total, "gamma_credits": list(self.gamma_credits), "counts": dict(self.counts), **self.parts}
+
+
+def score_outcome(task: TaskRecord, answer: str | None, config: RewardConfig | None = None, *, abstained: bool = False,
+                  steps: int = 1, counts: EpisodeCounts | None = None, gate: bool = True,
+                  parts: Mapping[str, float] | Callable[[float], Mapping[str, float]] | None = None) -> OutcomeScore:
+    """Score an episode's ``answer`` (``None``: it did not answer) for ``task`` under ``config`` (default:
+    the outcome alone). ``abstained``: the answer is the stated reason of an abstention; ``steps``: the
+    episode's length (gamma decay); ``counts``: its counts (each penalized by its ``penalty_<name>``);
+    ``gate`` false zeroes the outcome of a matching answer (a layer's condition); ``parts``: a layer's
+    parts (or a function of the answer's match score giving them), weighted by the config's field of the same name.
+    """
+    config = config or RewardConfig()
+    answer = None if abstained else answer  # an abstention's reason is not an answer
+    rule = config.answer_match or task.answer_match  # the set's rule (imported sets: em...), else stillweb's
+    match = match_score(rule, answer, task.golds) if answer is not None and task.golds else 0.0
+    fabricated = not task.answerable and answer is not None
+    abstention = float(abstained and not task.answerable)
+    outcome = (match if gate else 0.0) if task.answerable else abstention
+    credits = gamma_credits(outcome, max(steps, 1), config.gamma)
+    decayed = {"first": credits[0], "last": credits[-1], "mean": sum(credits) / len(credits)}[config.gamma_scalar]
+    f1 = best_f1(answer, task.golds) if answer is not None else 0.0
+    counted = {**(counts.as_dict() if counts is not None else {}), "fabricated_answer": fabricated}
+    penalty = _in_order([getattr(config, f"penalty_{name}") * counted[name] for name in PENALIZED if name in counted])
+    extra = dict((parts(match) if callable(parts) else parts) or {})
+    values = {"outcome": outcome, "f1": f1, "gamma_decay": decayed, "abstention": abstention, **extra}
+    total = _in_order([getattr(config, name) * values[name] for name in REWARD_PARTS if name in values]) - penalty
+    return OutcomeScore(outcome=outcome, f1=f1, gamma_decay=decayed, abstention=abstention, abstained=abstained,
+                        fabricated_answer=fabricated, penalty=penalty, total=total, gamma_credits=credits,
+                        counts={name: value for name, value in counted.items() if name != "fabricated_answer"},
+                        match=match, parts=extra)
 
 
 def gamma_credits(reward: float, steps: int, gamma: float) -> tuple[float, ...]:
@@ -136,92 +155,9 @@ def gamma_credits(reward: float, steps: int, gamma: float) -> tuple[float, ...]:
     return tuple(reward * gamma ** (steps - 1 - index) for index in range(steps))
 
 
-def score_episode(task: TaskRecord, trace: EpisodeTrace, config: RewardConfig) -> RewardParts:
-    """All reward parts of a finished episode (a truncated one has ``answer=None``).
-
-    Hallucination counts for citations and the answer are counted here, into a copy of
-    the trace's per-call counts (unknown tool, bad arguments, format errors) returned
-    as ``RewardParts.counts``; the trace itself is left as it was given.
-    """
-    answer = None if trace.abstained else trace.answer  # an abstention's reason is not an answer
-    rule = config.answer_match or task.answer_match  # the set's rule (imported sets: em...), else stillweb's
-    score = match_score(rule, answer, task.golds) if answer is not None and task.golds else 0.0
-    correct = score > 0
-    fabricated = not task.answerable and answer is not None
-    abstention = float(trace.abstained and not task.answerable)
-    cited_docs = tuple(dict.fromkeys(doc for doc in trace.cited if doc is not None))
-    counts = replace(trace.counts, bad_citation=sum(1 for doc in trace.cited if doc is None or doc not in trace.seen_docs))
-    if answer is not None:
-        normalized = normalize_answer(answer)
-        counts = replace(counts, unsupported_answer=int(not normalized or normalized not in trace.observation_text))
-    evidence_docs = set(task.evidence_docs)
-    hits = len(evidence_docs.intersection(cited_docs))
-    precision = hits / len(cited_docs) if cited_docs else 0.0
-    recall = hits / len(evidence_docs) if evidence_docs else 0.0
-    provenance_ok = not evidence_docs or evidence_docs.issubset(cited_docs)
-    outcome = (score if provenance_ok or not config.citation_gate else 0.0) if task.answerable else abstention
-    credits = gamma_credits(outcome, max(trace.steps, 1), config.gamma)
-    decayed = {"first": credits[0], "last": credits[-1], "mean": sum(credits) / len(credits)}[config.gamma_scalar]
-    rubric = _rubric(task.evidence, task.golds, set(cited_docs) & trace.opened_docs) if correct else 0.0
-    f1 = best_f1(answer, task.golds) if answer is not None else 0.0
-    penalty = (
-        config.penalty_unknown_tool * counts.unknown_tool
-        + config.penalty_bad_arguments * counts.bad_arguments
-        + config.penalty_format_error * counts.format_error
-        + config.penalty_bad_citation * counts.bad_citation
-        + config.penalty_unsupported_answer * counts.unsupported_answer
-        + config.penalty_fabricated_answer * fabricated
-    )
-    total = (
-        config.outcome * outcome
-        + config.f1 * f1
-        + config.gamma_decay * decayed
-        + config.citation_precision * precision
-        + config.citation_recall * recall
-        + config.rubric * rubric
-        + config.abstention * abstention
-        - penalty
-    )
-    return RewardParts(
-        outcome=outcome,
-        f1=f1,
-        gamma_decay=decayed,
-        citation_precision=precision,
-        citation_recall=recall,
-        rubric=rubric,
-        abstention=abstention,
-        provenance_ok=provenance_ok,
-        abstained=trace.abstained,
-        fabricated_answer=fabricated,
-        penalty=penalty,
-        total=total,
-        gamma_credits=credits,
-        counts=counts,
-    )
-
-
-def _rubric(evidence: tuple[EvidenceItem, ...], golds: tuple[str, ...], supported_docs: set[int]) -> float:
-    """CaRR-like rubric of a correct answer: the fraction of evidence facts supported and connected to it.
-
-    A fact is *supported* when its doc was both opened and cited. Each fact is
-    an edge between its subject and its value; a supported fact counts only if
-    a path of supported facts links it to the answer (a gold answer as a value,
-    or as the subject: entity answers are the subject of the facts describing
-    them).
-    """
-    if not evidence:
-        return 0.0
-    targets = {normalize_answer(gold) for gold in golds} - {""}
-    supported = [item for item in evidence if item.doc_id in supported_docs]
-    edges = [{normalize_answer(item.subject), normalize_answer(item.value)} for item in supported]
-    reached_nodes = set(targets)
-    reached: set[int] = set()
-    grew = True
-    while grew:
-        grew = False
-        for index, nodes in enumerate(edges):
-            if index not in reached and nodes & reached_nodes:
-                reached.add(index)
-                reached_nodes |= nodes
-                grew = True
-    return len(reached) / len(evidence)
+def _in_order(terms: Sequence[float]) -> float:
+    """``terms[0] + terms[1] + ...`` summed left to right (the same float as the written-out sum)."""
+    total = terms[0]
+    for term in terms[1:]:
+        total += term
+    return total

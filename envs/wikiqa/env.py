@@ -46,7 +46,8 @@ from stillweb.envs.core.task_loader import TaskPicker, TaskSet, TaskSource, load
 from stillweb.envs.core.turn_budget import turn_budget, warn_if_short
 from stillweb.corpora.tasks.answer_match import normalize_answer
 from stillweb.envs.core.counts import WikiQACounts
-from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, RewardParts, score_episode
+from stillweb.envs.scoring.rewards import RewardConfig
+from stillweb.envs.wikiqa.citations import EpisodeTrace, RewardParts, score_episode
 from stillweb.envs.wikiqa.prompt import INSTRUCTIONS
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format

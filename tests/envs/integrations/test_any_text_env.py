@@ -12,8 +12,9 @@ import gymnasium as gym
 import pytest
 
 from stillweb.envs.agents.scripted import write_call
-from stillweb.envs.core.episode import EpisodeState, Outcome, TextEnv
+from stillweb.envs.core.episode import EpisodeState, TextEnv
 from stillweb.envs.core.limits import EpisodeLimits
+from stillweb.envs.scoring.rewards import score_outcome
 from stillweb.envs.core.task_loader import TaskPicker, load_tasks
 from stillweb.envs.integrations.episode import ToolEpisode, text_env, text_env_ids
 from stillweb.corpora.errors import UsageError
@@ -68,7 +69,7 @@ class UnitsEnv(TextEnv):
         return ToolResult(name="to_meters", text=f"{value * FACTORS[unit]:g}")
 
     def score(self, step, episode, ending):
-        return Outcome(float(step.answer is not None and step.answer.strip() == episode.task.answer))
+        return score_outcome(episode.task, step.answer, steps=episode.steps, counts=episode.counts)
 
 
 if ENV_ID not in gym.registry:

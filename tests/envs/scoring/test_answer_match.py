@@ -10,7 +10,8 @@ from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, score_episode
+from stillweb.envs.scoring.rewards import RewardConfig
+from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode
 from support.qa_files import (HOTPOT, TWOWIKI, browsecomp_rows, context_snapshot, flashrag_rows, kilt_rows, musique_rows,
                               search_r1_table, write_jsonl, write_parquet)
 

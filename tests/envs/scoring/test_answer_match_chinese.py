@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from stillweb.corpora.tasks.answer_match import answers_match, em_score, normalize_answer, qa_normalize, token_f1
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, score_episode
+from stillweb.envs.scoring.rewards import RewardConfig
+from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode
 
 SAME = [
     ("北京。", "北京"), ("（北京）", "北京"), ("《红楼梦》", "红楼梦"), ("“长江”", "长江"), ("北京，中国", "北京 中国"),

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from stillweb.envs import WikiQAEnv
-from stillweb.envs.scoring.rewards import EpisodeTrace, RewardConfig, score_episode
+from stillweb.envs.scoring.rewards import RewardConfig
+from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.sandboxes.formats import get_format
 
