@@ -67,9 +67,10 @@ def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Com
     fork = level != 1 and (level == 3 or rng.chance(params.fork_rate))
     obfuscate = level != 1 and (level == 3 or rng.chance(params.obfuscate_rate))
     builder = _Builder(graph, rng, params, hops, literal, obfuscate)
-    roots = graph.keyable() if params.require_key else graph.entities
-    if not roots:
-        return Composition(None, None, "no_key")
+    spine = hops - 1 - (1 if literal else 0)
+    roots = graph.keyable(spine) if params.require_key else graph.entities
+    if not roots:  # no keyed chain is that long anywhere in the world
+        return Composition(None, None, "no_chain")
     reason = builder.build(rng.choice(roots), fork)
     if reason != "ok":
         return Composition(None, None, reason)
@@ -151,7 +152,7 @@ class _Builder:
         for _ in range(2 * _WALK_TRIES if keyed else _WALK_TRIES):
             chain, ok = [start], True
             for step in range(length):
-                nxt = self._extend(chain[-1], last=step == length - 1, keyed=keyed)
+                nxt = self._extend(chain[-1], last=step == length - 1, keyed=keyed, below=length - step - 1)
                 if nxt is None:
                     ok = False
                     break
@@ -177,14 +178,16 @@ class _Builder:
             self._add_constant(branch[-1], allow_describe=False)
         return True
 
-    def _extend(self, node: Node, last: bool = False, keyed: bool = False) -> Node | None:
+    def _extend(self, node: Node, last: bool = False, keyed: bool = False, below: int = 0) -> Node | None:
         """A new variable joined to ``node`` by a typed edge; the ``last`` of a chain must reach an
         entity with another fact, which can hold its constant; ``keyed``: the new variable pins ``node``
-        through the edge (keys.py), itself pinned by another of its facts."""
+        through the edge (keys.py), itself pinned by another of its facts, with a keyed chain ``below``
+        edges long possible under it (:meth:`FactGraph.key_depth`)."""
         graph = self.graph
         edges = graph.edges_of(node.entity)
         if keyed:  # the new variable pins ``node`` and is itself pinned by another of its facts
-            edges = [i for i in edges if pins(graph.facts[i], node.entity)]
+            edges = [i for i in edges if pins(graph.facts[i], node.entity)
+                     and graph.key_depth(self._other(graph.facts[i], node.entity), node.entity) >= below + 1]
         fact = self._pick(edges, lambda f: (o := self._other(f, node.entity)) not in self.used_entities and self._typed(node, f)
                           and (not last or len(graph.edges_of(o)) + len(graph.literals_of(o)) > 1)
                           and (not keyed or any(i != f.index and pins(graph.facts[i], o)

@@ -35,6 +35,7 @@ from stillweb.corpora.tasks.task_world import TaskWorld
 
 __all__ = ["FactGraph", "IDENTITY_RELATIONS", "NAMED_BASE", "normalize_text", "fact_year"]
 
+KEY_DEPTH_CAP = 6  # keyed chains are never walked deeper (the generator's hops stop at 6)
 NAMED_BASE = 1 << 40  # ids of entities known only by name (no page); doc ids stay far below
 
 # Relations that name the entity itself or say nothing checkable: never constants or answers.
@@ -105,7 +106,8 @@ class FactGraph:
         self._roles: dict[tuple[str, bool], set[int]] | None = None
         self._shares: dict[tuple[str, bool, str, str], float] = {}
         self._texts: dict[int, str] = {}
-        self._keyable: list[int] | None = None
+        self._key_depth: dict[int, tuple[int, int, int]] | None = None
+        self._keyable: dict[int, list[int]] = {}
 
     def _name_facts(self) -> None:
         """Turn entity values without a page into edges to named entities (see the module docstring)."""
@@ -120,13 +122,24 @@ class FactGraph:
                 self._names.append(fact.value.strip())
             self.facts[position] = fact._replace(object=by_name[key])
 
-    def keyable(self) -> list[int]:
-        """The entities (pages) that some fact pins (:func:`~stillweb.corpora.tasks.keys.pins`): the
-        targets a keyed question can have, in id order (computed once)."""
-        if self._keyable is None:
-            self._keyable = [e for e in self.entities
-                             if any(pins(self.facts[i], e) for i in self.edges_of(e) + self.literals_of(e))]
-        return self._keyable
+    def keyable(self, depth: int = 1) -> list[int]:
+        """The entities (pages) below which a keyed chain of ``depth`` edges may go (1: some fact pins
+        them, :func:`~stillweb.corpora.tasks.keys.pins`): the targets of keyed questions, in id order."""
+        if depth not in self._keyable:
+            self._keyable[depth] = [e for e in self.entities if self.key_depth(e) >= max(depth, 1)]
+        return self._keyable[depth]
+
+    def key_depth(self, entity: int, parent: int = -1) -> int:
+        """How many edges a keyed chain can reach below ``entity`` without stepping back to ``parent``
+        (1: a fact pins it directly; 0: none), up to :data:`KEY_DEPTH_CAP`. Longer cycles are not
+        excluded, so it is an upper bound that steers composition's walk (computed once)."""
+        if self._key_depth is None:
+            self._key_depth = _key_depths(self)
+        best = self._key_depth.get(entity)
+        if best is None:
+            return 0
+        first, via, second = best
+        return second if via == parent else first
 
     def is_page(self, entity: int) -> bool:
         """True for a document's id, False for an entity known only by name."""
@@ -230,6 +243,43 @@ class FactGraph:
             except (KeyError, IndexError):
                 self._texts[doc] = ""
         return self._texts[doc]
+
+
+def _key_depths(graph: FactGraph) -> dict[int, tuple[int, int, int]]:
+    """entity -> (best key depth, the neighbour giving it, best depth through another neighbour)."""
+    pinned_by: defaultdict[int, set[int]] = defaultdict(set)  # entity -> entities whose facts pin it
+    depths: dict[int, tuple[int, int, int]] = {}
+    for fact in graph.facts:
+        if fact.relation in IDENTITY_RELATIONS or is_qualifier(fact.relation):
+            continue
+        for end in ((fact.subject, fact.object) if fact.object >= 0 else (fact.subject,)):
+            if pins(fact, end):
+                depths[end] = (1, -1, 1)
+                if fact.object >= 0:
+                    pinned_by[end].add(fact.object if end == fact.subject else fact.subject)
+    chained = sorted(pinned_by)
+    for _ in range(KEY_DEPTH_CAP - 1):
+        grown = dict(depths)
+        for entity in chained:
+            first, via, second = 1, -1, 1
+            for other in pinned_by[entity]:
+                depth = min(_through(depths, other, entity) + 1, KEY_DEPTH_CAP)
+                if depth > first or (depth == first and other < via):
+                    if via != other:
+                        second = max(second, first)
+                    first, via = depth, other
+                elif depth > second:
+                    second = depth
+            grown[entity] = (first, via, second)
+        depths = grown
+    return depths
+
+
+def _through(depths: dict[int, tuple[int, int, int]], entity: int, parent: int) -> int:
+    found = depths.get(entity)
+    if found is None:
+        return 0
+    return found[2] if found[1] == parent else found[0]
 
 
 def _read_facts(table: pa.Table) -> list[Fact]:
