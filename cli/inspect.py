@@ -48,6 +48,9 @@ def _run_info(args) -> int:
     print(f"source:       {json.dumps(manifest.get('source'), sort_keys=True)}")
     print(f"parameters:   {json.dumps(manifest.get('parameters'), sort_keys=True)}")
     print(f"version:      {manifest.get('package_version')}")
+    analyzer = (manifest.get("index") or {}).get("analyzer")
+    print(f"language:     {analyzer['language']} ({analyzer['name']} version {analyzer['version']})" if analyzer else
+          "language:     en (tantivy's English stemmer and stop words)")
     for key, value in manifest.get("counts", {}).items():
         print(f"  {key}: {json.dumps(value, sort_keys=True)}")
     print(f"files:        {len(manifest.get('files', {}))}")
