@@ -5,9 +5,11 @@ Cluster: tests/envs/on_ray/test_ray_cluster.py); ``tasks generate --ray`` writes
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from support.ray_env import multistream_copy, row_corpus, same_snapshot
+from support.ray_env import multistream_copy, ray_work_log, row_corpus, same_snapshot
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.sources.corpus_formats import CorpusSpec
 from stillweb.corpora.sources.wikipedia_xml import dump_shards
@@ -25,37 +27,54 @@ def small_shards(monkeypatch):
     monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 64 << 10)
 
 
+def in_ray_workers(notes: list[dict], what: str, at_least: int) -> None:
+    """At least ``at_least`` pieces of work ``what`` ran, each in a Ray worker process (not this driver)."""
+    done = [note for note in notes if note["what"] == what]
+    assert len(done) >= at_least and os.getpid() not in {note["pid"] for note in done}, (what, len(done), at_least)
+
+
 @pytest.mark.slow
-def test_sharded_synthetic_build_equals_the_local_build(ray_runtime, tmp_path, small_shards):
+def test_sharded_synthetic_build_equals_the_local_build(ray_runtime, tmp_path, small_shards, monkeypatch):
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
     local = build_synthetic(200, 5, tmp_path / "local", progress=False)
+    assert notes() == []
     sharded = build_synthetic(200, 5, tmp_path / "sharded", progress=False, on_ray=True)
     same_snapshot(local, sharded)
+    in_ray_workers(notes(), "dump_shard", 2)  # 200 articles make several 64 KiB page ranges
 
 
 @pytest.mark.slow
-def test_sharded_multistream_build_equals_the_local_build(ray_runtime, shared_data, tmp_path, small_shards):
+def test_sharded_multistream_build_equals_the_local_build(ray_runtime, shared_data, tmp_path, small_shards, monkeypatch):
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
     dump = multistream_copy(shared_data, tmp_path)
-    assert len(dump_shards(dump, 64 << 10)) > 3
+    shards = len(dump_shards(dump, 64 << 10))
+    assert shards > 3
     local = build_wikipedia(dump, tmp_path / "local", progress=False)
     sharded = build_wikipedia(dump, tmp_path / "sharded", progress=False, on_ray=True)
     same_snapshot(local, sharded)
+    in_ray_workers(notes(), "dump_shard", shards)
 
 
 def test_sharded_row_corpus_build_equals_the_local_build(ray_runtime, tmp_path, monkeypatch):
     monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 8 << 10)
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
     inputs = row_corpus(tmp_path / "rows")
     shards = CorpusSpec.detect(inputs).shards(8 << 10)
     assert sum(shard.start is not None for shard in shards) > 3 and sum(shard.part is not None for shard in shards) == 4
     local = build_rows(inputs, tmp_path / "local", progress=False)
     sharded = build_rows(inputs, tmp_path / "sharded", progress=False, on_ray=True)
     same_snapshot(local, sharded)
+    in_ray_workers(notes(), "row_shard", len(shards))
     rows = local.manifest["counts"]["rows"]
     assert rows["skipped"] == {"bad_utf8": 1, "not_json": 1} and rows["missing_title"] == 1
 
 
 @pytest.mark.slow
-def test_task_generation_on_ray_writes_the_same_bytes(ray_runtime, small_snapshot):
+def test_task_generation_on_ray_writes_the_same_bytes(ray_runtime, small_snapshot, tmp_path, monkeypatch):
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
     generate_tasks(small_snapshot, "ray-local", GenerationParams(count=30, seed=7, compose=ComposeParams(max_hops=5)))
+    assert notes() == []
     generate_tasks(small_snapshot, "ray-sharded", GenerationParams(count=30, seed=7, compose=ComposeParams(max_hops=5)), on_ray=True)
+    in_ray_workers(notes(), "attempts", 1)
     digests = [files_digest(small_snapshot / "tasks" / name) for name in ("ray-local", "ray-sharded")]
     assert digests[0] == digests[1]

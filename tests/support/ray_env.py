@@ -122,3 +122,42 @@ def assert_pool_matches_in_process(env_id: str, kwargs: dict, other_agent, seeds
         assert got == expected
     finally:
         pool.close()
+
+
+def ray_work_log(monkeypatch, folder: Path):
+    """Have the Ray work of sharded builds (``stillweb.corpora.ray_build``'s shard readers) and of ``tasks generate
+    --ray`` (its ``AttemptWorker`` actors' batches) note where it ran: each call writes ``{"node", "pid", "what"}`` to a
+    file of ``folder`` (the nodes of a ``ray.cluster_utils.Cluster`` share this machine's disk). Returns a function
+    that reads the notes. A build that ignored ``on_ray`` would leave none; work in the driver would note its pid."""
+    import json
+
+    from stillweb.corpora import ray_build
+    from stillweb.corpora.tasks import ray_attempts
+
+    folder.mkdir(parents=True, exist_ok=True)
+    where = str(folder)
+
+    def note(what: str) -> None:  # runs in a Ray worker: defined here, so Ray ships it by value
+        import os
+
+        import ray
+
+        context = ray.get_runtime_context()
+        with open(os.path.join(where, f"{what}-{context.get_task_id()}"), "x", encoding="utf-8") as out:
+            json.dump({"node": context.get_node_id(), "pid": os.getpid(), "what": what}, out)
+
+    def noted(parse, what: str):
+        def run(shard, *args):
+            note(what)
+            return parse(shard, *args)
+        return run
+
+    class NotedAttemptWorker(ray_attempts.AttemptWorker):
+        def run(self, indexes):
+            note("attempts")
+            return super().run(indexes)
+
+    monkeypatch.setattr(ray_build, "_parse_dump_shard", noted(ray_build._parse_dump_shard, "dump_shard"))
+    monkeypatch.setattr(ray_build, "_read_row_shard", noted(ray_build._read_row_shard, "row_shard"))
+    monkeypatch.setattr(ray_attempts, "AttemptWorker", NotedAttemptWorker)
+    return lambda: [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.iterdir())]

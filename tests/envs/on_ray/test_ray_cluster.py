@@ -1,13 +1,14 @@
 """Like a cluster on one machine (``ray.cluster_utils.Cluster``, two simulated nodes on
 127.0.0.1): pool actors spread over the nodes; a lost node's actor is restarted on the
 other and replayed; a multistream dump and a row corpus (JSON-lines byte ranges, parquet row
-groups) built in shards over both nodes equal the local builds."""
+groups) built in shards over both nodes equal the local builds, and the shards ran as Ray tasks on each node
+(support.ray_env.ray_work_log)."""
 
 from __future__ import annotations
 
 import pytest
 
-from support.ray_env import ENV_ID, env_kwargs_for, multistream_copy, row_corpus, same_snapshot
+from support.ray_env import ENV_ID, env_kwargs_for, multistream_copy, ray_work_log, row_corpus, same_snapshot
 from stillweb.corpora.build_from_source import build_rows, build_wikipedia
 from stillweb.corpora.canonical import canonical_json
 
@@ -62,21 +63,32 @@ def test_pool_actors_spread_and_survive_a_lost_node(ray_cluster, small_snapshot)
         ray_cluster.wait_for_nodes()
 
 
+def ran_on_both_nodes(cluster, notes: list[dict], what: str) -> None:
+    """The pieces of work ``what`` ran as Ray tasks on the head node and on the second node."""
+    worker_node = next(iter(cluster.worker_nodes))
+    nodes = {note["node"] for note in notes if note["what"] == what}
+    assert nodes == {cluster.head_node.node_id, worker_node.node_id}, (what, nodes)
+
+
 def test_sharded_wikipedia_build_over_two_nodes_equals_the_local_build(ray_cluster, shared_data, tmp_path, monkeypatch):
     assert len([node for node in ray.nodes() if node["Alive"]]) == 2
     monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 64 << 10)
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
     dump = multistream_copy(shared_data, tmp_path)
     local = build_wikipedia(dump, tmp_path / "local", progress=False)
     sharded = build_wikipedia(dump, tmp_path / "sharded", progress=False, on_ray=True)
     same_snapshot(local, sharded)
     assert local.manifest["counts"]["docs"] > 50
+    ran_on_both_nodes(ray_cluster, notes(), "dump_shard")
 
 
 def test_sharded_row_corpus_build_over_two_nodes_equals_the_local_build(ray_cluster, tmp_path, monkeypatch):
     assert len([node for node in ray.nodes() if node["Alive"]]) == 2
     monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 8 << 10)
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
     inputs = row_corpus(tmp_path / "rows")
     local = build_rows(inputs, tmp_path / "local", progress=False)
     sharded = build_rows(inputs, tmp_path / "sharded", progress=False, on_ray=True)
     same_snapshot(local, sharded)
     assert local.manifest["counts"]["rows"]["written"] == 798
+    ran_on_both_nodes(ray_cluster, notes(), "row_shard")
