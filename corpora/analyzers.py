@@ -84,14 +84,14 @@ class BigramAnalyzer:
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """``(start, end, term)`` of every term of ``text``, in text order (offsets into ``text``)."""
         out: list[tuple[int, int, str]] = []
-        for match in _TOKENS.finditer(text):
+        for match in _TOKENS.finditer(fold_to_simplified(text)):  # one character for one: offsets unchanged
             start, end = match.span()
             if match.lastgroup == "run":
-                run = fold_to_simplified(match.group())  # one character for one: offsets unchanged
+                run, fold = match.group(), _run_fold(match.group())
                 if len(run) == 1:
-                    out.append((start, end, _fold(run)))
+                    out.append((start, end, fold(run)))
                 else:
-                    out.extend((start + i, start + i + 2, _fold(run[i:i + 2])) for i in range(len(run) - 1))
+                    out.extend((start + i, start + i + 2, fold(run[i:i + 2])) for i in range(len(run) - 1))
             else:
                 word = _fold(match.group())
                 if len(word) <= _MAX_WORD_CHARS and word not in _CJK_STOPWORDS and word.isalnum():
@@ -99,16 +99,43 @@ class BigramAnalyzer:
         return out
 
     def terms(self, text: str) -> list[str]:
-        """The terms of ``text`` in order (repeats kept): what the index holds and a query asks for."""
-        return [term for _start, _end, term in self.spans(text)]
+        """The terms of ``text`` in order (repeats kept): what the index holds and a query asks for
+        (the terms of :meth:`spans`, made without their offsets: the build's hot loop)."""
+        out: list[str] = []
+        for match in _TOKENS.finditer(fold_to_simplified(text)):
+            token = match.group()
+            if match.lastgroup == "run":
+                if len(token) == 1:
+                    out.append(_run_fold(token)(token))
+                elif _run_fold(token) is _same:
+                    out.extend([token[i:i + 2] for i in range(len(token) - 1)])
+                else:
+                    out.extend([_fold(token[i:i + 2]) for i in range(len(token) - 1)])
+            else:
+                word = _fold(token)
+                if len(word) <= _MAX_WORD_CHARS and word not in _CJK_STOPWORDS and word.isalnum():
+                    out.append(word)
+        return out
 
     def stream(self, text: str) -> str:
         """The terms of ``text`` joined by spaces: the field value tantivy indexes with its whitespace tokenizer."""
         return " ".join(self.terms(text))
 
 
+def _same(token: str) -> str:
+    return token
+
+
+def _run_fold(run: str):
+    """How a bigram of ``run`` is folded: not at all when the run is already NFKC and lowercase (nearly
+    every run of Han, Kana or Hangul; then :func:`_fold` would return each bigram as it is), else :func:`_fold`."""
+    return _same if unicodedata.is_normalized("NFKC", run) and run.lower() == run else _fold
+
+
 def _fold(token: str) -> str:
     """Width folding and lowercasing (NFKC, then ``str.lower``); whitespace NFKC may introduce is removed."""
+    if token.isascii():  # NFKC leaves ASCII as it is
+        return token.lower()
     folded = unicodedata.normalize("NFKC", token).lower()
     return "".join(folded.split()) if not folded.isalnum() else folded
 

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stillweb.cli.main import main as cli_main
 from stillweb.corpora.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters, script_shares
@@ -86,6 +88,18 @@ def test_bigrams_as_lucenes_cjk_analyzer_makes_them():
         analyzer_for("xx")
 
 
+_MIXED = st.text(alphabet=st.sampled_from(list("北京中國东京ｶﾞﾀｶﾅがガ서울ภาษาไทยＡＢＣabc Ｔhe the 12３½　。，、\n-_")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MIXED)
+def test_the_terms_are_the_terms_of_the_spans_and_fit_their_offsets(text):
+    zh = analyzer_for("zh")
+    spans = zh.spans(text)
+    assert zh.terms(text) == [term for _start, _end, term in spans] and zh.stream(text).split() == zh.terms(text)
+    assert all(0 <= start < end <= len(text) and " " not in term and term for start, end, term in spans)
+
+
 def test_a_snapshot_of_an_unknown_analyzer_is_refused():
     assert analyzer_from_parameters({}) is None
     with pytest.raises(DataError, match="upgrade stillweb"):
@@ -151,3 +165,23 @@ def test_chinese_builds_are_identical_across_processes(tmp_path):
     assert manifests[0] == manifests[1]
     assert (tmp_path / "s1" / "docs.parquet").read_bytes() == (tmp_path / "s2" / "docs.parquet").read_bytes()
     assert len(CHINESE_ROWS) == manifests[0]["counts"]["docs"]
+
+
+def test_a_dump_builds_in_the_language_it_declares(tmp_path):
+    from stillweb.corpora.build_from_source import build_wikipedia
+
+    pages = "".join(
+        f"<page><title>{title}</title><ns>0</ns><id>{number}</id><revision><id>{number + 10}</id>"
+        f'<text xml:space="preserve">{text}</text></revision></page>\n'
+        for number, (title, text) in enumerate([("北京", "'''北京'''是[[中华人民共和国]]的首都。"),
+                                                ("上海", "'''上海'''位于[[长江]]入海口。")], 1))
+    dump = tmp_path / "zhwiki.xml"
+    dump.write_text('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" xml:lang="zh">\n'
+                    f"<siteinfo><dbname>zhwiki</dbname></siteinfo>\n{pages}</mediawiki>\n", encoding="utf-8")
+    result = build_wikipedia(dump, tmp_path / "s", progress=False)
+    assert result.notes == ("language: zh (declared by the source; --language sets it)",)
+    snapshot = Snapshot.open(result.path)
+    assert snapshot.manifest["index"]["analyzer"]["language"] == "zh" and snapshot.manifest["index"]["fields"] == ["title", "body"]
+    assert [hit.title for hit in snapshot.search("首都")] == ["北京"] and snapshot.search("长江")[0].title == "上海"
+    overridden = build_wikipedia(dump, tmp_path / "ja", progress=False, language="ja")
+    assert overridden.notes == () and overridden.manifest["index"]["analyzer"]["language"] == "ja"
