@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from stillweb.corpora.analyzers import analyzer_for
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.tools.types import ToolResult
@@ -44,8 +45,9 @@ __all__ = [
 
 TokenCounter = Callable[[str], int]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")  # Chinese and Japanese end sentences without a space
 _TERM = re.compile(r"\w{3,}")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def approx_token_count(text: str) -> int:
@@ -254,8 +256,17 @@ def _query_terms(turns: Sequence[Turn], config: ContextConfig) -> frozenset[str]
         for event in turn.events:
             for value in event.arguments.values():
                 if isinstance(value, str):
-                    terms.update(term.casefold() for term in _TERM.findall(value))
+                    terms.update(_terms(value))
     return frozenset(terms)
+
+
+def _terms(text: str) -> set[str]:
+    """Lower-cased words of three characters or more, and in Chinese, Japanese or Korean text the
+    character pairs the bigram index uses (:mod:`stillweb.corpora.analyzers`): 长江入海口 shares 长江 with 长江流经上海."""
+    terms = {term.casefold() for term in _TERM.findall(text)}
+    if _CJK.search(text):
+        terms.update(analyzer_for("zh").terms(text))
+    return terms
 
 
 def _matching_passages(text: str, terms: frozenset[str], count: int, max_chars: int) -> list[str]:
@@ -263,7 +274,7 @@ def _matching_passages(text: str, terms: frozenset[str], count: int, max_chars: 
     sentences = [sentence.strip() for sentence in _SENTENCE_END.split(text) if sentence.strip()]
     scored = []
     for position, sentence in enumerate(sentences):
-        words = {term.casefold() for term in _TERM.findall(sentence)}
+        words = _terms(sentence)
         scored.append((-len(words & terms), position))
     best = sorted(position for _, position in sorted(scored)[:count])
     return [sentences[position][:max_chars] for position in best]

@@ -119,3 +119,17 @@ def test_mcp_serves_a_chinese_episode(zh):
             assert final.structured_content["reward"] == 1.0 and final.structured_content["terminated"]
 
     anyio.run(run)
+
+
+def test_context_management_keeps_the_chinese_sentences_that_match():
+    from stillweb.envs.core.context import ContextConfig, ContextManager, ToolEvent, Turn
+    from stillweb.sandboxes.tools.types import ToolResult
+
+    page = "上海是中国的城市。上海有很多高楼。上海位于长江入海口。上海的人口很多。"
+    opened = ToolEvent("open", {"doc": 1}, ToolResult("open", page, opened_doc=1), opened_doc=1)
+    searched = ToolEvent("search", {"query": "长江入海口"}, ToolResult("search", "1. [doc 1] 上海", shown_docs=(1,)), listed_docs=(1,))
+    turns = [Turn("open", (opened,), page), Turn("search", (searched,), "results")]
+    manager = ContextManager(ContextConfig(passages_per_page=1, keep_recent_turns=1))
+    context = manager.build([{"role": "user", "content": "上海在哪里？"}], turns, render=lambda results: results[0].text)
+    condensed = context.messages[2]["content"]
+    assert condensed.endswith("上海位于长江入海口。") and "高楼" not in condensed
