@@ -30,7 +30,7 @@ from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.runs.recorded_snapshot import locate_snapshot, snapshot_header
-from stillweb.envs.runs.recording_versions import INFO_VERSION, as_recorded, info_version
+from stillweb.envs.runs.recording_versions import INFO_VERSION, as_recorded, info_version, replay_kwargs
 from stillweb.envs.core.spaces import to_charset
 import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym.make
 
@@ -205,7 +205,7 @@ def rerun(header: Mapping[str, Any], records: Iterable[tuple[int, dict[str, Any]
     Raises ``ValueError`` for a record of unknown type.
     """
     version = info_version(header)
-    env = gym.make(header["env_id"], **{**header["kwargs"], **kwarg_overrides})
+    env = gym.make(header["env_id"], **{**replay_kwargs(header), **kwarg_overrides})
     try:
         for number, record in records:
             if record.get("type") == "reset":

@@ -15,6 +15,11 @@ A recording's header names its ``info_version`` (:data:`INFO_VERSION`; none: ver
 Version 3 added ``info["retrieval"]`` (the episode's retrieval ablation and search noise,
 :mod:`~stillweb.sandboxes.tools.retrieval`); a version-2 recording is compared without it.
 
+Version 4 (Search-R1 parity, issue 41) changed the ``search_r1`` tool format's defaults: Search-R1's
+rollout parser and its whole-passage observation. A recording made before names neither, so
+:func:`replay_kwargs` re-creates its env with the format options its code had (``parser="strict"``,
+``results="snippets"``), and it replays as it was.
+
 :func:`as_recorded` maps a replayed info back, field by field, and keeps only the keys the recorded
 info has (at every depth), so every value a version-1 recording holds is still checked.
 
@@ -31,9 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["INFO_VERSION", "as_recorded", "info_version"]
+__all__ = ["INFO_VERSION", "as_recorded", "info_version", "replay_kwargs"]
 
-INFO_VERSION = 3
+INFO_VERSION = 4
+# The search_r1 format's options before version 4 (stillweb's own parser and snippet view)
+SEARCH_R1_BEFORE_V4 = {"parser": "strict", "results": "snippets"}
 
 
 def info_version(header: Mapping[str, Any]) -> int:
@@ -42,9 +49,23 @@ def info_version(header: Mapping[str, Any]) -> int:
     return version if isinstance(version, int) and not isinstance(version, bool) else 1
 
 
+def replay_kwargs(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The constructor kwargs that re-create a recording's env as its version's code made it.
+
+    >>> replay_kwargs({"kwargs": {"tool_format": "search_r1"}, "info_version": 3})["format_options"]
+    {'parser': 'strict', 'results': 'snippets'}
+    >>> replay_kwargs({"kwargs": {"tool_format": "search_r1"}, "info_version": 4})
+    {'tool_format': 'search_r1'}
+    """
+    kwargs = dict(header.get("kwargs") or {})
+    if info_version(header) < 4 and kwargs.get("tool_format") == "search_r1":
+        kwargs["format_options"] = {**SEARCH_R1_BEFORE_V4, **dict(kwargs.get("format_options") or {})}
+    return kwargs
+
+
 def as_recorded(info: Mapping[str, Any], recorded: Any, version: int) -> Any:
     """``info`` (replayed now) as a recording of ``version`` holds it, for comparison with ``recorded``."""
-    if version >= INFO_VERSION:
+    if version >= 3:  # version 4 changed no info field
         return dict(info)
     if version >= 2:
         return _only_recorded_keys(dict(info), recorded)

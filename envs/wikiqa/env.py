@@ -32,6 +32,7 @@ from typing import Any
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.export import search_r1_prompt
+from stillweb.sandboxes.formats.search_r1 import transcript_answer
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.core.context import (ContextConfig, ContextManager, DroppedItem, TokenCounter, ToolEvent, Turn,
                                         approx_token_count)
@@ -85,6 +86,8 @@ class WikiQAEnv(TextEnv):
             list of task dicts; ``None`` picks the snapshot's only (or first) task set.
         split: the split of a named task set.
         tool_format: ``"tongyi"`` (default), ``"openai"`` or ``"search_r1"``.
+        format_options: the call format's options; ``search_r1``: ``parser`` (``"search_r1"`` | ``"strict"``),
+            ``results`` (``"passages"`` | ``"snippets"``), ``search_k`` (:mod:`stillweb.sandboxes.formats.search_r1`).
         tools: whitelist of tool names (default: every tool).
         max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens,
         max_format_errors, max_action_chars: see :class:`~stillweb.envs.core.limits.EpisodeLimits`.
@@ -133,6 +136,7 @@ class WikiQAEnv(TextEnv):
         max_action_chars: int | None = None,
         retrieval: str | None = None,
         search_noise: float = 0.0,
+        format_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.render_mode = check_render_mode(render_mode)
         self.snapshot = shared_snapshot(snapshot)
@@ -152,7 +156,10 @@ class WikiQAEnv(TextEnv):
         self.reward_config = RewardConfig.from_value(reward)
         self.context_manager = _context_manager(context, token_counter or approx_token_count, tool_format)
         self.count_tokens = token_counter or approx_token_count
-        self.setup_core(limits, get_format(tool_format, **limits.format_options()), actions, mask_truncated)
+        self.setup_core(limits, get_format(tool_format, **{**limits.format_options(), **dict(format_options or {})}),
+                        actions, mask_truncated)
+        if hasattr(self.format, "use_contents"):  # search_r1's passages view shows whole documents
+            self.format.use_contents(self.snapshot.contents_of)
         self.frozen = [FrozenTool.from_spec(spec) for spec in frozen_tools or ()]
         self.registry = ToolRegistry(self.snapshot, tools=tools, extra=self.frozen)
         self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
@@ -225,6 +232,8 @@ class WikiQAEnv(TextEnv):
         """An answer (or abstention) ends the episode; its citations are resolved to doc ids."""
         step.extra["citations"] = resolve_citations(self.snapshot, step.parsed.citations)
         step.ending = ("terminated", "answered")
+        if getattr(self.format, "parser", None) == "search_r1" and not step.parsed.abstained:  # what its reward reads
+            step.answer = transcript_answer([message["content"] for message in episode.head], episode.turns, step.action)
 
     def run_call(self, call: ToolCall, episode: _Episode) -> ToolResult:
         """Run one call through the snapshot's tools."""

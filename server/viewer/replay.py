@@ -34,8 +34,8 @@ def step_view(recording: Recording, line: tuple[int, dict[str, Any]], context: d
                             "reward_parts": info.get("reward_parts"), "parsed": None, "rerun": None}
     if record.get("type") == "step" and isinstance(record.get("action"), str):
         try:
-            view["parsed"] = get_format(recording.tool_format).parse(record["action"])
-        except ValueError:
+            view["parsed"] = get_format(recording.tool_format, **recording.format_options).parse(record["action"])
+        except (ValueError, TypeError):
             view["parsed"] = None
     if isinstance(context, dict):
         view["rerun"] = context.get(number)

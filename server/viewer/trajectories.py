@@ -23,6 +23,7 @@ from typing import Any
 from stillweb.corpora.errors import DataError
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.envs.runs.recording import rerun
+from stillweb.envs.runs.recording_versions import replay_kwargs
 from stillweb.envs.runs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number
 from stillweb.envs.core.messages import Conversation
 
@@ -150,6 +151,12 @@ class Recording:
         """The recorded env's call format (the env default, ``tongyi``, when not given)."""
         kwargs = self.header.get("kwargs")
         return str(kwargs.get("tool_format") or "tongyi") if isinstance(kwargs, dict) else "tongyi"
+
+    @property
+    def format_options(self) -> dict[str, Any]:
+        """The recorded env's call format options, as its version's code had them (its parser, for the step view)."""
+        options = replay_kwargs(self.header).get("format_options") if isinstance(self.header.get("kwargs"), dict) else None
+        return dict(options) if isinstance(options, dict) else {}
 
 
 _STEP_FIELDS = ("action", "observation", "reward", "terminated", "truncated", "info")

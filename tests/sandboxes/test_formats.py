@@ -177,13 +177,13 @@ def test_search_r1_search_and_answer():
     ],
 )
 def test_search_r1_format_errors(text, problem):
-    action = get_format("search_r1").parse(text)
+    action = get_format("search_r1", parser="strict").parse(text)  # stillweb's strict parser (Search-R1's: test_search_r1_parity)
     assert action.error is not None and problem in action.error and "<search>" in action.error
 
 
 def test_search_r1_renders_information_blocks():
     data = {"queries": [{"query": "q", "results": [{"doc_id": 4, "title": "T", "score": 1.0, "snippet": "S"}]}]}
-    rendered = get_format("search_r1").render_results([ToolResult("search", "text", data), ToolResult("x", "oops", flag="tool_error")])
+    rendered = get_format("search_r1", results="snippets").render_results([ToolResult("search", "text", data), ToolResult("x", "oops", flag="tool_error")])
     assert rendered == "<information>Doc 1(Title: T) S</information>\n<information>oops</information>"
     assert "<search> query </search>" in get_format("search_r1").system_prompt(SCHEMAS)
 

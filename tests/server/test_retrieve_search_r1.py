@@ -124,3 +124,28 @@ def test_retrieve_is_identical_across_processes(tmp_path):
     outputs = [subprocess.run([sys.executable, "-c", RETRIEVE_SCRIPT, str(tmp_path / seed), tests], capture_output=True,
                               env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout for seed in ("1", "2")]
     assert outputs[0] == outputs[1] and b'"\\"Lunor Bay\\"\\nLunor Bay' in outputs[0]
+
+
+@pytest.mark.extra
+def test_skyrl_and_verl_search_tools_render_the_corpus_rows(client, wiki18):
+    """SkyRL-gym's search tool sends one ``query`` and renders ``Doc i: <contents>``; verl's search tool
+    (verl/tools/utils/search_r1_like_utils.py, not in the installed verl) sends Search-R1's
+    ``{"queries", "topk", "return_scores": true}`` and renders ``Doc i (Title: <first line>)\\n<rest>``. Both
+    render from ``contents``, so they show over stillweb what they show over their own server: the rows."""
+    skyrl = pytest.importorskip("skyrl_gym.tools.search")
+    rows = {json.loads(line)["id"]: json.loads(line)["contents"] for line in wiki18[1].read_text("utf-8").splitlines()}
+    body = client.post("/retrieve", json={"query": "Lunor Bay lighthouse", "topk": 3, "return_scores": True}).json()
+    result = body["result"][0]
+    from_source = [{"document": {"contents": rows[item["document"]["id"]]}} for item in result]
+    assert len(result) == 3 and skyrl._passages2string(result) == skyrl._passages2string(from_source)
+    assert skyrl._passages2string(result).startswith('Doc 1: "Lunor Bay"\n')
+
+    def verl_passages(retrieval_result):  # verl's _passages2string, step for step
+        reference = ""
+        for number, item in enumerate(retrieval_result):
+            lines = item["document"]["contents"].split("\n")
+            reference += f"Doc {number + 1} (Title: {lines[0]})\n" + "\n".join(lines[1:]) + "\n\n"
+        return reference.strip()
+
+    verl_body = client.post("/retrieve", json={"queries": ["Lunor Bay lighthouse"], "topk": 3, "return_scores": True})
+    assert verl_passages(verl_body.json()["result"][0]) == verl_passages(from_source)
