@@ -113,14 +113,14 @@ def test_the_snippet_view_and_strict_parser_stay_available(wiki18):
 
 
 def test_recordings_from_before_replay_with_the_old_format(wiki18, tmp_path):
-    """A recording of info version 2 (no format options) re-creates the strict parser and the snippet view."""
+    """A recording of info version 3 or older (no format options) re-creates the strict parser and the snippet view."""
     from stillweb.envs.runs.recording_versions import replay_kwargs
 
-    kwargs = replay_kwargs({"info_version": 2, "kwargs": {"tool_format": "search_r1", "snapshot": str(wiki18)}})
+    kwargs = replay_kwargs({"info_version": 3, "kwargs": {"tool_format": "search_r1", "snapshot": str(wiki18)}})
     env = WikiQAEnv(tasks=TASKS, max_turns=4, **kwargs)
     env.reset(options={"task_id": "nq-0"})
     assert env.step("<answer>Ostra</answer> done")[0].startswith("<information>Format error")
-    assert replay_kwargs({"info_version": 3, "kwargs": {"tool_format": "search_r1"}}) == {"tool_format": "search_r1"}
+    assert replay_kwargs({"info_version": 4, "kwargs": {"tool_format": "search_r1"}}) == {"tool_format": "search_r1"}
 
 
 def rollout_string(env, prompt: str, turns: list[str]) -> tuple[str, float | None]:
