@@ -76,7 +76,7 @@ _NON_WORD = re.compile(r"[^\w\s.-]|(?<!\d)[.-]|[.-](?!\d)")  # keep 1.5 and 1809
 _SPACES = re.compile(r"\s+")
 # Han (with extensions and compatibility ideographs), Hiragana, Katakana and Hangul syllables: the
 # characters Chinese, Japanese and Korean answers are written in, without spaces between words.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
+CJK_RANGES = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
 _CJK_OR_WIDE = re.compile(f"[{_CJK}\u3000-\u303f\uff00-\uffef]")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _SPACE_BY_CJK = re.compile(f"\\s+(?=[{_CJK}])|(?<=[{_CJK}])\\s+")

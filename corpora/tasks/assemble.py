@@ -18,7 +18,7 @@ from stillweb.corpora.tasks.phrasing import date_words, entity_label
 from stillweb.corpora.tasks.prove import Proof
 from stillweb.corpora.tasks.query import Node, Query, formalization
 from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
-from stillweb.corpora.tasks.verbalize import render_question
+from stillweb.corpora.tasks.verbalize_zh import question_language, render_question_in_language, zh_date
 from stillweb.corpora.tasks.splits import split_of
 
 __all__ = ["build_record", "shape_of", "answer_key", "evidence_of", "candidates_along_chain"]
@@ -46,9 +46,12 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
         answer = entity_label(title)
         forms = [title, *world.aliases_of(query.root.entity)]
         answer_doc = query.root.entity
+    key = answer_key(query, answer, world.title_of)
+    if query.literal_answer and question_language(graph) == "zh" and len(graph.facts[query.answer_fact].date or "") == 10:
+        forms, answer = [answer, *forms], zh_date(graph.facts[query.answer_fact].date)  # 1992年3月4日; same split
     aliases = [form for form in dict.fromkeys(forms) if form != answer]
     evidence = evidence_of(query, graph)
-    question = render_question(query, graph, rng)
+    question = render_question_in_language(query, graph, rng)
     chash = canonical_hash(triples)
     return TaskRecord(
         task_id="sw-" + stable_hash(f"{fingerprint}|{chash}|{question}", 12),
@@ -65,7 +68,7 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
         shape=shape_of(query),
         obfuscations=tuple(query.obfuscations),
         oracle_steps=None,
-        split=split_of(answer_key(query, answer, world.title_of)),
+        split=split_of(key),
         canonical_hash=chash,
         answer_doc=answer_doc,
     )

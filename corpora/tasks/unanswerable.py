@@ -35,7 +35,7 @@ from stillweb.corpora.tasks.obfuscate import exact_condition
 from stillweb.corpora.tasks.prove import Proof, constant_matches, prove
 from stillweb.corpora.tasks.query import Constant, Query, formalization
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.verbalize import render_question
+from stillweb.corpora.tasks.verbalize_zh import render_question_in_language
 from stillweb.corpora.tasks.splits import split_of
 
 __all__ = ["make_unanswerable", "wants_unanswerable", "UNANSWERABLE_KINDS"]
@@ -140,7 +140,7 @@ def _with_constants(query: Query, name: str, constants: list[Constant]) -> Query
 def _record(query: Query, proof: Proof, emptiness: EmptinessProof, graph: FactGraph, rng: KeyedRng, fingerprint: str) -> TaskRecord:
     triples = formalization(query)
     validate_formalization(triples)
-    question = render_question(query, graph, rng)
+    question = render_question_in_language(query, graph, rng)
     chash = canonical_hash(triples)
     evidence = evidence_of(replace(query, answer_fact=-1), graph)  # the facts that each satisfy one constraint
     along = candidates_along_chain(query, proof)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.answer_match import qa_normalize
+from stillweb.corpora.tasks.answer_match import CJK_RANGES, qa_normalize
 from stillweb.corpora.tasks.import_check import ImportCheck
 from stillweb.corpora.tasks.importers.evidence import DocTexts
 
@@ -76,14 +76,13 @@ def answer_in_evidence(texts: DocTexts, golds: Sequence[str], evidence_docs: Seq
 def _whole_word(gold: str) -> re.Pattern[str]:
     """``gold`` with a space, a CJK character or CJK punctuation beside each end that is a letter or digit
     of a spaced script (a CJK or punctuation end needs nothing beside it)."""
-    left = f"(?<=[ {_CJK}{_CJK_PUNCTUATION}])" if _SPACED_WORD_RE.match(gold[0]) else ""
-    right = f"(?=[ {_CJK}{_CJK_PUNCTUATION}])" if _SPACED_WORD_RE.match(gold[-1]) else ""
+    left = f"(?<=[ {CJK_RANGES}{_BOUNDARY_PUNCTUATION}])" if _SPACED_WORD_RE.match(gold[0]) else ""
+    right = f"(?=[ {CJK_RANGES}{_BOUNDARY_PUNCTUATION}])" if _SPACED_WORD_RE.match(gold[-1]) else ""
     return re.compile(left + re.escape(gold) + right)
 
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
-_CJK_PUNCTUATION = "\u2000-\u206f\u3000-\u303f\uff00-\uffef"  # “”—…, 、。「」 and the full-width forms （），：
-_SPACED_WORD_RE = re.compile(f"[^\\W{_CJK}]")
+_BOUNDARY_PUNCTUATION = "\u2000-\u206f\u3000-\u303f\uff00-\uffef"  # “”—…, 、。「」 and the full-width forms （），：
+_SPACED_WORD_RE = re.compile(f"[^\\W{CJK_RANGES}]")
 
 
 def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, workers: int | None,
