@@ -15,38 +15,46 @@ import subprocess
 import sys
 from typing import Any
 
-from stillweb.envs.check.policies import canonical_step, floor_policy, play, reference_policy
-from stillweb.envs.check.target import EnvTarget, reference_factory, tool_schemas
+from stillweb.envs.check.policies import PlayedSteps, canonical_step, floor_policy, play, reference_policy
+from stillweb.envs.check.target import EnvTarget, Planned, plan_episodes, reference_factory, tool_schemas
 
-__all__ = ["episode_hashes", "hashes_in_subprocess", "PROCESS_SETTINGS"]
+__all__ = ["episode_hashes", "hashes_in_subprocess", "play_planned", "PROCESS_SETTINGS"]
 
 PROCESS_SETTINGS = ({"PYTHONHASHSEED": "0", "TZ": "UTC"}, {"PYTHONHASHSEED": "4242", "TZ": "Pacific/Chatham"})
 
 
-def episode_hashes(target: EnvTarget, task_ids: list[str], max_steps: int) -> dict[str, list[str]]:
-    """``task_id -> [hash of each step]`` (the reset first) of one episode per task."""
+def episode_hashes(target: EnvTarget, labels: list[str], max_steps: int) -> dict[str, list[str]]:
+    """``label -> [hash of each step]`` (the reset first) of one episode per planned task
+    (:func:`~stillweb.envs.check.target.plan_episodes`)."""
     env = target.make()
-    tasks = {task.task_id: task for task in env.unwrapped.tasks}
-    factory = reference_factory(env, target.env_id)
-    schemas = tool_schemas(env)
+    plan = {planned.label: planned for planned in plan_episodes(env, target.env_id)}
     hashes = {}
-    for seed, task_id in enumerate(task_ids):
-        policy = (reference_policy(factory(tasks[task_id])) if factory is not None
-                  else floor_policy("random_calls", env, task_id, schemas))
-        played = play(env, task_id, seed, policy, max_steps)
-        hashes[task_id] = [hashlib.sha256(canonical_step(step).encode()).hexdigest() for step in played.steps]
+    for seed, label in enumerate(labels):
+        played = play_planned(env, plan[label], seed, max_steps)
+        hashes[label] = [hashlib.sha256(canonical_step(step).encode()).hexdigest() for step in played.steps]
         if played.error:
-            hashes[task_id].append(f"error: {played.error}")
+            hashes[label].append(f"error: {played.error}")
     env.close()
     return hashes
 
 
-def hashes_in_subprocess(target: EnvTarget, task_ids: list[str], max_steps: int, settings: dict[str, str]) -> Any:
+def play_planned(env: Any, planned: Planned, seed: int, max_steps: int, floor: str | None = None) -> PlayedSteps:
+    """Play ``planned`` with the floor policy ``floor``, or (``None``) with the reference agent of the environment
+    that plays it, else the random-call floor."""
+    factory = reference_factory(planned.member, planned.member_id) if floor is None else None
+    if factory is not None:
+        policy = reference_policy(factory(planned.task))
+    else:
+        policy = floor_policy(floor or "random_calls", planned.member, planned.label, tool_schemas(planned.member))
+    return play(env, planned.label, planned.options, seed, policy, max_steps)
+
+
+def hashes_in_subprocess(target: EnvTarget, labels: list[str], max_steps: int, settings: dict[str, str]) -> Any:
     """:func:`episode_hashes` in a fresh interpreter with ``settings`` in its environment; the error text
     when the subprocess fails."""
     environment = {**os.environ, **settings,
                    "PYTHONPATH": os.pathsep.join([*target.paths, *(path for path in sys.path if path)])}
-    done = subprocess.run([sys.executable, "-m", "stillweb.envs.check.hashing", target.as_json(), json.dumps(task_ids),
+    done = subprocess.run([sys.executable, "-m", "stillweb.envs.check.hashing", target.as_json(), json.dumps(labels),
                            str(max_steps)], capture_output=True, text=True, env=environment, timeout=600)
     if done.returncode != 0:
         return f"the subprocess failed ({done.returncode}): {done.stderr.strip()[-500:]}"

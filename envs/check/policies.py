@@ -59,11 +59,11 @@ class PlayedSteps:
         return sum(step.reward for step in self.steps)
 
 
-def play(env: gym.Env, task_id: str, seed: int, policy: Policy, max_steps: int) -> PlayedSteps:
-    """Reset ``env`` on ``task_id`` with ``seed`` and step ``policy`` until the episode ends or ``max_steps``;
-    an exception a step raises ends the episode with ``error`` set (the check names it)."""
-    played = PlayedSteps(task_id)
-    observation, info = env.reset(seed=seed, options={"task_id": task_id})
+def play(env: gym.Env, label: str, options: dict[str, Any], seed: int, policy: Policy, max_steps: int) -> PlayedSteps:
+    """Reset ``env`` with ``seed`` and ``options`` (the episode ``label``) and step ``policy`` until the episode
+    ends or ``max_steps``; an exception a step raises ends the episode with ``error`` set (the check names it)."""
+    played = PlayedSteps(label)
+    observation, info = env.reset(seed=seed, options=dict(options))
     played.steps.append(StepRecord(0, None, observation, 0.0, False, False, dict(info)))
     for index in range(1, max_steps + 1):
         action = policy(observation, index)

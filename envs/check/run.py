@@ -9,11 +9,11 @@ from typing import Any
 
 from gymnasium.utils.env_checker import check_env
 
-from stillweb.corpora.errors import UsageError
-from stillweb.envs.check.hashing import PROCESS_SETTINGS, hashes_in_subprocess
-from stillweb.envs.check.policies import (FLOORS, PlayedSteps, canonical_step, floor_policy, play, reference_policy)
+from stillweb.envs.check.hashing import PROCESS_SETTINGS, hashes_in_subprocess, play_planned
+from stillweb.envs.check.policies import FLOORS, PlayedSteps, canonical_step
 from stillweb.envs.check.report import CheckReport, CheckResult, Failure
-from stillweb.envs.check.target import ANSWER_SHOWN_BY_DESIGN, EnvTarget, reference_factory, tool_schemas
+from stillweb.envs.check.target import (ANSWER_SHOWN_BY_DESIGN, EnvTarget, Planned, plan_episodes, reference_factory,
+                                        tool_schemas)
 
 __all__ = ["check_environment", "REFERENCE_SHARE", "FLOOR_SHARE"]
 
@@ -27,28 +27,23 @@ def check_environment(target: EnvTarget, max_tasks: int = 20, max_steps: int = 6
     """Run every check on ``target`` over its first ``max_tasks`` tasks; the report."""
     env = target.make()
     base = env.unwrapped
-    tasks = list(getattr(base, "tasks", None) or ())[:max_tasks]
-    if not tasks:
-        raise UsageError(f"{target.name} has no tasks to check (it needs a 'tasks' sequence of task records)")
+    plan = plan_episodes(env, target.env_id, max_tasks)
     max_reward = float(getattr(base, "max_reward", MAX_REWARD))
-    report = CheckReport(target.name, len(tasks))
+    report = CheckReport(target.name, len(plan))
     report.results.append(_gym_checker(base))
-    factory = reference_factory(env, target.env_id)
-    schemas = tool_schemas(env)
     played: dict[str, list[PlayedSteps]] = {}
-    if factory is not None:
-        played["reference"] = [play(env, task.task_id, seed, reference_policy(factory(task)), max_steps)
-                               for seed, task in enumerate(tasks)]
+    if any(reference_factory(planned.member, planned.member_id) is not None for planned in plan):
+        played["reference"] = [play_planned(env, planned, seed, max_steps) for seed, planned in enumerate(plan)]
     for floor in FLOORS:
-        played[floor] = [play(env, task.task_id, seed, floor_policy(floor, env, task.task_id, schemas), max_steps)
-                         for seed, task in enumerate(tasks)]
+        played[floor] = [play_planned(env, planned, seed, max_steps, floor) for seed, planned in enumerate(plan)]
     report.results.append(_reference(played.get("reference"), max_reward))
-    report.results += [_floor(floor, played[floor], max_reward, bool(schemas)) for floor in FLOORS]
-    report.results.append(_leaks(target, tasks, played))
+    has_schemas = any(tool_schemas(planned.member) for planned in plan)
+    report.results += [_floor(floor, played[floor], max_reward, has_schemas) for floor in FLOORS]
+    report.results.append(_leaks(target, plan, played))
     report.results.append(_endings(played, getattr(base, "mask_truncated", None)))
-    report.results.append(_same_seed(env, tasks[0].task_id))
+    report.results.append(_same_seed(env, plan[0]))
     if subprocesses:
-        report.results.append(_two_processes(target, [task.task_id for task in tasks[:determinism_tasks]], max_steps))
+        report.results.append(_two_processes(target, [planned.label for planned in plan[:determinism_tasks]], max_steps))
     report.results.append(_cost(played))
     env.close()
     return report
@@ -96,26 +91,31 @@ def _floor(name: str, episodes: list[PlayedSteps], max_reward: float, has_schema
                        failures if status == "fail" else [], {"share": share})
 
 
-def _leaks(target: EnvTarget, tasks: list[Any], played: dict[str, list[PlayedSteps]]) -> CheckResult:
-    """No gold answer in an observation before the first tool call: the reset's (past the text every task's
-    reset shares) and every observation of the do-nothing episodes (which call no tool)."""
-    if target.env_id in ANSWER_SHOWN_BY_DESIGN:
-        return CheckResult("answer leak", "skip", ANSWER_SHOWN_BY_DESIGN[target.env_id])
-    golds = {task.task_id: [gold for gold in (getattr(task, "golds", None) or (task.answer,)) if str(gold).strip()]
-             for task in tasks}
-    resets = [episode.steps[0].observation for episode in played["do_nothing"]]
-    shared = _common_prefix(resets) if len(resets) > 1 else ""
+def _leaks(target: EnvTarget, plan: list[Planned], played: dict[str, list[PlayedSteps]]) -> CheckResult:
+    """No gold answer in an observation before the first tool call: the reset's and every observation of the
+    do-nothing episodes (which call no tool). A gold that every task's reset shows (the template's words, e.g.
+    "done" in an app task's instructions) is no leak."""
+    shown = sorted({planned.member_id for planned in plan if planned.member_id in ANSWER_SHOWN_BY_DESIGN})
+    plan = [planned for planned in plan if planned.member_id not in ANSWER_SHOWN_BY_DESIGN]
+    if not plan:
+        return CheckResult("answer leak", "skip", "; ".join(ANSWER_SHOWN_BY_DESIGN[member_id] for member_id in shown))
+    golds = {planned.label: [gold for gold in (getattr(planned.task, "golds", None) or (planned.task.answer,))
+                             if str(gold).strip()] for planned in plan}
+    resets = [episode.steps[0].observation for episode in played["do_nothing"] if episode.task_id in golds]
     failures = []
     for episode in played["do_nothing"]:
+        if episode.task_id not in golds:
+            continue
+        secret = [gold for gold in golds[episode.task_id]
+                  if len(resets) == 1 or not all(_contains(reset, str(gold)) for reset in resets)]
         for step in episode.steps:
-            text = step.observation[len(shared):] if step.step == 0 else step.observation
-            leaked = next((gold for gold in golds[episode.task_id] if _contains(text, str(gold))), None)
+            leaked = next((gold for gold in secret if _contains(step.observation, str(gold))), None)
             if leaked is not None:
                 failures.append(Failure(episode.task_id, step.step, f"the observation shows the gold answer {leaked!r} "
                                                                       "before any tool call"))
                 break
     status = "fail" if failures else "pass"
-    return CheckResult("answer leak", status, f"{len(failures)} of {len(tasks)} tasks show their answer before a tool call",
+    return CheckResult("answer leak", status, f"{len(failures)} of {len(plan)} tasks show their answer before a tool call",
                        failures)
 
 
@@ -154,9 +154,10 @@ def _ending_problem(step: Any, last: bool, mask_truncated: bool | None) -> str |
     return None
 
 
-def _same_seed(env: Any, task_id: str) -> CheckResult:
+def _same_seed(env: Any, planned: Planned) -> CheckResult:
     """Two resets with the same seed and options give the same observation and info, in this process."""
-    first, second = (env.reset(seed=7, options={"task_id": task_id}) for _ in range(2))
+    task_id = planned.label
+    first, second = (env.reset(seed=7, options=dict(planned.options)) for _ in range(2))
     if canonical_step(_as_step(*first)) != canonical_step(_as_step(*second)):
         return CheckResult("same seed", "fail", "two resets with seed 7 differ",
                            [Failure(task_id, 0, "the reset's observation or info differs under the same seed")])
@@ -196,12 +197,6 @@ def _as_step(observation: str, info: dict) -> Any:
     from stillweb.envs.check.policies import StepRecord
 
     return StepRecord(0, None, observation, 0.0, False, False, dict(info))
-
-
-def _common_prefix(texts: list[str]) -> str:
-    shortest, longest = min(texts), max(texts)
-    size = next((index for index, (a, b) in enumerate(zip(shortest, longest)) if a != b), len(shortest))
-    return shortest[:size]
 
 
 def _contains(text: str, gold: str) -> bool:

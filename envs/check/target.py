@@ -14,6 +14,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import gymnasium as gym
 from stillweb.corpora.errors import UsageError
 import stillweb.envs.registration  # noqa: F401 - the environments' ids, for gym.make
 
-__all__ = ["EnvTarget", "reference_factory", "tool_schemas", "ANSWER_SHOWN_BY_DESIGN"]
+__all__ = ["EnvTarget", "Planned", "plan_episodes", "reference_factory", "tool_schemas", "ANSWER_SHOWN_BY_DESIGN"]
 
 # Environments whose observation holds the answer by design (reading comprehension): no leak check.
 ANSWER_SHOWN_BY_DESIGN = {"stillweb/Lookup-v0": "Lookup-v0 shows the passage that states the answer (reading, not search)"}
@@ -81,6 +82,43 @@ class EnvTarget:
     def with_cwd(cls, **fields: Any) -> "EnvTarget":
         """A target whose entry point may live in the working directory (as ``python -m`` would find it)."""
         return cls(**fields, paths=(str(Path.cwd()),))
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One episode the check plays: its ``label`` (the task id; ``<env_id>::<task_id>`` in a mixture), the
+    task, the reset options, the environment that plays it (``member``: itself or a mixture's member, whose
+    format, tools and reference agent apply) and that one's id."""
+
+    label: str
+    task: Any
+    options: dict[str, Any]
+    member: Any
+    member_id: str | None
+
+
+def plan_episodes(env: gym.Env, env_id: str | None, max_tasks: int | None = None) -> list[Planned]:
+    """The first ``max_tasks`` episodes to check: one per task (a mixture's members taken in turn)."""
+    base = env.unwrapped
+    members = getattr(base, "members", None)
+    if isinstance(members, Mapping):
+        queues = [[Planned(f"{member_id}::{task.task_id}", task, {"env_id": member_id, "task_id": task.task_id},
+                           members[member_id], member_id) for task in _tasks(members[member_id].unwrapped, member_id)]
+                  for member_id in sorted(members)]
+        plan = [item for row in zip_longest(*queues) for item in row if item is not None]
+    else:
+        plan = [Planned(task.task_id, task, {"task_id": task.task_id}, env, env_id) for task in _tasks(base, env_id)]
+    return plan[:max_tasks] if max_tasks is not None else plan
+
+
+def _tasks(base: Any, name: str | None) -> list[Any]:
+    try:
+        tasks = list(getattr(base, "tasks", None) or ())
+    except RuntimeError:
+        tasks = []
+    if not tasks:
+        raise UsageError(f"{name or type(base).__name__} has no tasks to check (it needs a 'tasks' sequence of task records)")
+    return tasks
 
 
 def reference_factory(env: gym.Env, env_id: str | None) -> Callable[[Any], Any] | None:

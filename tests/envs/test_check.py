@@ -93,3 +93,16 @@ def test_lookup_skips_the_leak_check_by_design_and_bad_targets_are_usage_errors(
     assert main(["check", "stillweb/Nope-v0"]) == 2 and "unknown environment" in capsys.readouterr().err
     assert main(["check", "--entry-point", "no_such_module:Env", "--tasks", "x.jsonl"]) == 2
     assert "cannot make no_such_module:Env" in capsys.readouterr().err
+
+
+def test_a_mixture_is_checked_member_by_member(tiny_world, world_tasks):
+    lookup = [{"task_id": "a", "question": "Who wrote it?", "answer": "Ann Lee", "passage": "It was written by Ann Lee."}]
+    target = EnvTarget("stillweb/Mixture-v0", kwargs={
+        "envs": {"stillweb/WikiQA-v0": 1, "stillweb/Lookup-v0": 1},
+        "member_kwargs": {"stillweb/WikiQA-v0": {"snapshot": str(tiny_world), "tasks": world_tasks[:1]},
+                          "stillweb/Lookup-v0": {"tasks": lookup}}})
+    report = check_environment(target, determinism_tasks=2)
+    assert report.ok, report.markdown()
+    results = {result.name: result for result in report.results}
+    assert report.tasks == 2 and results["answer leak"].summary.startswith("0 of 1 tasks")  # Lookup shows it by design
+    assert results["two processes"].summary.startswith("2 of 2 episodes")
