@@ -122,3 +122,16 @@ def test_the_draws_are_the_same_in_two_processes():
                               env={"PYTHONHASHSEED": seed, "TZ": tz, "PATH": "/usr/bin:/bin"}).stdout
                for seed, tz in (("1", "UTC"), ("2", "America/Lima"))]
     assert outputs[0] == outputs[1] and len(set(json.loads(outputs[0])[0])) > 3
+
+
+def test_a_trl_dataset_is_drawn_by_the_curriculum(tasks_snapshot):
+    from stillweb.envs.integrations.trl import task_dataset
+
+    dataset = task_dataset(tasks_snapshot, "hard")
+    sampler = CurriculumSampler(dataset["task_id"], seed=2, temperature=0.05, floor=0.0)
+    hard, easy = dataset["task_id"][0], dataset["task_id"][1]
+    for _ in range(10):
+        sampler.update(hard, 0.0)
+        sampler.update(easy, 1.0)
+    rows = [dataset[index]["task_id"] for index in sampler.indices(dataset["task_id"], 200)]
+    assert hard not in rows and easy not in rows and len(set(rows)) > 3  # the solved and the hopeless wait

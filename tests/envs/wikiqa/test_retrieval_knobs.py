@@ -174,3 +174,28 @@ def test_bad_knob_over_http_is_a_422_naming_the_modes(small_snapshot):
     bad = client.post(f"/sessions/{session}/reset", json={"seed": 0, "options": {"retrieval": "grep"}})
     assert bad.status_code == 422 and bad.json()["error"] == "bad_reset"
     assert all(mode in bad.json()["detail"] for mode in RETRIEVAL_MODES)
+
+
+def test_a_fixed_dense_or_hybrid_ranking_overrides_the_policys_retriever(small_snapshot, tmp_path):
+    from dataclasses import replace
+
+    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.sandboxes import ToolCall, ToolRegistry
+    from stillweb.sandboxes.tools.retrieval import SearchSettings
+    from support.dense import DIMENSIONS, dense_copy
+    from support.embeddings_stub import serve_embeddings
+    from support.network import free_port
+
+    dense = dense_copy(small_snapshot, tmp_path / "dense")
+    assert WikiQAEnv(dense, [{"question": "q", "answer": "a"}], retrieval="hybrid").retrieval == "hybrid"
+    with serve_embeddings(free_port(), dimensions=DIMENSIONS) as (url, _app):
+        snapshot = Snapshot.open(dense)
+        snapshot.use_query_embeddings(endpoint=url, store=tmp_path / "q.log")
+        registry = ToolRegistry(snapshot)
+        search = registry.tool("search")
+        for mode in ("dense", "hybrid", "bm25"):
+            search.settings = replace(SearchSettings(), retrieval=mode)
+            for asked in ({}, {"retriever": "bm25"}, {"retriever": "dense"}):
+                result = registry.call(ToolCall("search", {"query": "capital city", "k": 4, **asked}))
+                assert [hit["doc_id"] for hit in result.data["queries"][0]["results"]] == \
+                    [hit.doc_id for hit in snapshot.search("capital city", 4, mode)]
