@@ -146,22 +146,18 @@ def add_noise(snapshot: Snapshot, query: str, results: list[SearchResult], setti
                 for slot in range(len(results))]
     if not any(replaced):
         return results
-    pool = _distractors(snapshot, query, {result.doc_id for result in results}, settings.answers)
+    shown = {result.doc_id for result in results}
+    candidates = [result for result in snapshot.search(query, DISTRACTOR_DEPTH) if result.doc_id not in shown]
+    order = iter(KeyedRng(0, "distractors", *key).shuffled(candidates))  # drawn lazily: few texts are read
+    needles = [_words(answer) for answer in settings.answers if _words(answer).strip()]
     noisy = []
     for slot, result in enumerate(results):
-        if replaced[slot] and pool:
-            noisy.append(pool.pop(KeyedRng(0, "distractor", *key, slot).integer(0, len(pool) - 1)))
-        else:
-            noisy.append(result)
+        distractor = None
+        if replaced[slot]:
+            distractor = next((candidate for candidate in order
+                               if not any(needle in _words(snapshot.text_of(candidate.doc_id)) for needle in needles)), None)
+        noisy.append(distractor or result)
     return noisy
-
-
-def _distractors(snapshot: Snapshot, query: str, shown: set[int], answers: tuple[str, ...]) -> list[SearchResult]:
-    """Documents of the query's BM25 top :data:`DISTRACTOR_DEPTH` that are not shown and hold no answer string."""
-    needles = [_words(answer) for answer in answers if _words(answer).strip()]
-    return [result for result in snapshot.search(query, DISTRACTOR_DEPTH)
-            if result.doc_id not in shown and not any(needle in _words(snapshot.text_of(result.doc_id))
-                                                       for needle in needles)]
 
 
 def _words(text: str) -> str:

@@ -130,6 +130,8 @@ class SearchTool(Tool):
         (:meth:`Snapshot.search_many`), keyed by ``(query, k, retriever)`` for :meth:`run` (dense and hybrid
         queries are searched by :meth:`run`, where a missing embedding becomes that call's observation)."""
         by_k: dict[int, dict[str, None]] = {}
+        if self.settings.retrieval == "none":  # nothing is searched
+            return {}
         for arguments in calls_arguments:
             queries, k, mode = _queries(arguments)
             if _ranking(self.settings.retrieval, mode) == "bm25":
