@@ -32,7 +32,7 @@ from stillweb.corpora.apps.tasks import app_task_dir
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.apps.scoring import AppChecks, score_app_episode
-from stillweb.envs.apps.prompt import ANSWER_SCHEMA, user_header
+from stillweb.envs.apps.prompt import ANSWER_SCHEMA, APP_INSTRUCTIONS, APP_WORDS, user_header
 from stillweb.envs.core.counts import AppCounts
 from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
@@ -105,7 +105,8 @@ class AppsEnv(TextEnv):
         self.scripted_errors = scripted_errors
         self.setup_core(limits, get_format(tool_format, **limits.format_options()), actions, mask_truncated)
         self.registry = app_registry()
-        self.system_prompt = self.format.system_prompt(self.registry.schemas() + [ANSWER_SCHEMA], max_calls_per_turn=max_calls_per_turn)
+        self.system_prompt = self.format.system_prompt(self.registry.schemas() + [ANSWER_SCHEMA], max_calls_per_turn=max_calls_per_turn,
+                                                       words=APP_WORDS)
         self._picker = TaskPicker(self.tasks, "apps")
         self._error_seed = 0
         self._episode: _Episode | None = None
@@ -120,6 +121,10 @@ class AppsEnv(TextEnv):
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The endpoints' OpenAI definitions and the ``answer`` function."""
         return self.registry.schemas() + [ANSWER_SCHEMA]
+
+    def instructions(self) -> str:
+        """The app operator's instructions when the endpoints go to the model as functions (:data:`APP_INSTRUCTIONS`)."""
+        return APP_INSTRUCTIONS
 
     # -- Gymnasium API ------------------------------------------------------------------
 

@@ -1,11 +1,20 @@
-"""The app environment's text around the call format: who the agent acts as, and the
-``answer`` function (reply to the user, or abstain when the request cannot be done)."""
+"""The app environment's own words around the call format: who the agent acts as (:data:`APP_WORDS`, the
+system prompt's role line; the format's plain closing: answer, or abstain and say why), the ``answer``
+function (reply to the user, or abstain when the request cannot be done) and :data:`APP_INSTRUCTIONS`,
+the system message when the tools go to the model as functions (TRL, the SFT export)."""
 
 from __future__ import annotations
 
 from stillweb.corpora.apps.generate import AppWorldBase, email_of
+from stillweb.sandboxes.formats.base import PromptWords
 
-__all__ = ["ANSWER_SCHEMA", "user_header"]
+__all__ = ["ANSWER_SCHEMA", "APP_INSTRUCTIONS", "APP_WORDS", "user_header"]
+
+APP_WORDS = PromptWords("You operate a user's apps through their APIs. Call the functions to look things up and make "
+                        "the changes the user asks for.")
+APP_INSTRUCTIONS = ("You operate a user's apps through their APIs. Call the functions to look things up and make the "
+                    "changes the user asks for, then answer the user with the answer function; if a request cannot be "
+                    "done, abstain and say why.")
 
 ANSWER_SCHEMA = {
     "type": "function",

@@ -31,7 +31,7 @@ from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.bfcl.api import BfclWorld, guard_arguments
 from stillweb.envs.bfcl.check import BfclChecks, Call, score_bfcl_episode
 from stillweb.envs.bfcl.data import API_CLASSES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, bfcl_version, function_docs
-from stillweb.envs.bfcl.prompt import ADDED_FUNCTIONS_PROMPT, REPLY_SCHEMA, openai_schema
+from stillweb.envs.bfcl.prompt import ADDED_FUNCTIONS_PROMPT, BFCL_INSTRUCTIONS, REPLY_SCHEMA, bfcl_words, openai_schema
 from stillweb.envs.bfcl.splits import BFCL_SPLITS, bfcl_tasks
 from stillweb.envs.bfcl.state import state_diff, state_fingerprint
 from stillweb.envs.core.counts import EpisodeCounts
@@ -146,7 +146,8 @@ class BfclEnv(TextEnv):
             held_back = {name for names in extra["missed_function"].values() for name in names}
             docs = [doc for name in extra["involved_classes"] for doc in function_docs(name) if doc["name"] not in held_back]
             prompt = self.format.system_prompt([openai_schema(doc) for doc in docs] + [REPLY_SCHEMA],
-                                               max_calls_per_turn=self.limits.max_calls_per_turn)
+                                               max_calls_per_turn=self.limits.max_calls_per_turn,
+                                               words=bfcl_words(self.format.name))
             self._prompts[task.task_id] = prompt, frozenset(doc["name"] for doc in docs) & set(world.method_class)
         prompt, offered = self._prompts[task.task_id]
         first = self._user_turn(task, 0)
@@ -165,6 +166,10 @@ class BfclEnv(TextEnv):
         """BFCL's checker on the episode so far (the reward of an episode that ends now)."""
         episode = self._current()
         return score_bfcl_episode(episode.task, episode.calls, episode.user_turn, self._world_seed())
+
+    def instructions(self) -> str:
+        """BFCL-v0's instructions when the functions go to the model as functions (:data:`BFCL_INSTRUCTIONS`)."""
+        return BFCL_INSTRUCTIONS
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """OpenAI definitions of the functions offered now, and ``answer``; before the first reset,

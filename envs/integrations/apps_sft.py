@@ -18,14 +18,11 @@ from typing import Any
 
 from stillweb.corpora.apps.tasks import SPLITS, app_task_dir
 from stillweb.envs.apps.env import AppsEnv
-from stillweb.envs.apps.prompt import ANSWER_SCHEMA
+from stillweb.envs.apps.prompt import ANSWER_SCHEMA, APP_INSTRUCTIONS
 from stillweb.envs.integrations.sft import check_shape, reference_conversation, write_sft
 
-__all__ = ["APP_INSTRUCTIONS", "app_conversation", "export_app_sft"]
+__all__ = ["app_conversation", "export_app_sft"]
 
-APP_INSTRUCTIONS = ("You operate a user's apps through their APIs. Call the functions to look things up and make the "
-                    "changes the user asks for, then answer the user with the answer function; if a request cannot be "
-                    "done, abstain and say why.")
 
 
 def app_conversation(env: AppsEnv, task_id: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ next user turn follows (in miss_func, the turn that lists the added functions). 
 the env's own history. ``tools`` holds the functions offered at the start (and ``answer``).
 Only episodes that earn 1 are written (the default split's tasks all do).
 
->>> from stillweb.envs.integrations.bfcl_sft import BFCL_INSTRUCTIONS
+>>> from stillweb.envs.bfcl.prompt import BFCL_INSTRUCTIONS
 >>> BFCL_INSTRUCTIONS.startswith("You help a user")
 True
 """
@@ -19,13 +19,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from stillweb.envs.bfcl.prompt import BFCL_INSTRUCTIONS
 from stillweb.envs.integrations.sft import check_shape, reference_conversation, write_sft
 
-__all__ = ["BFCL_INSTRUCTIONS", "bfcl_conversation", "export_bfcl_sft"]
+__all__ = ["bfcl_conversation", "export_bfcl_sft"]
 
-BFCL_INSTRUCTIONS = ("You help a user through the functions of their apps (file system, messages, posts, tickets, "
-                     "trading, travel, vehicle). Call the functions the request needs, then reply with the answer "
-                     "function; if a request lacks something you need, ask for it in your reply.")
 
 
 def bfcl_conversation(env: Any, task_id: str) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from stillweb.corpora.tasks.answer_match import normalize_answer
 from stillweb.envs.core.counts import WikiQACounts
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.citations import EpisodeTrace, RewardParts, score_episode
-from stillweb.envs.wikiqa.prompt import INSTRUCTIONS
+from stillweb.envs.wikiqa.prompt import INSTRUCTIONS, research_words
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.frozen import FrozenTool
@@ -162,7 +162,8 @@ class WikiQAEnv(TextEnv):
             self.format.use_contents(self.snapshot.contents_of)
         self.frozen = [FrozenTool.from_spec(spec) for spec in frozen_tools or ()]
         self.registry = ToolRegistry(self.snapshot, tools=tools, extra=self.frozen)
-        self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn)
+        self.system_prompt = self.format.system_prompt(self.registry.schemas(), max_calls_per_turn=max_calls_per_turn,
+                                                       words=research_words(self.format.name))
         self._picker = TaskPicker(self.tasks, "wikiqa")
         self._episode: _Episode | None = None
         self._search_settings = SearchSettings(self.retrieval, self.search_noise)

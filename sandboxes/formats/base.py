@@ -26,6 +26,7 @@ from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS, MAX_CITATIONS
 
 __all__ = [
     "ParsedAction",
+    "PromptWords",
     "ToolCallFormat",
     "Block",
     "find_blocks",
@@ -37,12 +38,40 @@ __all__ = [
     "tool_list_json",
     "MAX_ACTION_CHARS",
     "ABSTAIN_CALL",
+    "PLAIN_WORDS",
     "abstention",
 ]
 
 MAX_ACTION_CHARS = 100_000
 # Abstaining with the answer tool (the OpenAI format, and the Tongyi format's <tool_call>).
 ABSTAIN_CALL = 'to abstain call {"name": "answer", "arguments": {"abstain": true, "text": "<what the documents lack>"}}'
+
+
+@dataclass(frozen=True)
+class PromptWords:
+    """An environment's own words in its system prompt; the call format puts the tool list and its syntax
+    between them (:meth:`ToolCallFormat.system_prompt`).
+
+    ``role`` opens the prompt: who the agent is and what it does. ``finish`` closes it: how to end the
+    episode (``{example_answer}`` and ``{example_abstain}`` become the format's examples); ``None``
+    takes the format's plain one.
+
+    >>> PromptWords("You convert units.").finish_text("<answer>3</answer>", "<abstain>?</abstain>", "Answer.")
+    'Answer.'
+    """
+
+    role: str
+    finish: str | None = None
+
+    def finish_text(self, example_answer: str, example_abstain: str, default: str) -> str:
+        """The closing text, the format's examples filled in (``default``: the format's plain closing)."""
+        if self.finish is None:
+            return default
+        return self.finish.replace("{example_answer}", example_answer).replace("{example_abstain}", example_abstain)
+
+
+# What a system prompt opens with when the environment gives no words of its own.
+PLAIN_WORDS = PromptWords("Use the tools to complete the task.")
 
 
 @dataclass
@@ -244,8 +273,10 @@ class ToolCallFormat(ABC):
         """The text the model sees for the results of one turn's calls."""
 
     @abstractmethod
-    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
-        """Tool descriptions and calling instructions in this format (``None``: this format's limit)."""
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None,
+                      words: PromptWords | None = None) -> str:
+        """The environment's ``words`` (its role and how to finish; default :data:`PLAIN_WORDS`) around the tool
+        descriptions and calling syntax of this format (``max_calls_per_turn`` ``None``: this format's limit)."""
 
     # Writing actions (what a scripted agent, an integration or the viewer sends): the inverse of parse.
     def write_call(self, name: str, arguments: dict[str, Any]) -> str:

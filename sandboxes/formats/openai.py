@@ -19,6 +19,8 @@ import json
 from typing import Any
 
 from stillweb.sandboxes.formats.base import (
+    PLAIN_WORDS,
+    PromptWords,
     FormatProblem,
     ParsedAction,
     ToolCallFormat,
@@ -79,18 +81,19 @@ class OpenAIFormat(ToolCallFormat):
             messages.append(json.dumps(message, ensure_ascii=False))
         return "\n".join(messages)
 
-    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
-        """The function definitions and how to call and answer with JSON."""
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None,
+                      words: PromptWords | None = None) -> str:
+        """The function definitions and how to call with JSON, between the environment's ``words``."""
         limit = max_calls_per_turn or self.max_calls_per_turn
+        words = words or PLAIN_WORDS
+        plain = 'To finish, call the answer function alone; if it cannot be done, call it with {"abstain": true, "text": "<why>"}.'
         return (
-            "You are a research assistant. Use the tools to find evidence and answer only when it supports "
-            "the answer.\n\n# Tools\n\nThe available functions, one JSON definition per line:\n"
+            f"{words.role}\n\n# Tools\n\nThe available functions, one JSON definition per line:\n"
             f"<tools>\n{tool_list_json(schemas)}\n</tools>\n\n"
             "To call a function, reply with only a JSON object (or a JSON list of objects):\n"
             f"{EXAMPLE_CALL}\n"
             f"Make at most {limit} call(s) per turn. Results come back as tool messages.\n"
-            f"To finish, call the answer function alone, citing doc ids or titles:\n{EXAMPLE_ANSWER}\n"
-            f"If after searching the documents do not contain the answer, abstain instead of guessing:\n{EXAMPLE_ABSTAIN}"
+            + words.finish_text(EXAMPLE_ANSWER, EXAMPLE_ABSTAIN, plain)
         )
 
 

@@ -31,7 +31,8 @@ from typing import Any
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.arguments import check_positive_int
-from stillweb.sandboxes.formats.base import FormatProblem, ParsedAction, ToolCallFormat, abstention, find_blocks, split_thought
+from stillweb.sandboxes.formats.base import (FormatProblem, ParsedAction, PromptWords, ToolCallFormat, abstention, find_blocks,
+                                             split_thought)
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 
 __all__ = ["SearchR1Format", "INVALID_ACTION", "SEARCH_R1_PARSERS", "SEARCH_R1_RESULTS", "search_r1_action", "rollout_cut",
@@ -44,6 +45,10 @@ INVALID_ACTION = (
     "\nMy previous action is invalid. If I want to search, I should put the query between <search> and </search>. "
     "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n"
 )
+
+# Search-R1's own opening and closing (its question answering), the words of an environment that gives none.
+SEARCH_R1_WORDS = PromptWords("Answer the given question.", "If after searching the information does not contain the "
+                              "answer, reply <abstain> what is missing </abstain> instead of guessing.")
 
 EXAMPLE = (
     "<think>I need the birthplace.</think>\n<search>Marie Curie birthplace</search>\nor\n<answer>Warsaw</answer>\n"
@@ -152,18 +157,20 @@ class SearchR1Format(ToolCallFormat):
                 reference += f"Doc {rank}(Title: {title}) {text}\n"
         return reference
 
-    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
-        """The Search-R1 instruction (the search tool is implicit; ``schemas`` are not listed)."""
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None,
+                      words: PromptWords | None = None) -> str:
+        """The Search-R1 instruction (the search tool is implicit; ``schemas`` are not listed); an environment's
+        ``words`` replace its opening and closing sentences (default :data:`SEARCH_R1_WORDS`)."""
         limit = max_calls_per_turn or self.max_calls_per_turn
+        words = words or SEARCH_R1_WORDS
         return (
-            "Answer the given question. You must conduct reasoning inside <think> and </think> first every time "
+            f"{words.role} You must conduct reasoning inside <think> and </think> first every time "
             "you get new information. After reasoning, if you find you lack some knowledge, you can call a search "
             f"engine by <search> query </search> (at most {limit} per turn) and it will return the top searched "
             "results between <information> and </information>. You can search as many times as you want. "
             "If you find no further external knowledge needed, you can directly provide the answer inside "
             "<answer> and </answer>, without detailed illustrations. For example, <answer> Beijing </answer>. "
-            "If after searching the information does not contain the answer, reply <abstain> what is missing "
-            "</abstain> instead of guessing."
+            + words.finish_text("<answer> Beijing </answer>", "<abstain> what is missing </abstain>", SEARCH_R1_WORDS.finish)
         )
 
 

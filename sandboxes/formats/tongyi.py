@@ -33,6 +33,8 @@ from __future__ import annotations
 from typing import Any
 
 from stillweb.sandboxes.formats.base import (
+    PLAIN_WORDS,
+    PromptWords,
     Block,
     FormatProblem,
     ParsedAction,
@@ -138,12 +140,14 @@ class TongyiFormat(ToolCallFormat):
         """One ``<tool_response>`` block per result."""
         return "\n".join(f"<tool_response>\n{result.text}\n</tool_response>" for result in results)
 
-    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None) -> str:
-        """Qwen-style tool list in ``<tools>`` and how to call, answer and cite."""
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None,
+                      words: PromptWords | None = None) -> str:
+        """Qwen-style tool list in ``<tools>`` and how to call, between the environment's ``words``."""
         limit = max_calls_per_turn or self.max_calls_per_turn
+        words = words or PLAIN_WORDS
+        plain = "When you are done, write the answer inside <answer></answer>; if it cannot be done, say why inside <abstain></abstain>."
         return (
-            "You are a research assistant. Think step by step inside <think></think>, use the tools to find "
-            "evidence, and answer only when the evidence supports it.\n\n"
+            f"{words.role}\n\n"
             "# Tools\n\nYou may call functions to assist with the user query. "
             "The function signatures are within <tools></tools> XML tags:\n"
             f"<tools>\n{tool_list_json(schemas)}\n</tools>\n\n"
@@ -151,9 +155,5 @@ class TongyiFormat(ToolCallFormat):
             "<tool_call></tool_call> XML tags:\n"
             '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n'
             f"Make at most {limit} tool call(s) per turn. Results come back inside <tool_response></tool_response>.\n\n"
-            "When you know the answer, write it inside <answer></answer>, optionally followed by "
-            "<citations></citations> listing the doc ids or titles of supporting documents, separated by ';'. "
-            f"Example:\n{EXAMPLE_ANSWER}\n"
-            "If after searching the documents do not contain the answer, say so instead of guessing:\n"
-            f"{EXAMPLE_ABSTAIN}"
+            + words.finish_text(EXAMPLE_ANSWER, EXAMPLE_ABSTAIN, plain)
         )

@@ -19,6 +19,7 @@ from stillweb.envs.core.task_loader import TaskPicker, load_tasks
 from stillweb.envs.integrations.episode import ToolEpisode, text_env, text_env_ids
 from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.formats import get_format
+from stillweb.sandboxes.formats.base import PromptWords
 from stillweb.sandboxes.tools.types import ToolResult
 
 pytestmark = pytest.mark.extra
@@ -33,6 +34,7 @@ ANSWER = {"type": "function", "function": {
     "name": "answer", "description": "Give the final answer.",
     "parameters": {"type": "object", "properties": {"text": {"type": "string", "description": "the answer"}},
                    "required": ["text"]}}}
+WORDS = PromptWords("You convert lengths to meters with the to_meters tool.")
 FACTORS = {"km": 1000, "m": 1, "cm": 0.01}
 TASKS = [{"task_id": "u1", "question": "How many meters are 3 km?", "answer": "3000"},
          {"task_id": "u2", "question": "How many meters are 250 cm?", "answer": "2.5"}]
@@ -47,7 +49,7 @@ class UnitsEnv(TextEnv):
         self.setup_core(limits, get_format(tool_format, **limits.format_options()), actions=None, mask_truncated=True)
         self.tasks = load_tasks(tasks)
         self.picker = TaskPicker(self.tasks, "units")
-        self.prompt = self.format.system_prompt([TO_METERS, ANSWER])
+        self.prompt = self.format.system_prompt([TO_METERS, ANSWER], words=WORDS)
 
     def tool_schemas(self):
         return [TO_METERS, ANSWER]
@@ -106,7 +108,7 @@ def test_trl_factory_extracts_the_env_s_tools_and_plays_an_episode():
     rows = task_dataset(None, TASKS, env_id=ENV_ID)
     assert [row["task_id"] for row in rows] == ["u1", "u2"]
     assert rows[0]["prompt"][1]["content"] == TASKS[0]["question"]
-    assert rows[0]["prompt"][0]["content"] == UnitsEnv(TASKS, "openai").prompt.split("\n\n# Tools")[0]
+    assert rows[0]["prompt"][0]["content"] == WORDS.role  # the env's own words, not the research assistant's
 
 
 def test_verl_tools_step_the_env(tmp_path):

@@ -39,7 +39,8 @@ def test_trl_dataset_of_app_tasks_is_the_environments_own_prompt(apps_snapshot):
         _, info = env.reset(options={"task_id": row["task_id"]})
         system, user = row["prompt"]
         assert user["content"] == info["messages"][1]["content"] and "You are operating the apps of " in user["content"]
-        assert info["messages"][0]["content"].startswith(system["content"]) and "<tools>" not in system["content"]
+        assert system["content"] == env.instructions() and "<tools>" not in system["content"]  # the app operator's words
+        assert info["messages"][0]["content"].startswith(system["content"].split(",")[0]) and "research" not in system["content"]
     factory = environment_factory(apps_snapshot, "core", "dev", env_id="stillweb/Apps-v0")()
     factory.reset(**dataset[0])  # the rows start episodes of the same tasks
     assert factory.episode.info["task_id"] == dataset[0]["task_id"]
