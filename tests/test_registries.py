@@ -1,5 +1,5 @@
 """One list per concept: every list of environments, call formats, import and export formats, answer-match
-rules and corpus formats that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
+rules, corpus formats and retrieval modes that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
 ``<!-- /registry -->`` and must name exactly the registry's entries; the CLI's choices and help and
 ``/openapi.json`` read the registries."""
 
@@ -18,6 +18,7 @@ from stillweb.corpora.tasks.export import EXPORT_FORMATS
 from stillweb.corpora.tasks.importers import FORMAT_NAMES
 from stillweb.envs.registration import ENV_IDS, SERVED_ENV_IDS
 from stillweb.sandboxes.formats import FORMATS
+from stillweb.sandboxes.tools.retrieval import RETRIEVAL_MODES
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRIES = {
@@ -27,6 +28,7 @@ REGISTRIES = {
     "export-formats": EXPORT_FORMATS,  # corpora/tasks/export.py
     "answer-matches": ANSWER_MATCHES,  # corpora/tasks/answer_match.py
     "corpus-formats": CORPUS_FORMATS,  # corpora/sources/corpus_formats.py
+    "retrieval-modes": tuple(RETRIEVAL_MODES),  # sandboxes/tools/retrieval.py
 }
 MARKED = re.compile(r"<!-- registry: ([\w-]+) -->(.*?)<!-- /registry -->", re.S)
 CODE = re.compile(r"`([^`\n]+)`")

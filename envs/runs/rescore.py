@@ -3,11 +3,13 @@
 NeMo-Gym's ``reverify`` and tau2-bench's ``evaluate-trajs`` re-score stored rollouts when a reward
 rule changes; :func:`rescore` does it for a :class:`~stillweb.envs.runs.recording.RecordEpisodes` file:
 it re-creates the recorded environment with ``reward=`` the new
-:class:`~stillweb.envs.scoring.rewards.RewardConfig` (whose ``answer_match`` picks another rule), feeds it
+:class:`~stillweb.envs.scoring.rewards.RewardConfig` (whose ``answer_match`` picks another rule; the
+environment scores with the one outcome scorer, :func:`~stillweb.envs.scoring.rewards.score_outcome`), feeds it
 the recorded actions (the environment is deterministic: the observations must come out as recorded, or
 the episode is reported ``diverged``), and writes a new recording in which each step that ended an
 episode carries ``rescored`` (the new ``reward``, ``outcome`` and ``reward_parts``) beside the recorded
-ones. The summary counts the episodes whose reward changed, by reason: the first of :data:`_REASONS`
+ones. An environment that takes no reward config (``Apps-v0`` and ``BFCL-v0`` are checked by their final
+state) is refused. The summary counts the episodes whose reward changed, by reason: the first of :data:`_REASONS`
 whose part changed (``outcome`` when the answer-match rule judges the answer otherwise, ``penalty`` when
 a penalty weight did), or ``weights`` when only the combination of unchanged parts did.
 

@@ -127,7 +127,7 @@ def test_the_modes_have_one_registry_and_the_docs_list_it():
 
     assert list(RETRIEVAL_MODES) == ["golden", "none", "bm25", "dense", "hybrid"]
     page = (Path(__file__).parents[3] / "docs" / "research-knobs.md").read_text(encoding="utf-8")
-    table = page.split("| mode | what `search` returns |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    table = page.split("| mode | what `search` returns |\n|---|---|\n", 1)[1].split("\n<!-- /registry -->", 1)[0]
     rows = table.splitlines()
     assert [row.split("|")[1:3] for row in rows] == [[f" `{mode}` ", f" {meaning} "]
                                                      for mode, meaning in RETRIEVAL_MODES.items()]
