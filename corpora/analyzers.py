@@ -34,7 +34,7 @@ from stillweb.corpora.chinese import CONVERTER, fold_to_simplified
 from stillweb.corpora.errors import DataError, UsageError
 
 __all__ = ["BigramAnalyzer", "ENGLISH", "LANGUAGES", "analyzer_for", "analyzer_from_parameters", "language_of_text",
-           "check_language", "ScriptShares", "script_shares", "poor_indexing_warning"]
+           "check_language", "ScriptShares", "script_shares", "poor_indexing_warning", "CJK_RANGES", "CJK_CHARACTER"]
 
 ENGLISH = "en"
 # Scripts written without spaces between words, plus Hangul (Lucene's CJKBigramFilter bigrams it too).
@@ -48,6 +48,10 @@ _BIGRAM_RANGES = (
     "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uffa0-\uffdc"
     "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"
 )
+# Han (with its extensions and compatibility ideographs), Hiragana, Katakana and Hangul syllables: the
+# characters Chinese, Japanese and Korean text is written in (answer matching and context management look for them).
+CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
+CJK_CHARACTER = re.compile(f"[{CJK_RANGES}]")
 _TOKENS = re.compile(f"(?P<run>[{_BIGRAM_RANGES}]+)|(?P<word>[^\\W_{_BIGRAM_RANGES}]+)")
 _MAX_WORD_CHARS = 40  # longer words are dropped, as tantivy's remove_long(40) does for English
 # Lucene's CJKAnalyzer default stop set (org/apache/lucene/analysis/cjk/stopwords.txt).

@@ -49,6 +49,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from stillweb.corpora.analyzers import CJK_CHARACTER, CJK_RANGES
 from stillweb.corpora.chinese import fold_to_simplified
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.wikitext.dates import MONTH_NUMBERS
@@ -74,12 +75,9 @@ _ACRONYM = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}")  # U.S.A. -> usa
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _NON_WORD = re.compile(r"[^\w\s.-]|(?<!\d)[.-]|[.-](?!\d)")  # keep 1.5 and 1809-02-12
 _SPACES = re.compile(r"\s+")
-# Han (with extensions and compatibility ideographs), Hiragana, Katakana and Hangul syllables: the
-# characters Chinese, Japanese and Korean answers are written in, without spaces between words.
-CJK_RANGES = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
-_CJK_OR_WIDE = re.compile(f"[{_CJK}\u3000-\u303f\uff00-\uffef]")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
-_SPACE_BY_CJK = re.compile(f"\\s+(?=[{_CJK}])|(?<=[{_CJK}])\\s+")
+# Chinese, Japanese and Korean answers are written without spaces between words (CJK_RANGES).
+_CJK_OR_WIDE = re.compile(f"[{CJK_RANGES}\u3000-\u303f\uff00-\uffef]")
+_SPACE_BY_CJK = re.compile(f"\\s+(?=[{CJK_RANGES}])|(?<=[{CJK_RANGES}])\\s+")
 _WIDE_TO_ASCII = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}  # ！..～ -> !..~
 # CJK punctuation (the CJK Symbols and Punctuation block but its letters 々〆〇), general punctuation
 # Chinese text uses (dashes, curly quotes, ellipsis, middle dots) and the half-width forms' marks:
@@ -210,9 +208,9 @@ def token_f1(prediction: str, gold: str) -> float:
 
 def _f1_tokens(normalized: str) -> list[str]:
     """Words, with each CJK character a token of its own (CMRC 2018's mixed segmentation)."""
-    if _CJK_CHAR.search(normalized) is None:
+    if CJK_CHARACTER.search(normalized) is None:
         return normalized.split()
-    return _CJK_CHAR.sub(lambda match: f" {match.group(0)} ", normalized).split()
+    return CJK_CHARACTER.sub(lambda match: f" {match.group(0)} ", normalized).split()
 
 
 def best_f1(prediction: str, golds: Iterable[str]) -> float:

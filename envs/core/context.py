@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stillweb.corpora.analyzers import analyzer_for
+from stillweb.corpora.analyzers import CJK_CHARACTER, analyzer_for
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.tools.types import ToolResult
@@ -47,7 +47,6 @@ TokenCounter = Callable[[str], int]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")  # Chinese and Japanese end sentences without a space
 _TERM = re.compile(r"\w{3,}")
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def approx_token_count(text: str) -> int:
@@ -264,7 +263,7 @@ def _terms(text: str) -> set[str]:
     """Lower-cased words of three characters or more, and in Chinese, Japanese or Korean text the
     character pairs the bigram index uses (:mod:`stillweb.corpora.analyzers`): 长江入海口 shares 长江 with 长江流经上海."""
     terms = {term.casefold() for term in _TERM.findall(text)}
-    if _CJK.search(text):
+    if CJK_CHARACTER.search(text):
         terms.update(analyzer_for("zh").terms(text))
     return terms
 
