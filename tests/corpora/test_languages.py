@@ -100,6 +100,13 @@ def test_the_terms_are_the_terms_of_the_spans_and_fit_their_offsets(text):
     assert all(0 <= start < end <= len(text) and " " not in term and term for start, end, term in spans)
 
 
+@pytest.mark.parametrize(("text", "language"), [
+    ("北京是中华人民共和国的首都。", "zh"), ("東京は日本の首都である。", "ja"), ("서울은 대한민국의 수도이다.", "ko"),
+    ("ภาษาไทยเป็นภาษาราชการของประเทศไทย", "th"), ("Lunor is a river city 北京.", "en")])
+def test_the_script_of_the_text_names_its_language(text, language):
+    assert script_shares([text]).language == language
+
+
 def test_a_snapshot_of_an_unknown_analyzer_is_refused():
     assert analyzer_from_parameters({}) is None
     with pytest.raises(DataError, match="upgrade stillweb"):
