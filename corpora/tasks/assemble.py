@@ -14,7 +14,7 @@ from stillweb.corpora.tasks.compose import query_level
 from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
 from stillweb.corpora.tasks.value_forms import number_forms, value_forms
 from stillweb.corpora.tasks.graph import FactGraph, normalize_text
-from stillweb.corpora.tasks.phrasing import date_words, entity_label
+from stillweb.corpora.tasks.phrasing import date_words, entity_label, with_unit
 from stillweb.corpora.tasks.prove import Proof
 from stillweb.corpora.tasks.query import Node, Query, formalization
 from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
@@ -35,7 +35,8 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
         if fact.date and len(fact.date) == 10:
             answer = date_words(fact.date)  # "March 4, 1992", the ISO form an alias
         elif fact.value_type == "number" and fact.number is not None:
-            answer = number_forms(fact.number)[0]  # "33,073"
+            answer = with_unit(fact.relation, fact.number)  # "131,426 km²", "US$2.565 trillion"; "33,073" an alias
+            forms.extend(number_forms(fact.number))
         elif fact.is_edge:  # a named value without a page: the name people say, the full one an alias
             answer = entity_label(forms[0])
         else:

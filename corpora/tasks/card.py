@@ -59,11 +59,13 @@ def render_card(
     rejections: Mapping[str, int],
     verified: int,
     verify_limit: int | None = 0,
+    refused: Mapping[str, int] | None = None,
 ) -> str:
     """The markdown card of a task set (deterministic: sorted keys, no times).
 
     ``verify_limit`` is the solvability sample asked for: 0 (no verifier), a
-    size (the first N kept candidates) or None (every kept task).
+    size (the first N kept candidates) or None (every kept task). ``refused``: the facts no
+    question uses, by reason (:func:`~stillweb.corpora.tasks.graph.refusal`).
     """
     stats = formalization_stats(t.formalization for t in tasks)
     hard = [t for t in tasks if t.level == 3] or list(tasks)
@@ -91,6 +93,7 @@ def render_card(
         "| reason | count | rate of attempts |",
         "|---|---|---|",
         *[f"| {reason} | {count} | {_rate(count, attempts)} |" for reason, count in sorted(rejections.items())],
+        *[f"| fact refused: {reason} | {count} | (facts) |" for reason, count in sorted((refused or {}).items())],
         f"| shortcut (all) | {sum(v for k, v in rejections.items() if k.startswith('shortcut'))} | "
         f"{_rate(sum(v for k, v in rejections.items() if k.startswith('shortcut')), attempts)} |",
         "",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -67,6 +67,7 @@ class GenerationResult:
     attempts: int
     rejections: Counter
     verified: int = 0
+    refused: Counter = field(default_factory=Counter)  # facts no question uses, by reason (graph.refusal)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def generate_task_list(
             f"made 0 of {params.count} tasks: the snapshot has {len(graph.facts)} facts and no entity-to-entity "
             "facts, so no multi-hop question can be composed"
         )
-    result = GenerationResult(tasks=[], attempts=0, rejections=Counter())
+    result = GenerationResult(tasks=[], attempts=0, rejections=Counter(), refused=Counter(graph.refused))
     seen: set[str] = set()
     per_answer: Counter = Counter()  # the answer quota: tasks kept per answer group
     bar = tqdm(total=params.count, desc="tasks", unit="task", disable=not progress)
@@ -199,7 +200,8 @@ def generate_tasks(
 
     def card(directory: Path) -> None:
         text = render_card(name, world.fingerprint, params.card_fields(), result.tasks, result.attempts,
-                           result.rejections, result.verified, params.verify_limit if verifier is not None else 0)
+                           result.rejections, result.verified, params.verify_limit if verifier is not None else 0,
+                           refused=result.refused)
         (directory / "card.md").write_text(text, encoding="utf-8")
 
     path = write_task_set(snapshot_path, name, result.tasks, card)

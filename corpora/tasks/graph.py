@@ -21,7 +21,8 @@ constants ("C@Caribbean Sea") and intermediate variables of a question.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import html
+from collections import Counter, defaultdict
 
 import numpy as np
 import pyarrow as pa
@@ -29,11 +30,12 @@ import pyarrow.compute as pc
 
 from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.keys import pins
-from stillweb.corpora.tasks.phrasing import is_qualifier
+from stillweb.corpora.tasks.phrasing import entity_label, is_qualifier, reviewed
+from stillweb.corpora.tasks.types import entity_classes, fits, role_classes
 from stillweb.corpora.tasks.value_forms import value_forms
 from stillweb.corpora.tasks.task_world import TaskWorld
 
-__all__ = ["FactGraph", "IDENTITY_RELATIONS", "NAMED_BASE", "normalize_text", "fact_year"]
+__all__ = ["FactGraph", "IDENTITY_RELATIONS", "NAMED_BASE", "PLAUSIBLE", "normalize_text", "fact_year", "refusal"]
 
 KEY_DEPTH_CAP = 6  # keyed chains are never walked deeper (the generator's hops stop at 6)
 NAMED_BASE = 1 << 40  # ids of entities known only by name (no page); doc ids stay far below
@@ -70,24 +72,32 @@ class FactGraph:
         into: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
         edges_of: defaultdict[int, list[int]] = defaultdict(list)
         literals_of: defaultdict[int, list[int]] = defaultdict(list)
+        every_literal: defaultdict[int, list[int]] = defaultdict(list)
         text: defaultdict[tuple[str, str], set[int]] = defaultdict(set)
         years: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
         numbers: defaultdict[str, list[tuple[float, int]]] = defaultdict(list)
         self._template_of: dict[int, str] = {}
         template_of = self._template_of
         for fact in self.facts:
+            template_of.setdefault(fact.subject, fact.template)
+        self.refused: Counter = Counter()  # facts no question uses, by reason (see refusal)
+        for fact in self.facts:
             index, subject, relation, value, value_type, obj, number, date, template, _ = fact
-            if subject not in template_of:
-                template_of[subject] = template
             if relation in IDENTITY_RELATIONS or is_qualifier(relation):
                 continue
+            reason = refusal(self, fact)  # a refused fact is never said, but the proof still counts it
+            if reason is not None:
+                self.refused[reason] += 1
             if obj >= 0:
                 out[relation, subject].append(obj)
                 into[relation, obj].append(subject)
-                edges_of[subject].append(index)
-                edges_of[obj].append(index)
+                if reason is None:
+                    edges_of[subject].append(index)
+                    edges_of[obj].append(index)
                 continue
-            literals_of[subject].append(index)
+            every_literal[subject].append(index)
+            if reason is None:
+                literals_of[subject].append(index)
             text[relation, normalize_text(value)].add(subject)
             if date:
                 text[relation, "date:" + date].add(subject)
@@ -98,7 +108,7 @@ class FactGraph:
             if number is not None and value_type == "number":
                 numbers[relation].append((number, subject))
         self._out, self._in, self._text = dict(out), dict(into), dict(text)
-        self._edges_of, self._literals_of = dict(edges_of), dict(literals_of)
+        self._edges_of, self._literals_of, self._every_literal = dict(edges_of), dict(literals_of), dict(every_literal)
         self._years = {rel: _sorted_arrays(pairs) for rel, pairs in years.items()}
         self._numbers = {rel: _sorted_arrays(pairs) for rel, pairs in numbers.items()}
         self.entities: list[int] = sorted(e for e, edges in self._edges_of.items() if edges and e < NAMED_BASE)
@@ -108,6 +118,7 @@ class FactGraph:
         self._texts: dict[int, str] = {}
         self._key_depth: dict[int, tuple[int, int, int]] | None = None
         self._keyable: dict[int, list[int]] = {}
+        self._said: Counter | None = None
 
     def _name_facts(self) -> None:
         """Turn entity values without a page into edges to named entities (see the module docstring)."""
@@ -141,6 +152,16 @@ class FactGraph:
         first, via, second = best
         return second if via == parent else first
 
+    def said_label(self, label: str) -> str:
+        """A constant's title as a question says it: without its disambiguator ("Springfield
+        (Illinois)" -> "Springfield") unless another entity of the world would read the same
+        ("National Assembly (Angola)" stays whole beside "National Assembly (Afghanistan)")."""
+        if self._said is None:
+            labels = {self.label_of(e) for f in self.facts for e in (f.subject, f.object) if e >= 0}
+            self._said = Counter(entity_label(t) for t in labels)
+        short = entity_label(label)
+        return short if short == label or self._said[short] <= 1 else label
+
     def is_page(self, entity: int) -> bool:
         """True for a document's id, False for an entity known only by name."""
         return 0 <= entity < NAMED_BASE
@@ -155,8 +176,12 @@ class FactGraph:
         return self._edges_of.get(entity, [])
 
     def literals_of(self, entity: int) -> list[int]:
-        """Indexes of the literal facts about ``entity``."""
+        """Indexes of the literal facts about ``entity`` that questions may use (not refused)."""
         return self._literals_of.get(entity, [])
+
+    def all_literals_of(self, entity: int) -> list[int]:
+        """Indexes of every literal fact about ``entity``, refused ones included (for the proof)."""
+        return self._every_literal.get(entity, [])
 
     def objects_of(self, relation: str, subject: int) -> list[int]:
         """Entities ``o`` with a fact (subject, relation, o)."""
@@ -245,6 +270,37 @@ class FactGraph:
         return self._texts[doc]
 
 
+# The largest values the real world has (world population 8.1 billion, Russia's 17.1 million km², the
+# world's GDP about US$105 trillion, HDI and Gini in [0, 1] or [0, 100]): a value beyond is a misread
+# ("2,565,000,000,000,000" for the UK's GDP) and never stated in a question.
+PLAUSIBLE = {
+    "population": (0, 9e9), "population_total": (0, 9e9), "area_km2": (0, 1.5e8), "area_land_km2": (0, 1.5e8),
+    "area_water_km2": (0, 1.5e8), "gross_domestic_product": (1e6, 1.2e14), "gdp_per_capita": (50, 3e5),
+    "human_development_index": (0, 1), "gini_coefficient": (0, 100), "percentage_of_area_water": (0, 100),
+    "population_density_per_km2": (0, 1e5), "elevation_m": (-500, 9000), "weight_kg": (0.5, 700),
+    "height_m": (0.3, 3), "employees": (1, 1e7), "students": (1, 1e6), "runtime": (1, 1500), "pages": (1, 1e5),
+}
+
+
+def refusal(graph: FactGraph, fact: Fact) -> str | None:
+    """Why no question uses ``fact`` (None when one may): ``unphrased_relation`` (no reviewed words
+    for it), ``implausible_value`` (a number beyond :data:`PLAUSIBLE`), ``one_value_class`` (a text
+    value of one or two characters: "postal code is M" names no class), ``off_range`` (its object's
+    page is of a class the relation cannot point to: a car as a person's successor)."""
+    if not reviewed(fact.relation):
+        return "unphrased_relation"
+    if fact.value_type == "number" and fact.number is not None and fact.relation in PLAUSIBLE:
+        low, high = PLAUSIBLE[fact.relation]
+        if not low <= fact.number <= high:
+            return "implausible_value"
+    if fact.value_type == "text" and len(fact.value.strip()) <= 2:
+        return "one_value_class"
+    if fact.object >= 0 and graph.is_page(fact.object) and \
+            fits(entity_classes(graph, fact.object), role_classes(fact.relation, False)) == frozenset():
+        return "off_range"
+    return None
+
+
 def _key_depths(graph: FactGraph) -> dict[int, tuple[int, int, int]]:
     """entity -> (best key depth, the neighbour giving it, best depth through another neighbour)."""
     pinned_by: defaultdict[int, set[int]] = defaultdict(set)  # entity -> entities whose facts pin it
@@ -290,8 +346,9 @@ def _read_facts(table: pa.Table) -> list[Fact]:
         return values.to_pylist()
 
     evidence = pc.coalesce(table["evidence"], table["subject"]).to_pylist()
+    values = [html.unescape(v) if "&" in v else v for v in column("value", "")]  # "Pound&nbsp;sterling"
     return list(map(
-        Fact, range(table.num_rows), column("subject"), column("relation", ""), column("value", ""),
+        Fact, range(table.num_rows), column("subject"), column("relation", ""), values,
         column("value_type", "text"), column("object", -1), column("number"), column("date"),
         column("template", ""), evidence,
     ))

@@ -20,6 +20,7 @@ from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.graph import fact_year, normalize_text
 from stillweb.corpora.tasks.query import Condition
 from stillweb.corpora.tasks.record import Obfuscation
+from stillweb.corpora.tasks.value_forms import range_text
 
 __all__ = ["exact_condition", "obfuscated_condition", "year_period", "number_range"]
 
@@ -44,9 +45,9 @@ def obfuscated_condition(fact: Fact, rng: KeyedRng) -> tuple[Condition, Obfuscat
         cond = Condition("year_range", (phrase,), low=low, high=high, phrase=f"in {phrase}")
         return cond, _transform("date_to_period", fact, phrase, low, high)
     if fact.value_type == "number" and fact.number is not None and fact.number > 0:
-        low, high, phrase = number_range(fact.number, rng)
-        cond = Condition("number_range", (phrase,), low=low, high=high, phrase=phrase)
-        return cond, _transform("number_to_range", fact, phrase, low, high)
+        low, high, label = number_range(fact.number, rng)  # the formalization keeps digits the verifier reads
+        cond = Condition("number_range", (label,), low=low, high=high, phrase=range_text(low, high))
+        return cond, _transform("number_to_range", fact, label, low, high)
     return None
 
 
@@ -75,16 +76,16 @@ def number_range(number: float, rng: KeyedRng) -> tuple[float, float, str]:
     low = math.floor(number / magnitude) * magnitude
     widths = [k for k in (1, 2, 5) if low + magnitude * k <= 2 * low] or [1]  # at most 2x wide: still a clue
     high = low + magnitude * rng.choice(widths)  # low >= magnitude, so width 1 always fits and high > number
-    phrase = f"{_format_number(low)}–{_format_number(high)}"
+    phrase = f"{_format_number(low)}–{_format_number(high)}"  # questions say range_text: "90–140 billion"
     return float(low), float(high), phrase
-
-
-def _transform(kind: str, fact: Fact, phrase: str, low: float, high: float) -> Obfuscation:
-    return Obfuscation(kind, fact.relation, fact.value, phrase, low=low, high=high)
 
 
 def _format_number(value: float) -> str:
     return f"{int(value):,}" if value == int(value) else f"{value:,}"
+
+
+def _transform(kind: str, fact: Fact, phrase: str, low: float, high: float) -> Obfuscation:
+    return Obfuscation(kind, fact.relation, fact.value, phrase, low=low, high=high)
 
 
 def _ordinal(n: int) -> str:

@@ -5,7 +5,13 @@
 - ``that_same_noun``: "that <noun>" while two variables go by that noun ("Take a
   person ... Name the person who married that person"; a variable counts where the
   noun is followed by its relative clause or ends a phrase, or in the question's frame);
-- ``restated_class``: "<noun> who worked as a <noun>".
+- ``restated_class``: "<noun> who worked as a <noun>";
+- ``stacked_whose``: more than two "and whose" conditions in one question ("... and whose
+  currency is X and whose time zone is Y and whose anthem is Z").
+
+Per set, :func:`stock_opener_share` is the share of questions opening with a stock frame
+("Think of", "Consider", "Take", "There is"); a person's set keeps it at most
+:data:`MAX_STOCK_OPENER_SHARE` (issue 40 item 6).
 
 The nouns are every noun a question can use for a variable (the mapping's template
 nouns, the type nouns, the relations' object nouns); the finite verbs are the first
@@ -27,9 +33,11 @@ from stillweb.corpora.tasks.phrasing import PHRASING_PATH, is_clause
 from stillweb.corpora.tasks.types import CLASS_NOUNS
 from stillweb.corpora.wikitext.mapping import MAPPING_PATH
 
-__all__ = ["PATTERNS", "question_patterns"]
+__all__ = ["PATTERNS", "STOCK_OPENERS", "MAX_STOCK_OPENER_SHARE", "question_patterns", "stock_opener_share"]
 
-PATTERNS = ("verbless_frame", "that_same_noun", "restated_class")
+PATTERNS = ("verbless_frame", "that_same_noun", "restated_class", "stacked_whose")
+STOCK_OPENERS = ("Think of", "Consider", "Take", "There is")
+MAX_STOCK_OPENER_SHARE = 0.2
 _AUXILIARIES = frozenset({"is", "was", "are", "were", "has", "had", "did", "does", "do"})
 
 
@@ -48,7 +56,19 @@ def question_patterns(question: str) -> list[str]:
             found.add("that_same_noun")
     if nouns["restated"].search(question):
         found.add("restated_class")
+    if question.count("and whose ") > 2:
+        found.add("stacked_whose")
     return [name for name in PATTERNS if name in found]
+
+
+def stock_opener_share(questions) -> float:
+    """The share of ``questions`` opening with one of :data:`STOCK_OPENERS` (0.0 for none).
+
+    >>> stock_opener_share(["Consider a city.", "Which city lies in Ka?"])
+    0.5
+    """
+    questions = list(questions)
+    return sum(1 for q in questions if q.startswith(STOCK_OPENERS)) / len(questions) if questions else 0.0
 
 
 @cache

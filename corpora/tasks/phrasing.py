@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from stillweb.corpora.tasks.value_forms import number_text
 from stillweb.corpora.wikitext.dates import MONTH_NAMES
 from stillweb.corpora.wikitext.ontology import THING, ontology, relation_type, relation_types
 
 __all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "relation_range", "is_clause", "is_qualifier",
            "words_after_value",
-           "value_text", "entity_label", "with_article", "merge_dated", "known_relations", "date_words", "natural_case"]
+           "value_text", "entity_label", "with_article", "merge_dated", "known_relations", "date_words", "natural_case",
+           "reviewed", "with_unit"]
 
 PHRASING_PATH = Path(__file__).resolve().parent / "phrasing.toml"
 
@@ -47,6 +49,8 @@ class RelationWords:
     lower: bool = False
     by_class: tuple[tuple[str, str], ...] = ()  # (subject class, forward phrase) replacing ``forward``
     range: frozenset[str] | None = None  # the classes the object may have (None: any)
+    unit: str = ""  # what an answer's number is counted in ("km²"; "US$" goes before it: ``unit_first``)
+    unit_first: bool = False
 
 
 @cache
@@ -57,7 +61,8 @@ def _table() -> dict[str, RelationWords]:
         relation: RelationWords(relation, spec["f"], spec.get("b", ""), spec.get("noun", ""), spec.get("ask", ""),
                                 spec.get("attr", relation.replace("_", " ")), bool(spec.get("lower", False)),
                                 tuple(sorted(spec.get("fc", {}).items())),
-                                frozenset(spec["range"]) if "range" in spec else None)
+                                frozenset(spec["range"]) if "range" in spec else None,
+                                spec.get("unit", ""), bool(spec.get("prefix", False)))
         for relation, spec in data.items()
     }
 
@@ -134,7 +139,7 @@ def is_clause(phrase: str) -> bool:
 def with_article(phrase: str) -> str:
     """``a``/``an`` + phrase (``an architect``, ``a university``)."""
     lowered = phrase.lower()
-    vowel = lowered[:1] in ("a", "e", "i", "o") or (lowered[:1] == "u" and not lowered.startswith(("uni", "use", "usu")))
+    vowel = lowered[:1] in ("a", "e", "i", "o") or (lowered[:1] == "u" and not lowered.startswith(("uni", "use", "usu", "u.")))
     return ("an " if vowel else "a ") + phrase
 
 
@@ -164,16 +169,34 @@ def value_text(relation: str, value: str, value_type: str, date: str | None, num
     if value_type == "year" or (date and len(date) == 4):
         return f"in {int((date or value)[:4])}"
     if value_type == "number" and number is not None:
-        return f"{int(number):,}" if number == int(number) else f"{number:,}"
+        return number_text(number)
     if relation_words(relation).lower:
         return natural_case(value)
     return value
 
 
+def reviewed(relation: str) -> bool:
+    """True when the phrasing data says ``relation`` (questions use no other: a DBpedia label such as
+    "area water" or "country top level" reads as a raw field name)."""
+    return relation in _table()
+
+
+def with_unit(relation: str, number: float) -> str:
+    """A number as an answer states it, with the relation's unit: "131,426 km²", "US$2.565 trillion"."""
+    words = relation_words(relation)
+    text = number_text(number)
+    if not words.unit:
+        return text
+    return f"{words.unit}{text}" if words.unit_first else f"{text} {words.unit}"
+
+
 def natural_case(text: str) -> str:
-    """Common-noun text in lower case, keeping acronyms and names that are capitalised mid-text."""
+    """Common-noun text in lower case, keeping acronyms and names (a later word capitalised:
+    "Jodie Emery" stays as the page writes it)."""
     words = text.split(" ")
     first = words[0]
+    if any(word[:1].isupper() for word in words[1:]):
+        return text
     if first[:1].isupper() and not (len(first) > 1 and first.isupper()):
         words[0] = first[:1].lower() + first[1:]
     return " ".join(words)

@@ -47,7 +47,7 @@ def prove(query: Query, graph: FactGraph) -> Proof:
     if query.literal_answer:
         relation = query.answer_relation
         answers = frozenset(
-            [normalize_text(graph.facts[i].value) for s in root for i in graph.literals_of(s)
+            [normalize_text(graph.facts[i].value) for s in root for i in graph.all_literals_of(s)
              if graph.facts[i].relation == relation]
             + [normalize_text(graph.label_of(o)) for s in root for o in graph.objects_of(relation, s)]
         )
@@ -84,7 +84,7 @@ def constant_holds(const: Constant, entity: int, graph: FactGraph) -> bool:
         return any(e in around for e in cond.entities)
     if cond.kind in ("text", "date"):
         return any(entity in graph.subjects_with_text(rel, key) for key in cond.keys)
-    facts = (graph.facts[i] for i in graph.literals_of(entity))
+    facts = (graph.facts[i] for i in graph.all_literals_of(entity))
     if cond.kind == "year_range":
         return any(f.relation == rel and (y := fact_year(f)) is not None and cond.low <= y <= cond.high for f in facts)
     if cond.kind == "number_range":

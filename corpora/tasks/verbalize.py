@@ -21,6 +21,8 @@ sentence frame are keyed-random.
 
 from __future__ import annotations
 
+import re
+
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrasing import (
@@ -50,7 +52,7 @@ def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     noun = text.nouns[root.name]
     verbs, clauses = text.parts(root)
     if query.literal_answer:
-        question = _ask_value(query, noun, text.describe(root, verbs, clauses), rng)
+        question = _ask_value(query, noun, verbs if not clauses else [], text.describe(root, verbs, clauses), rng)
     elif verbs and not clauses and rng.chance(0.4):
         question = f"Which {noun} {_join(verbs)}?"
     else:
@@ -59,22 +61,40 @@ def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
 
 
 def _tidy(text: str) -> str:
-    """No comma or space after a closing dash; none before a question mark or a full stop."""
+    """No comma or space after a closing dash; none before a question mark or a full stop (a value
+    such as ".al" keeps its space)."""
     for before, after in (("\u2014, and ", "\u2014and "), ("\u2014 and ", "\u2014and "), ("\u2014, ", "\u2014"),
-                          ("\u2014?", "?"), ("\u2014.", "."), ("\u2014 ", "\u2014"), (" ?", "?"), (" .", ".")):
+                          ("\u2014?", "?"), ("\u2014.", "."), ("\u2014 ", "\u2014"), (" ?", "?")):
         text = text.replace(before, after)
-    return text
+    return _SPACE_STOP_RE.sub(".", text)
 
 
-def _ask_value(query: Query, noun: str, described: str, rng: KeyedRng) -> str:
-    """A literal answer: asked in one sentence, or the subject told first and then asked about."""
+_SPACE_STOP_RE = re.compile(r" \.(?=\s|$)")
+
+
+def _ask_value(query: Query, noun: str, verbs: list[str], described: str, rng: KeyedRng) -> str:
+    """A literal answer: the subject told first in a sentence of its own ("A person was born in Lunor
+    and wrote Dawn.") and then asked about, as WebShaper and SailorFog write; or asked in one sentence
+    ("How many people live in the city where ...?"); a stock frame ("Consider the ...") rarely."""
     words = relation_words(query.answer_relation)
     wh = "Who" if relation_signature(query.answer_relation).range == frozenset({"person"}) else "What"
-    if rng.chance(0.4):
-        return f"{wh} is the {words.attribute} of the {noun} {described}?"
-    told = rng.choice(_SUBJECT_FRAMES).format(n=noun, a_n=with_article(noun), d=described)
     ask = words.ask if words.ask and rng.chance(0.7) else f"{wh} is the {words.attribute} of {{np}}?"
-    return f"{told} {ask.format(np=f'this {noun}')}"
+    told = _sentence(noun, verbs, described)
+    if told and rng.chance(0.75):
+        return f"{told} {ask.format(np=f'this {noun}')}"
+    if rng.chance(0.85):
+        return ask.format(np=f"the {noun} {described}")
+    frame = rng.choice(_SUBJECT_FRAMES).format(n=noun, a_n=with_article(noun), d=described)
+    return f"{frame} {ask.format(np=f'this {noun}')}"
+
+
+def _sentence(noun: str, verbs: list[str], described: str) -> str:
+    """A variable told as a sentence of its own when all it says is verb phrases ("A university was
+    founded in 1852 and educated Ann Lee."); "" when it has whole clauses ("whose capital is X")."""
+    if not verbs or not described.startswith(("who ", "that ")) or described.split(" ", 1)[1] != _join(verbs):
+        return ""
+    article = with_article(noun)
+    return f"{article[:1].upper()}{article[1:]} {_join(verbs)}."
 
 
 def _join(parts: list[str]) -> str:
@@ -102,7 +122,8 @@ class _Text:
         verbs, clauses = self.parts(node)
         described = self.describe(node, verbs, clauses)
         if node.name in self.told_apart:
-            self.intros.append(self.rng.choice(_INTRO_FRAMES).format(p=f"{with_article(noun)} {described}".strip()))
+            told = _sentence(noun, verbs if not clauses else [], described)
+            self.intros.append(told or self.rng.choice(_INTRO_FRAMES).format(p=f"{with_article(noun)} {described}".strip()))
             return f"that {noun}"
         if enclosed and described:
             return f"{with_article(noun)}\u2014{described}\u2014"
@@ -112,7 +133,7 @@ class _Text:
         """The relative clauses of a node: "who" + its verb phrases, then its whole clauses."""
         who = "who" if self.people[node.name] else "that"
         pieces = ([f"{who} {_join(verbs)}"] if verbs else []) + clauses
-        return " and ".join(pieces)
+        return _join(pieces)  # "whose X is A, whose Y is B, and whose Z is C": never "and whose" stacked
 
     def parts(self, node: Node) -> tuple[list[str], list[str]]:
         """The node's verb phrases and whole relative clauses: constants first, then children (the
@@ -138,7 +159,7 @@ class _Text:
         if condition.kind in ("year_range", "number_range"):
             return condition.text
         if condition.kind == "entity":
-            return " or ".join(entity_label(label) for label in condition.labels)
+            return " or ".join(self.graph.said_label(label) for label in condition.labels)
         fact = self.graph.facts[constant.fact]
         if fact.value_type == "entity":  # a linked name whose page is not in the snapshot
             return " or ".join(entity_label(label) for label in condition.labels)

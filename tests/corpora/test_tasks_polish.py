@@ -102,7 +102,7 @@ def test_two_processes_write_the_same_bytes(polished):
 def test_each_rejection_reason(tasks_snapshot):
     task = next(task for task in read_tasks(tasks_snapshot, "hard", "train") if constant_forms(task))
     tables = FactTables(tasks_snapshot)
-    form = constant_forms(task)[0]
+    form = next(form for form in constant_forms(task) if form in task.question)  # "Architect" is said "an architect"
     assert rewrite_problem(task, None) == "no_reply"
     assert rewrite_problem(task, "x" * 3000) == "too_long"
     assert rewrite_problem(task, task.question) == "unchanged"

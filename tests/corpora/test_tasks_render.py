@@ -38,7 +38,8 @@ def test_every_mapped_relation_has_phrasing_in_both_directions():
 def test_values_read_naturally():
     assert value_text("birth_date", "1992-03-04", "date", "1992-03-04", None) == "on March 4, 1992"
     assert value_text("founded", "1850", "year", "1850", None) == "in 1850"
-    assert value_text("population", "2392976", "number", None, 2392976.0) == "2,392,976"
+    assert value_text("population", "2392976", "number", None, 2392976.0) == "2.393 million"  # magnitude words (issue 40)
+    assert value_text("population", "392976", "number", None, 392976.0) == "392,976"
     assert value_text("genre", "Short stories", "text", None, None) == "short stories"
     assert value_text("currency", "Grisistani crown", "text", None, None) == "Grisistani crown"
     assert natural_case("NATO member") == "NATO member"
@@ -212,4 +213,4 @@ def test_qualifier_fields_are_never_said_and_camel_case_labels_read_as_words():
     assert is_qualifier("population_as_of") and is_qualifier("ethnic_groups_in_year")
     assert is_qualifier("purchasing_power_parity_year")  # purchasing_power_parity is a relation
     assert not is_qualifier("birth_year") and not is_qualifier("founded")
-    assert relation_words("notable_idea").forward == "whose notable idea is {x}"
+    assert relation_words("notable_student").forward == "whose notable student is {x}"
