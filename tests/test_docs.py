@@ -82,3 +82,9 @@ def test_markdown_blocks_run_as_written(path, docs_snapshot, tmp_path):
                 session.run(block)
     finally:
         session.close()
+
+
+def test_inline_code_showing_a_fence_opens_no_block(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("The listings are\n```` ```text ```` blocks.\n\n```python\nx = 1\n```\n", encoding="utf-8")
+    assert [(block.line, block.language, block.code) for block in markdown_blocks(page)] == [(4, "python", "x = 1\n")]

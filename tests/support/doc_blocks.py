@@ -77,7 +77,8 @@ def markdown_blocks(path: Path, relative_to: Path | None = None) -> list[Block]:
     blocks, number = [], 0
     while number < len(lines):
         opening = FENCE.match(lines[number])
-        if not opening:
+        if not opening or (opening["fence"][0] == "`" and "`" in lines[number][opening.end("fence"):]):
+            # CommonMark: a backtick fence's info string has no backtick (```` ```text ```` is inline code)
             number += 1
             continue
         fence, start = opening["fence"], number
