@@ -91,6 +91,7 @@ def floor_policy(name: str, env: gym.Env, task_id: str, schemas: list[dict[str, 
         return lambda observation, step: call_format.write_answer(TEXT_ANSWER, [])
 
     def random_call(observation: str, step: int) -> str:
+        """A random valid call (keyed by task and step); after a few, an answer guessed from the observation."""
         rng = KeyedRng(0, "check", "random_calls", task_id, step)
         if step > RANDOM_CALLS or not schemas:
             words = _GUESS_WORD.findall(observation[-2000:]) or ["nothing"]

@@ -167,4 +167,5 @@ class _Answers:
         self.answer = answer
 
     def act(self, observation: str) -> str:
+        """The gold answer, whatever the observation."""
         return f"<answer>{self.answer}</answer>"
