@@ -15,7 +15,7 @@ from stillweb.corpora.wikitext.dates import MONTH_NAMES
 
 __all__ = ["date_forms", "number_forms", "value_forms", "number_text", "range_text"]
 
-_SCALES = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+_MAGNITUDES = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
 
 
 def number_text(number: float) -> str:
@@ -24,7 +24,7 @@ def number_text(number: float) -> str:
     >>> number_text(2565000000000.0), number_text(181710000000.0), number_text(12000.0), number_text(36.5)
     ('2.565 trillion', '181.71 billion', '12,000', '36.5')
     """
-    for scale, word in _SCALES:
+    for scale, word in _MAGNITUDES:
         if abs(number) >= scale:
             return f"{round(number / scale, 3):,.3f}".rstrip("0").rstrip(".") + f" {word}"
     return f"{int(number):,}" if number == int(number) else f"{number:,}"
@@ -32,7 +32,7 @@ def number_text(number: float) -> str:
 
 def range_text(low: float, high: float) -> str:
     """A range with one magnitude word when both ends share it: "90–140 billion", "50,000–70,000"."""
-    for scale, word in _SCALES:
+    for scale, word in _MAGNITUDES:
         if abs(low) >= scale and abs(high) >= scale:
             return f"{number_text(low / scale * 1.0).split(' ')[0]}–{number_text(high / scale)} {word}"
     return f"{number_text(low)}–{number_text(high)}"
