@@ -1,13 +1,17 @@
-"""``stillweb/Lookup-v0``: the single-turn sanity task.
+"""``stillweb/Lookup-v0``: the single-turn sanity task, on the episode core.
 
 The observation holds a passage and a question the passage answers; the
-action is the answer (optionally inside ``<answer>...</answer>``); the reward is
-1 for an exact match after normalization, else 0, and the episode terminates.
+action is the answer (optionally inside ``<answer>...</answer>``); the reward is the
+outcome of :func:`~stillweb.envs.scoring.rewards.score_outcome` (1 for a match after
+normalization, under the task's answer-match rule), and the episode terminates.
 A training pipeline that cannot learn this has a bug.
 
-Tasks come from a list of dicts (``question``, ``answer``, ``passage``, optional
-``title``/``aliases``/``task_id``) or from a snapshot's facts: for each fact, the
-sentence of its evidence document that states the value.
+Tasks are taken the way every environment takes them (a task-set name in the snapshot, a
+``.jsonl``/``.parquet`` file, or records; :func:`~stillweb.envs.core.task_loader.load_tasks`),
+each with a ``passage`` (a record's ``passage``, else the sentence of one of its evidence documents
+that states the answer), or, without ``tasks``, from the snapshot's facts: for each fact, the
+sentence of its evidence document that states the value. Anything else is a ``UsageError`` saying
+what Lookup-v0 takes.
 
 >>> env = LookupEnv(tasks=[{"question": "Who wrote it?", "answer": "Ann Lee", "passage": "It was written by Ann Lee."}])
 >>> observation, info = env.reset(seed=0)
@@ -18,102 +22,124 @@ sentence of its evidence document that states the value.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.corpora.tasks.answer_match import answers_match, best_f1
 from stillweb.corpora.shared import shared_snapshot
-from stillweb.envs.core.degenerate import ACTION_TOO_LONG
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv
 from stillweb.envs.core.limits import EpisodeLimits
 from stillweb.envs.core.spaces import to_charset
-from stillweb.envs.core.steps import check_step, over_long_observation
-from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.envs.core.task_loader import TaskPicker, TaskSet
+from stillweb.envs.core.task_loader import TaskPicker, TaskSet, TaskSource, load_tasks
+from stillweb.envs.scoring.rewards import OutcomeScore, score_outcome
+from stillweb.sandboxes.formats.base import ParsedAction, PromptWords, ToolCallFormat
+from stillweb.sandboxes.tools.types import ToolResult
 
 __all__ = ["LookupEnv", "lookup_tasks_from_facts", "tagged_answer"]
 
 _OPEN_TAG = re.compile("<answer>", re.IGNORECASE)  # literal tags: searched once each, never backtracking
 _CLOSE_TAG = re.compile("</answer>", re.IGNORECASE)
-_SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
 MAX_PASSAGE_CHARS = 600
+TAKES = ("Lookup-v0 takes tasks with a passage: records (dicts with question, answer, passage), a .jsonl/.parquet "
+         "file of them, a task-set name of the snapshot whose tasks' evidence documents state the answer, or "
+         "no tasks (made from the snapshot's facts)")
 
 
-class LookupEnv(gym.Env[str, str]):
-    """Read a passage, answer the question about it; reward = normalized exact match.
+class AnswerText(ToolCallFormat):
+    """Lookup-v0's call format: the whole action is the answer (the text of its first ``<answer>`` tag, if any)."""
+
+    name = "answer_text"
+
+    def _parse(self, text: str) -> ParsedAction:
+        return ParsedAction(answer=to_charset(tagged_answer(text)).strip())
+
+    def how_to_call(self) -> str:
+        """The expected form."""
+        return "Reply with the answer only, or as <answer>...</answer>."
+
+    def render_results(self, results: list[ToolResult]) -> str:
+        """The text of the results (only a format error has one)."""
+        return "\n".join(result.text for result in results)
+
+    def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None,
+                      words: PromptWords | None = None) -> str:
+        """The environment's role line and how to answer (no tools)."""
+        return f"{(words or LOOKUP_WORDS).role} {self.how_to_call()}"
+
+
+LOOKUP_WORDS = PromptWords("Read the passage and answer the question.")
+
+
+class LookupEnv(TextEnv):
+    """Read a passage, answer the question about it; reward = the outcome of the answer.
 
     Args:
-        snapshot: a snapshot path; needed when ``tasks`` is None (tasks from facts).
-        tasks: list of task dicts with a ``passage``; ``None`` derives them from facts.
+        snapshot: a snapshot path; needed for a task-set name and when ``tasks`` is None (tasks from facts).
+        tasks: records, a ``.jsonl``/``.parquet`` file or a task-set name (see the module docstring).
+        split: the split of a named task set.
         max_tasks: how many fact-derived tasks to build (the first facts in table order).
         max_action_chars: the action cap (:class:`~stillweb.envs.core.limits.EpisodeLimits`): a longer
             action is not read; the episode ends truncated (``action_too_long``) with reward 0.
     """
 
-    metadata = {"render_modes": []}
-
-    def __init__(self, snapshot: str | Path | None = None, tasks: Sequence[Mapping[str, Any]] | None = None,
-                 max_tasks: int = 1000, max_action_chars: int | None = None) -> None:
-        if snapshot is None and tasks is None:
-            raise UsageError("LookupEnv needs tasks=[...] (dicts with question, answer, passage) or a snapshot path")
+    def __init__(self, snapshot: str | Path | None = None, tasks: TaskSource | None = None, max_tasks: int = 1000,
+                 max_action_chars: int | None = None, split: str = "train") -> None:
+        if snapshot is None and (tasks is None or isinstance(tasks, str) and not tasks.endswith((".jsonl", ".parquet"))):
+            raise UsageError(f"{TAKES}; a task-set name or no tasks needs snapshot=, got tasks={tasks!r}")
         self.snapshot = shared_snapshot(snapshot) if snapshot is not None else None
-        records = list(tasks) if tasks is not None else lookup_tasks_from_facts(self.snapshot, max_tasks)
-        for record in records:
-            if not record.get("passage"):
-                raise UsageError(f"Lookup task record lacks a 'passage': {dict(record)!r:.200}")
-        self.tasks = TaskSet((TaskRecord.from_dict(record) for record in records), source="lookup tasks")
-        self.limits = EpisodeLimits(max_turns=1, **({} if max_action_chars is None else {"max_action_chars": max_action_chars}))
-        self.observation_space = self.limits.observation_space()
-        self.action_space = self.limits.action_space()
+        if tasks is None:
+            loaded = TaskSet((TaskRecord.from_dict(record) for record in lookup_tasks_from_facts(self.snapshot, max_tasks)),
+                             source="lookup tasks")
+        else:
+            try:
+                loaded = load_tasks(tasks, self.snapshot.path if self.snapshot is not None else None, split)
+            except (TypeError, AttributeError) as error:
+                raise UsageError(f"{TAKES}; got {type(tasks).__name__}: {error}") from None
+        self.tasks = TaskSet((_with_passage(task, self.snapshot) for task in loaded), source=loaded.source)
+        limits = EpisodeLimits(max_turns=1, max_format_errors=1,
+                               **({} if max_action_chars is None else {"max_action_chars": max_action_chars}))
+        self.setup_core(limits, AnswerText(**limits.format_options()), actions=None, mask_truncated=True)
         self._picker = TaskPicker(self.tasks, "lookup")
-        self._task: TaskRecord | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Pick a task (``options["task_id"]`` or from the seed) and show passage and question."""
-        super().reset(seed=seed)
-        self._task = self._picker.pick(seed, options)
-        record = self._task.extra
-        title = f" ({record['title']})" if record.get("title") else ""
-        observation = (
-            "Read the passage and answer the question. Reply with the answer only, "
-            "or as <answer>...</answer>.\n\n"
-            f"Passage{title}:\n{record['passage']}\n\nQuestion: {self._task.question}"
-        )
-        return to_charset(observation), self._info()
+        super().reset(seed=seed, options=options)
+        task = self._picker.pick(seed, options)
+        title = f" ({task.extra['title']})" if task.extra.get("title") else ""
+        observation = to_charset(f"{self.format.system_prompt([])}\n\n"
+                                 f"Passage{title}:\n{task.extra['passage']}\n\nQuestion: {task.question}")
+        self.start_episode(EpisodeState(task, [{"role": "user", "content": observation}], chars=len(observation)))
+        return observation, self.base_info()
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Score the answer; the episode terminates (or, for an action over the cap, is truncated).
-        ``RuntimeError`` outside an episode."""
-        check_step(self._task is None, action)
-        info = self._info()
-        if self.limits.over_long(action):
-            self._task = None
-            info.update(answer=None, outcome=0.0, f1=0.0, truncation_reason=ACTION_TOO_LONG)
-            return over_long_observation(action, self.limits.max_action_chars), 0.0, False, True, info
-        answer = to_charset(tagged_answer(action)).strip()
-        cap = self.limits.max_answer_chars
-        if len(answer) > cap:  # refused unscored: normalizing it would cost time for nothing
-            correct = False
-            info["answer_error"] = (f"the answer is {len(answer)} characters long; at most {cap}: "
-                                    "give a short answer (a name, a number, a date)")
-        else:
-            correct = answers_match(answer, self._task.golds)
-        info.update(answer=answer[:1000], outcome=float(correct), f1=best_f1(answer[:1000], self._task.golds))
-        self._task = None
-        return "", float(correct), True, False, info
+    def run_call(self, call: Any, episode: EpisodeState) -> ToolResult:
+        """Lookup-v0 has no tools (its format never reads a call)."""
+        raise AssertionError("Lookup-v0 runs no tool calls")
 
-    def _info(self) -> dict[str, Any]:
-        assert self._task is not None
-        return {
-            "task_id": self._task.task_id,
-            "snapshot_fingerprint": self.snapshot.fingerprint if self.snapshot is not None else None,
-            "package_version": PACKAGE_VERSION,
-        }
+    def score(self, step: StepOutcome, episode: EpisodeState, ending: str) -> OutcomeScore:
+        """The answer's outcome (0 for an episode that ended without one)."""
+        return score_outcome(episode.task, step.answer, steps=episode.steps, counts=episode.counts)
+
+    def base_info(self) -> dict[str, Any]:
+        """The core's info and the snapshot's fingerprint."""
+        info = super().base_info()
+        return {"task_id": info.pop("task_id"),
+                "snapshot_fingerprint": self.snapshot.fingerprint if self.snapshot is not None else None, **info}
+
+
+def _with_passage(task: TaskRecord, snapshot: Snapshot | None) -> TaskRecord:
+    """``task`` with ``extra["passage"]``: its own, else the sentence of an evidence document stating the answer."""
+    if task.extra.get("passage"):
+        return task
+    docs = dict.fromkeys([*task.evidence_docs, *(item.doc_id for item in task.evidence if item.doc_id is not None)])
+    for doc_id in docs if snapshot is not None else ():
+        sentence = _sentence_with(snapshot.get(doc_id).text, task.answer) if doc_id is not None and doc_id >= 0 else None
+        if sentence:
+            return replace(task, extra={**task.extra, "passage": sentence, "title": snapshot.title_of(doc_id)})
+    raise UsageError(f"{TAKES}; task {task.task_id!r} has no passage and no evidence document stating "
+                     f"{task.answer!r:.80}")
 
 
 def tagged_answer(action: str) -> str:

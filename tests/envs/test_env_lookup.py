@@ -44,3 +44,29 @@ def test_list_tasks_bad_input_and_developer_errors():
         LookupEnv(tasks=[{"question": "q", "answer": "a"}])
     with pytest.raises(ValueError, match="tasks"):
         LookupEnv()
+
+
+def test_task_sets_are_taken_like_every_environment_takes_them(tasks_snapshot, tmp_path):
+    """A task-set name (the passage from an evidence document), a file, records; else a UsageError saying what it takes."""
+    import json
+
+    from stillweb.corpora.errors import UsageError
+    from stillweb.envs.core.episode import TextEnv
+
+    env = gym.make("stillweb/Lookup-v0", snapshot=tasks_snapshot, tasks="hard", split="train")
+    assert isinstance(env.unwrapped, TextEnv) and len(env.unwrapped.tasks) > 0
+    for task in list(env.unwrapped.tasks)[:3]:
+        observation, info = env.reset(options={"task_id": task.task_id})
+        assert task.answer in task.extra["passage"] and task.extra["passage"] in observation
+        assert info["snapshot_fingerprint"] == env.unwrapped.snapshot.fingerprint
+        _, reward, terminated, _, info = env.step(f"<answer>{task.answer}</answer>")
+        assert (reward, terminated, info["reward_parts"]["outcome"]) == (1.0, True, 1.0)
+    path = tmp_path / "lookup.jsonl"
+    path.write_text(json.dumps({"task_id": "f1", "question": "Who?", "answer": "Ann", "passage": "Ann did."}) + "\n")
+    from_file = LookupEnv(tasks=str(path))
+    from_file.reset(options={"task_id": "f1"})
+    assert from_file.step("ann")[1] == 1.0
+    with pytest.raises(UsageError, match="Lookup-v0 takes tasks with a passage.*needs snapshot="):
+        gym.make("stillweb/Lookup-v0", tasks="t")
+    with pytest.raises(UsageError, match="Lookup-v0 takes tasks with a passage"):
+        LookupEnv(tasks={"question": "q", "answer": "a"})

@@ -43,8 +43,8 @@ def test_a_long_answer_is_refused_with_a_message(environments):
     long_answer = "<answer>" + "word " * 2_000 + "</answer>"
     observation, reward, terminated, truncated, info = _checked_step(environments["WikiQA-v0/tongyi"], long_answer)
     assert not terminated and "9999 characters long; at most 5000" in observation and reward == 0.0
-    *_, info = _checked_step(environments["Lookup-v0"], long_answer)
-    assert info["outcome"] == 0.0 and "at most 5000" in info["answer_error"]
+    observation, reward, terminated, *_, info = _checked_step(environments["Lookup-v0"], long_answer)  # on the core: a format error
+    assert info["outcome"] == 0.0 and "at most 5000" in observation and info["termination_reason"] == "format_errors"
 
 
 @pytest.mark.slow
