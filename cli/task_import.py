@@ -6,9 +6,11 @@ rules the help lists come from their registries."""
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 
 from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
+from stillweb.corpora.tasks.export import SEARCH_R1_DATA_SOURCES
 
 __all__ = ["add_import_parser", "run_import"]
 
@@ -42,6 +44,9 @@ def add_import_parser(actions: argparse._SubParsersAction) -> None:
     parser.add_argument("--answer-match", choices=ANSWER_MATCHES, default=None,
                         help="the outcome's match rule stored with the set (default em for imports): "
                              + "; ".join(f"{name}: {rule.summary}" for name, rule in ANSWER_MATCH_RULES.items()))
+    parser.add_argument("--data-source", choices=SEARCH_R1_DATA_SOURCES, default=None,
+                        help="the Search-R1 data source these questions are (default: the one a file's name says, "
+                             "e.g. nq/test.jsonl); the verl export writes it, the name Search-R1's reward selector accepts")
     parser.add_argument("--strict", action="store_true", help="stop at the first evidence item that maps to no document")
     parser.add_argument("--require-evidence", action="store_true",
                         help="keep only answerable tasks whose gold evidence is all in the snapshot")
@@ -53,7 +58,9 @@ def add_import_parser(actions: argparse._SubParsersAction) -> None:
                              "qrel_evidence.txt, qrel_golds.txt) whose judged docs become the evidence of the "
                              "question with that id; repeatable")
     parser.add_argument("--k", type=int, default=10, help="depth of the BM25 retrieval check (default 10)")
-    parser.add_argument("--no-retrieval-check", action="store_true", help="skip the BM25 check (the rest still runs)")
+    parser.add_argument("--no-retrieval-check", action="store_true",
+                        help="skip the BM25 checks (gold doc in the top k; for questions without evidence, a golden "
+                             "answer in the top k, with a warning when fewer than half have one); the rest still runs")
     parser.add_argument("--seed", type=int, default=0, help="seed of the hash split of files without splits (default 0)")
     parser.add_argument("--workers", type=int, default=None, help="search processes of the retrieval check (default: all cores)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -71,6 +78,9 @@ def run_import(args: argparse.Namespace) -> int:
                             require_evidence=args.require_evidence,
                             fields=FieldNames(args.question_field, args.answer_field, args.id_field), k=args.k,
                             retrieval=not args.no_retrieval_check, seed=args.seed, workers=args.workers,
-                            progress=not args.no_progress, qrels=tuple(args.qrels))
-    print(import_tasks(args.snapshot, args.files, args.name, options).line())
+                            progress=not args.no_progress, qrels=tuple(args.qrels), data_source=args.data_source)
+    summary = import_tasks(args.snapshot, args.files, args.name, options)
+    print(summary.line())
+    if summary.warning:
+        print(summary.warning, file=sys.stderr)
     return 0

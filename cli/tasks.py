@@ -13,7 +13,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.cli.task_import import add_import_parser
 from stillweb.cli.task_polish import add_polish_parser
 from stillweb.cli.task_show import add_show_parser
-from stillweb.corpora.tasks.export import EXPORT_FORMATS
+from stillweb.corpora.tasks.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
 from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
 
 __all__ = ["register", "run_generate", "run_stats", "run_verify", "run_export"]
@@ -110,6 +110,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
                         help="sft messages: OpenAI tool_calls (default) or Tongyi <tool_call>/<tool_response> text")
     export.add_argument("--out", required=True, metavar="PATH", help="output folder (jsonl: a file or folder)")
+    export.add_argument("--data-source", choices=SEARCH_R1_DATA_SOURCES, default=None,
+                        help="verl: the data_source of every row (default: each task's own, from its import, else "
+                             "stillweb/NAME), one Search-R1's reward selector accepts")
     export.set_defaults(handler=run_export)
 
     from stillweb.cli import task_profiles
@@ -197,6 +200,6 @@ def run_export(args: argparse.Namespace) -> int:
             print(path, file=sys.stdout)
         return 0
 
-    for path in export_tasks(args.snapshot, args.name, args.format, args.out):
+    for path in export_tasks(args.snapshot, args.name, args.format, args.out, data_source=args.data_source):
         print(path, file=sys.stdout)
     return 0

@@ -3,14 +3,22 @@
 - ``jsonl``: one task per line, nested fields as JSON (``{split}.jsonl`` in ``out``).
 - ``hf``: a ``datasets.DatasetDict`` (train/dev/test) saved with ``save_to_disk``.
 - ``verl``: ``{split}.parquet`` with the columns Search-R1's ``nq_search.py``
-  writes (``data_source``, ``prompt`` as chat messages, ``ability``,
-  ``reward_model`` with ``style`` and ``ground_truth.target``, ``extra_info``),
-  so existing trainer scripts load it unchanged.
+  writes (``id``, ``question`` as it rewrites it, ``golden_answers``, ``data_source``,
+  ``prompt`` as chat messages, ``ability``, ``reward_model`` with ``style`` and
+  ``ground_truth.target``, ``extra_info`` with ``split`` and ``index``; stillweb adds keys to
+  ``extra_info``), so existing trainer scripts load it unchanged.
+
+``data_source`` is the name Search-R1's reward selector accepts (``_select_rm_score_fn`` in its
+``verl/trainer/main_ppo.py``, :data:`SEARCH_R1_DATA_SOURCES`) whenever the source is known: the
+export's ``data_source`` argument (``--data-source``), else the task's own (a Search-R1 parquet's, or
+the one its import found in the file's name or was given), else its import format's (HotpotQA,
+2WikiMultihopQA, MuSiQue); other sets get ``stillweb/<name>``, which Search-R1's selector refuses.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,7 +30,8 @@ from stillweb.corpora.tasks.record import TASK_FIELDS, TaskRecord
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks
 
-__all__ = ["EXPORT_FORMATS", "SEARCH_R1_PREFIX", "export_tasks", "search_r1_prompt", "verl_row"]
+__all__ = ["EXPORT_FORMATS", "SEARCH_R1_DATA_SOURCES", "SEARCH_R1_PREFIX", "data_source_of", "export_tasks",
+           "search_r1_prompt", "search_r1_question", "verl_row"]
 
 EXPORT_FORMATS = ("jsonl", "hf", "verl")
 SEARCH_R1_PREFIX = (
@@ -35,8 +44,47 @@ SEARCH_R1_PREFIX = (
 )
 
 
-# Search-R1's reward manager picks its scorer by data_source (qa_em for these): imported sets keep theirs.
-_DATA_SOURCES = {"hotpotqa": "hotpotqa", "2wikimultihopqa": "2wikimultihopqa", "musique": "musique"}
+# Search-R1's reward manager picks its scorer by data_source (verl/trainer/main_ppo.py, _select_rm_score_fn: qa_em
+# for these seven, NotImplementedError for any other name)
+SEARCH_R1_DATA_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
+# Words of file names and import formats that name one of them (FlashRAG's folders are the names themselves)
+_DATA_SOURCE_WORDS = {**{name: name for name in SEARCH_R1_DATA_SOURCES}, "naturalquestions": "nq",
+                      "natural_questions": "nq", "trivia_qa": "triviaqa", "hotpot": "hotpotqa", "2wiki": "2wikimultihopqa",
+                      "2wikimqa": "2wikimultihopqa", "musique_ans": "musique", "musique_full": "musique"}
+
+
+def data_source_of(name: str | Path) -> str | None:
+    """The Search-R1 data source a file path (its name first, then its folders) or an import format names.
+
+    >>> data_source_of("FlashRAG_datasets/nq/test.jsonl"), data_source_of("hotpot_dev_distractor_v1.json")
+    ('nq', 'hotpotqa')
+    >>> data_source_of("musique_full_v1.0_dev.jsonl"), data_source_of("mine/qa.jsonl") is None
+    ('musique', True)
+    """
+    for part in reversed(Path(str(name)).parts):
+        stem = part.lower()
+        for key in sorted(_DATA_SOURCE_WORDS, key=len, reverse=True):  # musique_full before musique
+            if re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", stem):
+                return _DATA_SOURCE_WORDS[key]
+    return None
+
+
+def check_data_source(name: str | None) -> str | None:
+    """``name`` if it is ``None`` or one of :data:`SEARCH_R1_DATA_SOURCES`; ``UsageError`` naming them otherwise."""
+    if name is not None and name not in SEARCH_R1_DATA_SOURCES:
+        raise UsageError(f"unknown data source {name!r}: Search-R1's reward selector accepts "
+                         f"{', '.join(SEARCH_R1_DATA_SOURCES)}")
+    return name
+
+
+def search_r1_question(question: str) -> str:
+    """The question as ``nq_search.py`` rewrites it: stripped, ending with ``?``.
+
+    >>> search_r1_question(" who wrote hamlet ")
+    'who wrote hamlet?'
+    """
+    question = question.strip()
+    return question if question[-1:] == "?" else question + "?"
 
 
 def search_r1_prompt(question: str) -> str:
@@ -46,14 +94,14 @@ def search_r1_prompt(question: str) -> str:
     >>> search_r1_prompt(" who wrote hamlet ").endswith("Question: who wrote hamlet?\\n")
     True
     """
-    question = question.strip()
-    if question[-1:] != "?":
-        question += "?"
-    return SEARCH_R1_PREFIX + question + "\n"
+    return SEARCH_R1_PREFIX + search_r1_question(question) + "\n"
 
 
-def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path) -> list[Path]:
-    """Export every split of task set ``name``; returns the files or directories written."""
+def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path,
+                 data_source: str | None = None) -> list[Path]:
+    """Export every split of task set ``name``; returns the files or directories written. ``data_source``
+    (verl): the Search-R1 data source every row gets (one of :data:`SEARCH_R1_DATA_SOURCES`)."""
+    check_data_source(data_source)
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format {fmt!r}; expected one of {EXPORT_FORMATS}")
     splits = {split: read_tasks(snapshot_path, name, split) for split in SPLITS}
@@ -75,17 +123,23 @@ def export_tasks(snapshot_path: str | Path, name: str, fmt: str, out: str | Path
         else:
             path = out / f"{split}.parquet"
             fingerprint = read_manifest(Path(snapshot_path))["fingerprint"]
-            rows = [verl_row(t, name, index, fingerprint) for index, t in enumerate(tasks)]
+            rows = [verl_row(t, name, index, fingerprint, data_source) for index, t in enumerate(tasks)]
             pq.write_table(pa.Table.from_pylist(rows) if rows else _empty_verl_table(), path)
         written.append(path)
     return written
 
 
-def verl_row(task: TaskRecord, name: str, index: int, fingerprint: str | None = None) -> dict:
-    """One task in the verl/Search-R1 parquet layout (an imported task keeps its source's ``data_source``);
+def verl_row(task: TaskRecord, name: str, index: int, fingerprint: str | None = None,
+             data_source: str | None = None) -> dict:
+    """One task in the verl/Search-R1 parquet layout (``data_source``: see the module docstring);
     ``fingerprint``: the snapshot's, recorded so that ``evidence_docs`` are read back only over it."""
-    data_source = task.extra.get("data_source") or _DATA_SOURCES.get(task.source or "") or f"stillweb/{name}"
+    known = task.source in ("hotpotqa", "2wikimultihopqa", "musique")
+    data_source = (data_source or task.extra.get("data_source") or (data_source_of(task.source or "") if known else None)
+                   or f"stillweb/{name}")
     return {
+        "id": task.task_id,
+        "question": search_r1_question(task.question),
+        "golden_answers": list(task.golds),
         "data_source": str(data_source),
         "prompt": [{"role": "user", "content": search_r1_prompt(task.question)}],
         "ability": "fact-reasoning",

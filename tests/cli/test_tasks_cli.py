@@ -49,7 +49,7 @@ def test_exports_load_with_their_tools(cli_set, tmp_path):
     assert set(dataset) == {"train", "dev", "test"} and dataset["train"][0]["answer"]
     assert _run(["tasks", "export", str(cli_set), "cli", "--format", "verl", "--out", str(tmp_path / "v")]) == 0
     row = pq.read_table(tmp_path / "v" / "train.parquet").to_pylist()[0]
-    assert set(row) == {"data_source", "prompt", "ability", "reward_model", "extra_info"}
+    assert set(row) == {"id", "question", "golden_answers", "data_source", "prompt", "ability", "reward_model", "extra_info"}
     assert row["prompt"][0]["role"] == "user" and row["reward_model"]["ground_truth"]["target"]
 
 

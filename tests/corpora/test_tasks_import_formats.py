@@ -165,7 +165,7 @@ def test_verl_export_is_search_r1s_layout_and_imports_back_the_same_tasks(sample
     original = _tasks(samples_snapshot, "hp")
     files = export_tasks(samples_snapshot, "hp", "verl", tmp_path / "verl")
     rows = pq.read_table(files[0]).to_pylist()
-    assert set(rows[0]) == {"data_source", "prompt", "ability", "reward_model", "extra_info"}
+    assert set(rows[0]) == {"id", "question", "golden_answers", "data_source", "prompt", "ability", "reward_model", "extra_info"}
     first = original[rows[0]["extra_info"]["task_id"]]
     assert rows[0]["data_source"] == "hotpotqa" and rows[0]["ability"] == "fact-reasoning"
     assert rows[0]["prompt"] == [{"role": "user", "content": search_r1_prompt(first.question)}]

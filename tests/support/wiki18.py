@@ -30,13 +30,12 @@ WIKI18_ROWS = [
     {"id": "12", "contents": '  "Ostra"  \nOstra is the capital of Velland.'},
 ]
 
-# FlashRAG's dataset layout (id, question, golden_answers, metadata), as nq_search.py reads it
+# FlashRAG's NQ layout (id, question, golden_answers), as nq_search.py reads it
 NQ_ROWS = [
-    {"id": "test_0", "question": "when was lunor bay founded", "golden_answers": ["1712"], "metadata": {}},
-    {"id": "test_1", "question": "who designed the lighthouse at lunor bay", "golden_answers": ["Ada Quill"],
-     "metadata": {}},
-    {"id": "test_2", "question": "who taught marra tellin", "golden_answers": ["Ivo Brandt", "Brandt"], "metadata": {}},
-    {"id": "test_3", "question": "what is the capital of velland", "golden_answers": ["Ostra"], "metadata": {}},
+    {"id": "test_0", "question": "when was lunor bay founded", "golden_answers": ["1712"]},
+    {"id": "test_1", "question": "who designed the lighthouse at lunor bay", "golden_answers": ["Ada Quill"]},
+    {"id": "test_2", "question": "who taught marra tellin", "golden_answers": ["Ivo Brandt", "Brandt"]},
+    {"id": "test_3", "question": "what is the capital of velland", "golden_answers": ["Ostra"]},
 ]
 
 

@@ -2,9 +2,11 @@
 folded, :meth:`~stillweb.corpora.snapshot.Snapshot.resolve`), else by the passage that holds the
 supporting text (BM25 over the text, then a containment check).
 
-In a passage snapshot (``--passages``) a title names several passages: the one holding the
-supporting text is chosen (the first of two when it runs across their boundary; a sentence longer
-than a passage is found by its first or last eight words). An item that maps to nothing gets a reason, one of :data:`UNMAPPED_REASONS`.
+When the source gives the supporting text (MuSiQue paragraphs, HotpotQA sentences, KILT spans), the
+item maps to the passage that holds it: among the passages of its title (a title names several in a
+passage snapshot and in wiki-18, whose articles are cut into 100-word rows) the first holding all of
+it, else its first or last eight words (a sentence longer than a passage), else the first of two it
+runs across; else any passage BM25 finds holding it; by the title alone only when no passage does. An item that maps to nothing gets a reason, one of :data:`UNMAPPED_REASONS`.
 """
 
 from __future__ import annotations
@@ -112,11 +114,11 @@ class EvidenceMapper:
             doc = self.snapshot.resolve(ref.title)
             if doc is not None and not text:
                 return doc, None
-            if doc is not None:
+            if doc is not None:  # the passage that holds the text, by the title only when no passage does
                 holder = self._in_page(doc, text, fallback=None)
                 if holder is None:
                     holder = self._search_text(text)
-                return (holder, None) if holder is not None else (None, "text_not_found")
+                return (holder if holder is not None else doc), None
             holder = self._search_text(text) if text else None
             return (holder, None) if holder is not None else (None, "missing_title")
         if text:
@@ -125,12 +127,20 @@ class EvidenceMapper:
         return None, "no_reference"
 
     def _in_page(self, doc: int, text: str, fallback: int | None = -1) -> int | None:
-        """The passage of ``doc``'s page holding ``text`` (or its start, when ``text`` runs on into the
-        next passage); else ``doc`` (or ``fallback`` when given)."""
+        """The passage of ``doc``'s title holding ``text``: the first holding all of it, else the first holding its
+        first or last eight words, else the one where it starts and runs on into the next passage; else ``doc``
+        (or ``fallback`` when given). All of the text first: in a corpus whose title repeats over many passages
+        (wiki-18, MuSiQue's paragraphs) a passage and the next one together hold the next one's text too."""
         passages = self.texts.passages(doc)
-        texts = [self.texts.text(passage) for passage in passages]
+        texts = [squash(self.texts.text(passage)) for passage in passages]
         for index, passage in enumerate(passages):
-            if holds(texts[index], text) or (index + 1 < len(texts) and text in squash(texts[index] + " " + texts[index + 1])):
+            if text in texts[index]:
+                return passage
+        for index, passage in enumerate(passages):
+            if holds(texts[index], text):
+                return passage
+        for index, passage in enumerate(passages[:-1]):
+            if text in texts[index] + " " + texts[index + 1]:
                 return passage
         return doc if fallback == -1 else fallback
 

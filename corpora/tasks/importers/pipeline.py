@@ -26,7 +26,8 @@ from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.answer_match import check_answer_match, qa_normalize
 from stillweb.corpora.tasks.emptiness import EmptinessProof
-from stillweb.corpora.tasks.import_check import solvability_summary
+from stillweb.corpora.tasks.export import check_data_source, data_source_of
+from stillweb.corpora.tasks.import_check import fit_warning, solvability_summary
 from stillweb.corpora.tasks.importers.base import FieldNames, SkippedQuestion, SourceRow
 from stillweb.corpora.tasks.importers.solvability import MappedTask, answer_in_evidence, check_tasks
 from stillweb.corpora.tasks.importers.evidence import EvidenceMapper
@@ -59,6 +60,7 @@ class ImportOptions:
     workers: int | None = None
     progress: bool = True
     qrels: tuple[str | Path, ...] = ()  # TREC qrels files whose judged docs are evidence (:mod:`.qrels`)
+    data_source: str | None = None  # Search-R1's name of the source (None: the file's name says it, if it does)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,12 @@ class ImportSummary:
     solvability: dict | None
     skipped: dict[str, int] = field(default_factory=dict)  # questions not read, by reason (:class:`SkippedQuestion`)
 
+    @property
+    def warning(self) -> str | None:
+        """The fit warning (:func:`~stillweb.corpora.tasks.import_check.fit_warning`): fewer than half of the
+        questions without evidence have a golden answer in BM25's top k; else ``None``."""
+        return fit_warning(self.solvability)
+
     def line(self) -> str:
         """The console line."""
         splits = ", ".join(f"{split} {count}" for split, count in self.splits.items())
@@ -85,6 +93,8 @@ class ImportSummary:
                 f"{figures.get('evidence_items', 0)}, unmapped: {unmapped}")
         if figures.get("retrieval_checked"):
             line += f"; gold doc in BM25 top {figures['k']}: {figures['question_hit']} of {figures['retrieval_checked']}"
+        if figures.get("fit_checked"):
+            line += f"; answer in BM25 top {figures['k']}: {figures['answer_in_top_k']} of {figures['fit_checked']}"
         if self.skipped:
             line += "; questions skipped: " + ", ".join(f"{reason} {count}" for reason, count in self.skipped.items())
         if self.dropped_no_evidence:
@@ -104,6 +114,7 @@ def import_tasks(snapshot_path: str | Path, files: Sequence[str | Path], name: s
     check_task_set_name(name)
     if options.answer_match is not None:
         check_answer_match(options.answer_match)
+    check_data_source(options.data_source)
     if not files:
         raise UsageError("no files to import: name one or more QA files")
     if options.retrieval and not 1 <= options.k <= 100:
@@ -166,6 +177,7 @@ def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOp
             if not path.is_file():
                 raise FileNotFoundError(f"no QA file {path}")
             file_split = _split_of_name(path.name)
+            data_source = options.data_source or data_source_of(path)  # kept for the verl export (export.py)
             for where, format_name, row in read_rows(path, options.format, options.fields):
                 formats.setdefault(str(path), format_name)
                 if isinstance(row, SkippedQuestion):
@@ -174,6 +186,8 @@ def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOp
                     skipped[row.reason] += 1
                     continue
                 row = qrels.with_judged(row)
+                if data_source and not row.extra.get("data_source"):
+                    row.extra = {**row.extra, "data_source": data_source}
                 task_id = row.source_id or stable_hash(row.question + "\x1f" + "\x1e".join(row.answers))
                 if task_id in seen:
                     raise ImportFileError(f"task id {task_id!r} repeated: {seen[task_id]} and {where}; ids must be "

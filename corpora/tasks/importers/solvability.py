@@ -4,13 +4,15 @@ answer? Results are :class:`~stillweb.corpora.tasks.import_check.ImportCheck` s.
 
 The retrieval check runs every question and sub-question through
 :meth:`~stillweb.corpora.snapshot.Snapshot.search_many` in batches (all cores); a hit is a
-result on a gold evidence page (any passage of it, in a passage snapshot).
+result on a gold evidence page (any passage of it, in a passage snapshot). A question without
+evidence is checked for fit instead: does one of its top ``k`` passages hold a golden answer
+(normalized, as whole words, as :func:`answer_in_evidence` reads evidence)?
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from dataclasses import dataclass
 
@@ -40,16 +42,17 @@ class MappedTask:
 
 
 def check_tasks(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, retrieval: bool = True,
-                workers: int | None = None, progress: bool = False) -> list[ImportCheck]:
-    """One report per task, in order (``retrieval=False`` skips the BM25 check: ``k`` 0)."""
-    hits = _retrieval_hits(snapshot, tasks, k, workers, progress) if retrieval else None
+                workers: int | None = None, progress: bool = False, texts: DocTexts | None = None) -> list[ImportCheck]:
+    """One report per task, in order (``retrieval=False`` skips the BM25 checks: ``k`` 0)."""
+    texts = texts or DocTexts(snapshot)
+    hits = _retrieval_hits(snapshot, tasks, k, workers, progress, texts) if retrieval else None
     reports = []
     for index, task in enumerate(tasks):
-        question_hit, sub_hits = hits[index] if hits is not None else (None, ())
+        question_hit, sub_hits, fits = hits[index] if hits is not None else (None, (), None)
         reports.append(ImportCheck(
             evidence_items=task.evidence_items, evidence_mapped=task.evidence_items - len(task.unmapped),
             unmapped=task.unmapped, k=k if hits is not None else 0, question_hit=question_hit,
-            sub_question_hits=sub_hits, answer_in_evidence=task.answer_in_evidence))
+            sub_question_hits=sub_hits, answer_in_evidence=task.answer_in_evidence, answer_in_top_k=fits))
     return reports
 
 
@@ -60,9 +63,13 @@ def answer_in_evidence(texts: DocTexts, golds: Sequence[str], evidence_docs: Seq
     """
     if not evidence_docs or not golds:
         return None
+    return _gold_in(texts, golds, dict.fromkeys(passage for doc in evidence_docs for passage in texts.passages(doc)))
+
+
+def _gold_in(texts: DocTexts, golds: Sequence[str], passages: Iterable[int]) -> bool:
+    """Does one of ``passages`` hold a normalized gold as whole words?"""
     normalized = [gold for gold in (qa_normalize(g) for g in golds) if gold]
     padded = [f" {gold} " for gold in normalized]
-    passages = dict.fromkeys(passage for doc in evidence_docs for passage in texts.passages(doc))
     for passage in passages:
         text = texts.normalized(passage)
         if any(gold in text for gold in padded):
@@ -85,14 +92,15 @@ _BOUNDARY_PUNCTUATION = "\u2000-\u206f\u3000-\u303f\uff00-\uffef"  # “”—�
 _SPACED_WORD_RE = re.compile(f"[^\\W{CJK_RANGES}]")
 
 
-def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, workers: int | None,
-                    progress: bool) -> list[tuple[bool | None, tuple[bool, ...]]]:
-    """Per task: (gold page in the question's top k, the same per sub-question); (None, ()) without evidence."""
+def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, workers: int | None, progress: bool,
+                    texts: DocTexts) -> list[tuple[bool | None, tuple[bool, ...], bool | None]]:
+    """Per task: (gold page in the question's top k, the same per sub-question, None); without evidence
+    (None, (), a golden answer in the question's top k passages); (None, (), None) without either."""
     queries: list[str] = []
     owners: list[int] = []
     for index, task in enumerate(tasks):
-        if task.evidence_docs:
-            for query in (task.question, *task.sub_questions):
+        if task.evidence_docs or task.golds:
+            for query in (task.question, *(task.sub_questions if task.evidence_docs else ())):
                 queries.append(query)
                 owners.append(index)
     found: list[list[bool]] = [[] for _ in tasks]
@@ -102,8 +110,12 @@ def _retrieval_hits(snapshot: Snapshot, tasks: Sequence[MappedTask], k: int, wor
         for start in range(0, len(queries), _QUERY_BATCH):
             batch = queries[start:start + _QUERY_BATCH]
             for owner, results in zip(owners[start:start + _QUERY_BATCH], snapshot.search_many(batch, k, workers=workers)):
-                found[owner].append(any(hit.title in gold_titles[owner] for hit in results))
+                if tasks[owner].evidence_docs:
+                    found[owner].append(any(hit.title in gold_titles[owner] for hit in results))
+                else:
+                    found[owner].append(_gold_in(texts, tasks[owner].golds, [hit.doc_id for hit in results]))
             bar.update(len(batch))
     finally:
         bar.close()
-    return [(hits[0], tuple(hits[1:])) if hits else (None, ()) for hits in found]
+    return [((hits[0], tuple(hits[1:]), None) if task.evidence_docs else (None, (), hits[0])) if hits else (None, (), None)
+            for task, hits in zip(tasks, found)]
