@@ -34,14 +34,15 @@ from stillweb.corpora.chinese import CONVERTER, fold_to_simplified
 from stillweb.corpora.errors import DataError, UsageError
 
 __all__ = ["BigramAnalyzer", "ENGLISH", "LANGUAGES", "analyzer_for", "analyzer_from_parameters", "language_of_text",
-           "check_language", "ScriptShares", "script_shares", "poor_indexing_warning", "CJK_RANGES", "CJK_CHARACTER"]
+           "check_language", "ScriptShares", "script_shares", "poor_indexing_warning", "CJK_RANGES", "CJK_CHARACTER",
+           "BIGRAM_RANGES"]
 
 ENGLISH = "en"
 # Scripts written without spaces between words, plus Hangul (Lucene's CJKBigramFilter bigrams it too).
 # Ranges from the Unicode blocks: CJK Unified Ideographs and extensions A-H, compatibility
 # ideographs, Hiragana, Katakana (and its half-width forms and phonetic extensions), Hangul
 # syllables and jamo, Thai, Lao, Myanmar, Khmer; 々 and 〆 (ideographic iteration and closing marks).
-_BIGRAM_RANGES = (
+BIGRAM_RANGES = (
     "\u3005\u3006\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c"
     "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -52,7 +53,7 @@ _BIGRAM_RANGES = (
 # characters Chinese, Japanese and Korean text is written in (answer matching and context management look for them).
 CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
 CJK_CHARACTER = re.compile(f"[{CJK_RANGES}]")
-_TOKENS = re.compile(f"(?P<run>[{_BIGRAM_RANGES}]+)|(?P<word>[^\\W_{_BIGRAM_RANGES}]+)")
+_TOKENS = re.compile(f"(?P<run>[{BIGRAM_RANGES}]+)|(?P<word>[^\\W_{BIGRAM_RANGES}]+)")
 _MAX_WORD_CHARS = 40  # longer words are dropped, as tantivy's remove_long(40) does for English
 # Lucene's CJKAnalyzer default stop set (org/apache/lucene/analysis/cjk/stopwords.txt).
 _CJK_STOPWORDS = frozenset(
@@ -169,7 +170,7 @@ def analyzer_from_parameters(index_parameters: Mapping) -> BigramAnalyzer | None
 
 # -- what the text is written in ------------------------------------------------------------------
 
-_BIGRAM_CHAR = re.compile(f"[{_BIGRAM_RANGES}]")
+_BIGRAM_CHAR = re.compile(f"[{BIGRAM_RANGES}]")
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
 _THAI_LAO_KHMER_MYANMAR = {"th": "[\u0e00-\u0e7f]", "lo": "[\u0e80-\u0eff]", "km": "[\u1780-\u17ff]", "my": "[\u1000-\u109f]"}

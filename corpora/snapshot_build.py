@@ -309,7 +309,7 @@ def build_snapshot(
                     text = f"{box}\n\n{page.text}" if box else page.text
                     if not account.admit(page.title, text, page.source_id, position):
                         continue
-                    pieces = split_passages(page, text, passage_words) if passage_words else [(page, text)]
+                    pieces = split_passages(page, text, passage_words, language) if passage_words else [(page, text)]
                     for number, (piece, piece_text) in enumerate(pieces):
                         doc_id = len(titles)
                         titles.append(piece.title)

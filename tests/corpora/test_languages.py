@@ -192,3 +192,12 @@ def test_a_dump_builds_in_the_language_it_declares(tmp_path):
     assert [hit.title for hit in snapshot.search("首都")] == ["北京"] and snapshot.search("长江")[0].title == "上海"
     overridden = build_wikipedia(dump, tmp_path / "ja", progress=False, language="ja")
     assert overridden.notes == () and overridden.manifest["index"]["analyzer"]["language"] == "ja"
+
+
+def test_chinese_pages_split_into_passages_of_characters(tmp_path):
+    result = build_rows([write_chinese_rows(tmp_path / "zh.jsonl")], tmp_path / "p", progress=False, passages=10)
+    snapshot = Snapshot.open(result.path)
+    documents = [snapshot.get(doc) for doc in range(len(snapshot))]
+    assert len(snapshot) > 2 * len(CHINESE_ROWS) and all(len(document.text) <= 40 for document in documents)
+    assert "".join(d.text for d in documents if d.title == "北京") == CHINESE_ROWS[0]["text"]  # cut, and whole again
+    assert snapshot.get(snapshot.search("紫禁城", 1)[0].doc_id).title == "故宫"
