@@ -76,9 +76,11 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
     ``dump_style="wikipedia"`` writes the intermediate dump with English
     Wikipedia's infobox habits (``xml_export.wikipedia_style_pages``): the
     same world and true facts, read back through the infobox mapping.
+    ``language="zh"`` writes the world's prose in Chinese (:mod:`stillweb.corpora.synthetic.chinese_pages`,
+    the same infoboxes, so the same facts byte for byte) and indexes it as Chinese.
     """
     from stillweb.corpora.sources.wikipedia_xml import read_dump
-    from stillweb.corpora.synthetic import generate_world, wikipedia_style_pages, world_pages, write_xml_dump
+    from stillweb.corpora.synthetic import generate_world, write_xml_dump
 
     check_positive_int("articles", articles)
     if dump_style not in DUMP_STYLES:
@@ -93,7 +95,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
         dump_path, truth_path = work / "world.xml", work / "truth.parquet"
         world = generate_world(articles, seed)
         with writing(out, "the snapshot", f"the world's intermediate dump was removed; {kept}"):
-            write_xml_dump(world_pages(world) if dump_style == "synthetic" else wikipedia_style_pages(world), dump_path)
+            write_xml_dump(_world_pages(world, dump_style, language), dump_path)
             _write_truth(world, truth_path)
         del world  # the build reads the dump; the world's memory is not needed any more
 
@@ -120,6 +122,17 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _world_pages(world, dump_style: str, language: str | None):
+    """The pages the intermediate dump holds: English (either dump style) or Chinese prose."""
+    from stillweb.corpora.synthetic import wikipedia_style_pages, world_pages
+
+    if language == "zh" and dump_style == "synthetic":
+        from stillweb.corpora.synthetic.chinese_pages import chinese_world_pages
+
+        return chinese_world_pages(world)
+    return world_pages(world) if dump_style == "synthetic" else wikipedia_style_pages(world)
 
 
 def _dump_style(dump_style: str) -> dict:

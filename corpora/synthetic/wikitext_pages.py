@@ -24,7 +24,7 @@ from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATI
 from stillweb.corpora.synthetic.dates import decode_date
 from stillweb.corpora.synthetic.world import World
 
-__all__ = ["page_url", "render_unit", "short_description", "world_pages"]
+__all__ = ["ArticleWriter", "page", "page_url", "render_unit", "short_description", "world_pages"]
 
 URL_PREFIX = "https://synthetic.stillweb.invalid/wiki/"
 INFOBOX_TEMPLATES = {
@@ -63,21 +63,22 @@ def render_unit(world: World, unit: int) -> list[RawPage]:
     unit -= world.entity_count
     if unit < len(world.disambiguations):
         name, members = world.disambiguations[unit]
-        return [_page(name, _disambiguation_text(world, name, members), unit)]
+        return [page(name, _disambiguation_text(world, name, members), unit)]
     list_page = world.list_pages[unit - len(world.disambiguations)]
-    return [_page(list_page.title, _list_text(world, list_page.intro, list_page.items), unit)]
+    return [page(list_page.title, _list_text(world, list_page.intro, list_page.items), unit)]
 
 
-def _page(title: str, text: str, unit: int, redirect: str | None = None) -> RawPage:
+def page(title: str, text: str, unit: int, redirect: str | None = None) -> RawPage:
+    """A synthetic page of unit ``unit`` (its URL from its title)."""
     return RawPage(title=title, text=text, redirect=redirect, url=page_url(title), position=f"synthetic unit {unit}")
 
 
 def _entity_pages(world: World, gid: int) -> list[RawPage]:
     title = world.titles[gid]
-    pages = [_page(title, _ArticleWriter(world, gid).text(), gid)]
+    pages = [page(title, ArticleWriter(world, gid).text(), gid)]
     alias = world.aliases.get(gid)
     if alias:
-        pages.append(_page(alias, f"#REDIRECT [[{title}]]", gid, redirect=title))
+        pages.append(page(alias, f"#REDIRECT [[{title}]]", gid, redirect=title))
     return pages
 
 
@@ -156,7 +157,7 @@ _PHRASES_BY_KIND = {
 }
 
 
-class _ArticleWriter:
+class ArticleWriter:
     """Writes the article of one entity; one instance per article."""
 
     def __init__(self, world: World, gid: int) -> None:

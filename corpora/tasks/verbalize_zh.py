@@ -93,24 +93,24 @@ class _ZhText:
         forward phrase (which may follow its noun: 哪一个城市位于中国)."""
         own = entity_classes(self.graph, node.entity)
         kind = next(iter(own)) if own else ""
-        constants = {c.relation: self._constant_text(c) for c in node.constants if c.node_is_subject}
-        merged = {date for date, place in _DATED_PLACES.items() if date in constants and place in constants}
-        parts, forward = [], []
-        for c in node.constants:
-            if c.node_is_subject and c.relation in merged:
+        items = [(c.relation, c.node_is_subject, self._constant_text(c)) for c in node.constants]
+        items += [(child.relation, child.parent_is_subject, self.noun_phrase(child))
+                  for child in (self.query.node(name) for name in node.children)]
+        dates = {relation: value for relation, forward, value in items if forward and relation in _DATED_PLACES}
+        places = {_DATED_PLACES[relation] for relation in dates}
+        merged = {date for date, place in _DATED_PLACES.items()
+                  if date in dates and any(r == place and f for r, f, _v in items)}
+        parts, forward, said = [], [], set()
+        for relation, is_forward, value in items:
+            if is_forward and relation in merged:
                 continue
-            if c.node_is_subject and c.relation in _DATED_PLACES.values():
-                date = next((d for d, p in _DATED_PLACES.items() if p == c.relation and d in merged), None)
-                if date is not None:  # 于1905年2月3日出生于北京 (as English says "born in X on ...")
-                    parts.append("于" + constants[date] + _phrase(c.relation, True, constants[c.relation], kind))
-                    forward.append(True)
-                    continue
-            parts.append(_phrase(c.relation, c.node_is_subject, self._constant_text(c), kind))
-            forward.append(c.node_is_subject)
-        for name in node.children:
-            child = self.query.node(name)
-            parts.append(_phrase(child.relation, child.parent_is_subject, self.noun_phrase(child), kind))
-            forward.append(child.parent_is_subject)
+            phrase = _phrase(relation, is_forward, value, kind)
+            date = next((d for d, place in _DATED_PLACES.items() if place == relation and d in merged), None)
+            if is_forward and relation in places and date is not None and date not in said:  # 于1905年2月3日出生于北京
+                phrase = "于" + dates[date] + phrase
+                said.add(date)
+            parts.append(phrase)
+            forward.append(is_forward)
         parts = self.rng.shuffled(parts)
         one_forward = len(parts) == 1 and forward[0]
         if len(parts) <= 1:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from stillweb.corpora.progress import progress_bar
 from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.answer_match import CJK_RANGES, qa_normalize
+from stillweb.corpora.analyzers import CJK_RANGES
+from stillweb.corpora.tasks.answer_match import qa_normalize
 from stillweb.corpora.tasks.import_check import ImportCheck
 from stillweb.corpora.tasks.importers.evidence import DocTexts
 
