@@ -5,6 +5,7 @@ defines them and by no other (a package ``__init__`` may gather them)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 
 from support.import_graph import module_files
@@ -63,3 +64,16 @@ def test_the_shared_names_are_exported_by_one_module():
             for name in _exports(tree):
                 exporters[name].append(module)
     assert {name: exporters[name] for name in EXPORTED_ONCE if len(exporters[name]) != 1} == {}
+
+
+def test_the_shared_names_table_links_each_name_to_the_module_that_defines_it():
+    root = module_files()["stillweb.corpora"].parents[1]
+    table = (root / "docs" / "interfaces.md").read_text(encoding="utf-8").split("## Shared names", 1)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) >= 10
+    for row in rows:
+        names = re.findall(r"`(\w+)`", row.split("|")[1])
+        sources = "\n".join((root / "docs" / link).resolve().read_text(encoding="utf-8")
+                            for link in re.findall(r"\]\(([^)]+\.py)\)", row))
+        for name in names:
+            assert re.search(rf"^(class {name}\b|def {name}\b|{name}\s*[:=])", sources, re.M), f"{name} is not defined in {row}"

@@ -1,5 +1,5 @@
 """The task record: one typed :class:`TaskRecord` for the generator, the task files,
-the exports and the environments (docs/interfaces.md, "Task records").
+the exports and the environments (docs/interfaces-tasks.md, "Task records").
 
 A record carries the question, answer and aliases, the evidence in solving
 order (each fact with the doc whose plaintext states it), the WebShaper

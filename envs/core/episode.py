@@ -25,7 +25,7 @@ the next reset without it returns to the environment's ``env_limits``.
 A subclass gives its tools (:meth:`TextEnv.run_call`), its prompt (``reset``, which starts the episode with
 :meth:`TextEnv.start_episode`), its check
 (:meth:`TextEnv.score`, usually :func:`~stillweb.envs.scoring.rewards.score_outcome`) and what it records of a step (:meth:`TextEnv.record_step`,
-:meth:`TextEnv.step_info`); docs/interfaces.md shows a whole environment in 40 lines.
+:meth:`TextEnv.step_info`); docs/interfaces-environments.md shows a whole environment in 40 lines.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from stillweb.corpora.errors import UsageError
 if TYPE_CHECKING:  # type names only: runs.py imports this module
     from stillweb.server.viewer.runs import RunTable
 
-__all__ = ["BadQuery", "RunQuery", "SORT_KEYS", "ORDERS", "CHOICE_FILTERS", "RANGE_FILTERS", "number_text", "listed"]
+__all__ = ["BadQuery", "RunQuery", "SORT_KEYS", "ORDERS", "CHOICE_FILTERS", "RANGE_FILTERS", "filter_number", "listed"]
 
 SORT_KEYS = ("file", "episode", "task", "env", "ending", "outcome", "reward", "turns", "truncation", "flags", "policy")
 ORDERS = ("asc", "desc")
@@ -104,7 +104,7 @@ class RunQuery:
     def params(self, **changes: Any) -> dict[str, Any]:
         """The URL parameters of this query (for links; ``changes`` replace some), defaults left out."""
         params: dict[str, Any] = {"sort": self.sort, "order": self.order, **self.filters,
-                                  **{name: number_text(value) for name, value in self.ranges.items()}, "page": self.page}
+                                  **{name: filter_number(value) for name, value in self.ranges.items()}, "page": self.page}
         params.update(changes)
         for name, default in (("sort", "file"), ("order", "asc"), ("page", 1)):
             if params.get(name) == default:
@@ -112,7 +112,7 @@ class RunQuery:
         return params
 
 
-def number_text(value: float) -> str:
+def filter_number(value: float) -> str:
     """A number as the table and its filters write it (``1``, ``0.5``)."""
     return f"{value:g}" if isinstance(value, float) else str(value)
 

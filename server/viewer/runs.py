@@ -29,7 +29,7 @@ from stillweb.envs.profiles.passk import mean_pass_rates
 from stillweb.envs.runs.run_summary import ENDINGS, EpisodeSummary, RecordingSummary
 from stillweb.server.viewer.pages import error_page, render
 from stillweb.server.viewer.run_query import (CHOICE_FILTERS, ORDERS, RANGE_FILTERS, SORT_KEYS, BadQuery, RunQuery,
-                                              number_text)
+                                              filter_number)
 from stillweb.server.viewer.trajectories import TrajectoryFiles, other_snapshot_note
 
 __all__ = ["router", "RunIndex", "RunTable", "FileColumns", "RunFile", "RunQuery", "Selection", "BadQuery",
@@ -79,7 +79,7 @@ _VALUE_COLUMNS = {
     "task": lambda episode: episode.task_id,
     "env": lambda episode: episode.env_id,
     "ending": lambda episode: episode.ending,
-    "outcome": lambda episode: None if episode.outcome is None else number_text(episode.outcome),
+    "outcome": lambda episode: None if episode.outcome is None else filter_number(episode.outcome),
     "truncation": lambda episode: episode.truncation_reason,
     "policy": lambda episode: None if episode.policy_version is None else str(episode.policy_version),
 }
