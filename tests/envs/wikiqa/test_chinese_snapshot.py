@@ -56,6 +56,12 @@ def test_a_recording_replays_identically(zh, tmp_path):
     steps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert any("北京" in json.dumps(record, ensure_ascii=False) for record in steps)
     assert replay(path).ok
+    from stillweb.server.viewer import ViewerConfig, make_viewer_app
+
+    viewer = TestClient(make_viewer_app(ViewerConfig(zh, tasks="zh", episodes=(path,))))
+    step = viewer.get("/view/episodes/zh.jsonl", params={"step": 1})
+    assert step.status_code == 200 and "北京" in step.text and CAPITAL_TASK["question"] in viewer.get(
+        "/view/episodes/zh.jsonl", params={"view": "all"}).text
 
 
 def test_http_sessions_equal_in_process(zh):
