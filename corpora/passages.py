@@ -28,7 +28,7 @@ def passage_source_id(page_id: str, number: int) -> str:
     return f"{page_id}-{number}" if page_id else ""
 
 
-_UNITS = re.compile(f"[{BIGRAM_RANGES}]|[^\\s{BIGRAM_RANGES}]+")  # a character of a no-space script, or a word
+_PASSAGE_UNITS = re.compile(f"[{BIGRAM_RANGES}]|[^\\s{BIGRAM_RANGES}]+")  # a character of a no-space script, or a word
 
 
 def split_passages(page: ParsedPage, text: str, words: int, language: str = "en") -> list[tuple[ParsedPage, str]]:
@@ -46,7 +46,7 @@ def split_passages(page: ParsedPage, text: str, words: int, language: str = "en"
     """
     check_positive_int("passage length in words", words)
     if analyzer_for(language) is not None:
-        units = [match.span() for match in _UNITS.finditer(text)]
+        units = [match.span() for match in _PASSAGE_UNITS.finditer(text)]
         windows = [" ".join(text[units[start][0] : units[min(start + words, len(units)) - 1][1]].split())
                    for start in range(0, len(units), words)] or [text]
     else:
