@@ -57,6 +57,12 @@ class StringColumn:
         """The strings of ``rows``, in order, decoded straight from the column's buffer."""
         return [str(view, "utf-8") for view in self._views(rows)]
 
+    def windows(self, rows: list[int], starts: list[int], width: int) -> list[tuple[bytes, bool]]:
+        """``width`` bytes of each of ``rows`` from its ``start``, and whether the row goes on past them:
+        no copy of the rest of the row."""
+        return [(view[start : start + width].tobytes(), start + width < len(view))
+                for view, start in zip(self._views(rows), starts)]
+
     def _views(self, rows: list[int]) -> list[memoryview]:
         starts, offsets, data, length = self._starts, self._offsets, self._data, self._length
         views = []

@@ -21,12 +21,15 @@ import tantivy
 
 from stillweb.corpora.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters
 from stillweb.corpora.errors import DataError
+from stillweb.corpora.page_ranking import PAGE_INDEX_PARAMETERS, page_documents, page_schema, top_pages, with_exact_title
 
-__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX", "QUERY_TERMS",
-           "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language"]
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PAGE_INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS",
+           "QUERY_SYNTAX", "QUERY_TERMS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans",
+           "with_language"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings. A snapshot
 # is searched as its manifest records (SearchIndex), so older snapshots keep their rankings.
+# Page snapshots of formats 1-3; format 4 pages are PAGE_INDEX_PARAMETERS (page_ranking.py, issue 43).
 INDEX_PARAMETERS = {
     "engine": "tantivy",
     "tokenizer": "en_stem_stop",  # tantivy's en_stem plus its English stop-word list
@@ -118,17 +121,22 @@ class IndexBuilder:
 
     ``title_in_body`` indexes the body as ``title + "\n" + text``; ``title_once`` gives the title
     field to the first document of each title only (:data:`PASSAGE_INDEX_PARAMETERS`). ``language``
-    other than English indexes the terms of its analyzer (:func:`with_language`).
+    other than English indexes the terms of its analyzer (:func:`with_language`). ``passage_words``
+    indexes each (English) page as passages of that many words (:data:`PAGE_INDEX_PARAMETERS`).
     """
 
     def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False,
-                 language: str = "en") -> None:
+                 language: str = "en", passage_words: int | None = None) -> None:
         self._title_in_body = title_in_body
         self._titled: set[str] | None = set() if title_once else None
         self._analyzer = analyzer_for(language)
+        self._passage_words = passage_words
         directory.mkdir(parents=True, exist_ok=True)
         tokenizer = INDEX_PARAMETERS["tokenizer"] if self._analyzer is None else TERMS_TOKENIZER
-        self._index = tantivy.Index(index_schema(tokenizer), path=str(directory), reuse=False, sort_by_field="doc_id")
+        if passage_words:  # several documents per doc_id: no sort needed (the ranking breaks every tie itself)
+            self._index = tantivy.Index(page_schema(tokenizer), path=str(directory), reuse=False)
+        else:
+            self._index = tantivy.Index(index_schema(tokenizer), path=str(directory), reuse=False, sort_by_field="doc_id")
         _register_analyzer(self._index)
         self._writer = self._index.writer(_WRITER_HEAP * max(1, threads), max(1, threads))
         self.count = 0
@@ -136,6 +144,11 @@ class IndexBuilder:
 
     def add(self, doc_id: int, title: str, body: str) -> None:
         """Add one document."""
+        if self._passage_words:
+            for document in page_documents(doc_id, title, body, self._passage_words):
+                self._writer.add_document(document)
+            self.count += 1
+            return
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
         analyzed = self._analyzer.stream if self._analyzer is not None else str
@@ -167,6 +180,9 @@ class SearchIndex:
     def __init__(self, directory: Path, parameters: dict = INDEX_PARAMETERS) -> None:
         self.fields = tuple(parameters.get("fields", INDEX_PARAMETERS["fields"]))
         self._title_boost = parameters.get("title_boost")
+        self.passages = bool(parameters.get("passage_words"))  # format 4 pages: a page is its best passage
+        self._boosts = {"title": self._title_boost, "body_terms": parameters.get("body_terms_boost")}
+        self._title_exact_boost = parameters.get("title_exact_boost")
         self._query_mode = parameters.get("query", QUERY_SYNTAX)
         self.analyzer = analyzer_from_parameters(parameters)  # None: English (tantivy's analyzer)
         if self._query_mode not in (QUERY_SYNTAX, QUERY_TERMS):
@@ -175,12 +191,12 @@ class SearchIndex:
         self._index = tantivy.Index.open(str(directory))
         _register_analyzer(self._index)
         self._searcher = self._index.searcher()
-        self.num_docs = self._searcher.num_docs
+        self.num_docs = self._searcher.num_docs if not self.passages else _page_count(self._searcher)
         self._single_segment = self._searcher.num_segments == 1
         self._address_is_doc_id = self._single_segment and _addresses_are_doc_ids(directory, self._searcher)
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
-        boosts = {"title": self._title_boost} if "title" in fields and self._title_boost else {}
+        boosts = {field: boost for field, boost in self._boosts.items() if field in fields and boost}
         if self._query_mode == QUERY_TERMS:
             return self._terms_query(query, fields, boosts)
         try:
@@ -217,11 +233,22 @@ class SearchIndex:
         ``"terms"`` every text is read as its terms.
         """
         # Lone surrogates cannot cross into Rust: replace them, as a browser would.
+        if self.passages:
+            return [(doc_id, score) for doc_id, score, _start in self.search_passages(query, k, fields)]
         text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
         parsed = self._parse(text, list(fields or self.fields))
         if self._single_segment:
             return self._top_single_segment(parsed, k)
         return self._top_tie_safe(parsed, k)
+
+    def search_passages(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float, int]]:
+        """Format 4 pages: the top ``k`` ``(doc_id, score, byte offset of the best passage)``, as
+        :meth:`search` ranks them."""
+        text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
+        parsed = self._parse(text, list(fields or self.fields))
+        if self._title_exact_boost and fields is None:
+            parsed = with_exact_title(self._index.schema, parsed, text, self._title_exact_boost)
+        return top_pages(self._searcher, parsed, k)
 
     def _top_single_segment(self, parsed: tantivy.Query, k: int) -> list[tuple[int, float]]:
         """tantivy's own top k: its collector breaks score ties by doc address, which in one
@@ -245,6 +272,13 @@ class SearchIndex:
             if len(hits) < limit or ranked[k - 1][0] != -hits[-1][0]:
                 return [(doc_id, -neg) for neg, doc_id in ranked[:k]]
             limit *= 4
+
+
+def _page_count(searcher: tantivy.Searcher) -> int:
+    """Pages of a format 4 index: one past the largest ``doc_id`` (every page has a first passage)."""
+    if not searcher.num_docs:
+        return 0
+    return int(searcher.aggregate(tantivy.Query.all_query(), {"top": {"max": {"field": "doc_id"}}})["top"]["value"]) + 1
 
 
 def _addresses_are_doc_ids(directory: Path, searcher: tantivy.Searcher) -> bool:

@@ -38,9 +38,11 @@ __all__ = [
 # 2: docs carry ``source_id`` (the corpus's own id). 3: the index parameters may say how a query is
 # read ("query": "terms" on passage snapshots, issue 37); an older reader would ignore that and rank
 # differently, so it refuses the format instead. Older formats read as recorded (empty source ids
-# for 1; tantivy query syntax, and passages' body field alone, for 1 and 2).
-FORMAT = "stillweb-snapshot/3"
-READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", FORMAT)
+# for 1; tantivy query syntax, and passages' body field alone, for 1 and 2). 4: pages are indexed as
+# passages and rank as their best one (index.PAGE_INDEX_PARAMETERS, issue 43); a format 3 reader would
+# count passages as documents, so it refuses the format.
+FORMAT = "stillweb-snapshot/4"
+READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", "stillweb-snapshot/3", FORMAT)
 MANIFEST_NAME = "manifest.json"
 TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet")
 _HASH_BATCH_ROWS = 65_536

@@ -29,6 +29,7 @@ from stillweb.corpora.dense import DENSE_DIR, FUSION_DEPTH, DenseIndex, check_mo
 from stillweb.corpora.embeddings import ENDPOINT_VARIABLE, STORE_VARIABLE, QueryEmbedder
 from stillweb.corpora.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS, SearchIndex
 from stillweb.corpora.manifest import SnapshotError, check_table_footers, damaged, read_manifest, read_snapshot_table
+from stillweb.corpora.page_ranking import passage_snippet
 from stillweb.corpora.records import Fact, SearchResult
 from stillweb.corpora.search_pool import SearchPool
 from stillweb.corpora.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
@@ -152,6 +153,8 @@ class Snapshot:
         _check_query(query, "query")
         _check_k(k)
         if check_mode(mode) == "bm25":
+            if self._index.passages:
+                return self._passage_results(self._index.search_passages(query, k))
             return self._results(query, self._index.search(query, k))
         return self._dense_many([query], k, mode)[0]
 
@@ -163,6 +166,17 @@ class Snapshot:
             SearchResult(doc_id, title, score, make_snippet(text, needles), source_id)
             for (doc_id, score), title, text, source_id in zip(hits, self._titles.many(ids), self._texts.many_bytes(ids),
                                                                self._source_ids_of(ids))
+        ]
+
+    def _passage_results(self, hits: list[tuple[int, float, int]]) -> list[SearchResult]:
+        """Format 4 pages: ranked ``(doc_id, score, best passage start)`` as results, each snippet the
+        opening of the page's best passage (:func:`~stillweb.corpora.page_ranking.passage_snippet`)."""
+        ids = [doc_id for doc_id, _score, _start in hits]
+        windows = self._texts.windows(ids, [start for _doc_id, _score, start in hits], SNIPPET_CHARS)
+        return [
+            SearchResult(doc_id, title, score, passage_snippet(window, more), source_id)
+            for (doc_id, score, _start), title, (window, more), source_id in zip(hits, self._titles.many(ids), windows,
+                                                                                 self._source_ids_of(ids))
         ]
 
     def _dense_many(self, queries: list[str], k: int, mode: str) -> list[list[SearchResult]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import glob
+import json
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
@@ -28,8 +29,10 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.build_language import IndexingCheck, choose_language
 from stillweb.corpora.errors import UsageError, writing
-from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder, with_language
-from stillweb.corpora.manifest import content_fingerprint, write_manifest
+from stillweb.corpora.analyzers import analyzer_for
+from stillweb.corpora.index import (INDEX_PARAMETERS, PAGE_INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE,
+                                   IndexBuilder, with_language)
+from stillweb.corpora.manifest import MANIFEST_NAME, content_fingerprint, write_manifest, write_manifest_as_is
 from stillweb.corpora.graph_stats import InfoboxCounts
 from stillweb.corpora.graph_writer import GraphWriter
 from stillweb.corpora.passages import split_passages
@@ -40,7 +43,7 @@ from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.wikitext import normalize_title, parse_page
 from stillweb.corpora.version import PACKAGE_VERSION
 
-__all__ = ["build_snapshot", "BuildResult", "preparse", "render_fact_box"]
+__all__ = ["build_snapshot", "BuildResult", "preparse", "render_fact_box", "copy_with_index"]
 
 _PARSE_CHUNK = 32
 _WRITE_BATCH = 2_048
@@ -232,6 +235,12 @@ def exchange_into_place(tmp: Path, out: Path) -> None:
     shutil.rmtree(old)
 
 
+def page_parameters(language: str) -> dict:
+    """How a page-level snapshot of ``language`` is indexed: English pages as passages ranked by their best
+    (format 4, :data:`PAGE_INDEX_PARAMETERS`), other languages one document per page (:data:`INDEX_PARAMETERS`)."""
+    return PAGE_INDEX_PARAMETERS if analyzer_for(language) is None else INDEX_PARAMETERS
+
+
 def build_snapshot(
     pages: Iterable[RawPage | SkippedRow],
     out: str | Path,
@@ -264,7 +273,9 @@ def build_snapshot(
     (:func:`~stillweb.corpora.passages.split_passages`); facts and links stay
     with a page's first passage. A passage-level snapshot (``passage_words`` or
     ``passage_level``: row corpora) is indexed with
-    :data:`~stillweb.corpora.index.PASSAGE_INDEX_PARAMETERS`. A document whose source gives
+    :data:`~stillweb.corpora.index.PASSAGE_INDEX_PARAMETERS`, an English page-level one with
+    :data:`~stillweb.corpora.index.PAGE_INDEX_PARAMETERS` (format 4: a page as its best passage; other
+    languages keep one document per page, ``INDEX_PARAMETERS``). A document whose source gives
     no URL gets ``url_template`` filled with ``{title}``/``{id}``, else an empty URL. ``source_heads`` (wiki-18
     rows, unsplit) keeps each row's head as written in a ``source_head`` column (:meth:`Snapshot.contents_of`).
     ``language`` picks the analyzer (:mod:`stillweb.corpora.analyzers`; default: ``declared_language``,
@@ -274,7 +285,7 @@ def build_snapshot(
     check_url_template(url_template)
     pages, language, notes = choose_language(pages, language, declared_language)
     passage = passage_level or passage_words
-    index_parameters = with_language(PASSAGE_INDEX_PARAMETERS if passage else INDEX_PARAMETERS, language)
+    index_parameters = with_language(PASSAGE_INDEX_PARAMETERS if passage else page_parameters(language), language)
     account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -300,7 +311,8 @@ def build_snapshot(
                 parsed_chunks = map(_parse_chunk, chunks)
             docs = _DocsWriter(tmp, url_template, source_heads and not passage_words)
             index = IndexBuilder(tmp / "index", title_in_body=bool(passage), language=language,
-                                 title_once=index_parameters.get("title") == TITLE_FIRST_PASSAGE)
+                                 title_once=index_parameters.get("title") == TITLE_FIRST_PASSAGE,
+                                 passage_words=index_parameters.get("passage_words"))
             check = IndexingCheck(language)
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
             for chunk in parsed_chunks:
@@ -357,3 +369,20 @@ def build_snapshot(
                 index.abort()  # tantivy's threads must stop writing before the directory goes
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+
+def copy_with_index(snapshot: str | Path, out: str | Path, parameters: dict, format: str) -> Path:
+    """A copy at ``out`` of the page snapshot at ``snapshot``, its index rebuilt with ``parameters``
+    and its manifest saying ``format``: the same pages as an older format indexed them (e.g.
+    ``INDEX_PARAMETERS``, format 3), to compare rankings in tests and benchmarks. The copy's file
+    hashes are not updated (``stillweb verify`` flags its index)."""
+    source, out = Path(snapshot), Path(out)
+    shutil.copytree(source, out, ignore=shutil.ignore_patterns("index"))
+    table = pq.read_table(source / "docs.parquet", columns=["doc_id", "title", "text"])
+    builder = IndexBuilder(out / "index", passage_words=parameters.get("passage_words"))
+    for doc_id, title, text in zip(*(table.column(name).to_pylist() for name in ("doc_id", "title", "text"))):
+        builder.add(doc_id, title, text)
+    manifest = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
+    manifest.update(format=format, index=dict(parameters, segments=builder.finish()))
+    write_manifest_as_is(out, manifest)
+    return out

@@ -18,7 +18,17 @@ Sets (every engine indexes each row as ``title + "\\n" + text``):
   (``zh``: CJK bigrams); bm25s segments with jieba, Pyserini uses Anserini's ``-language zh``;
 - ``synthetic``: a synthetic world of ``--articles`` articles (seed 0), built once and cached
   under ``--dir``; queries ask for the pages with a given fact, ``Which <kind> has <relation>
-  <value>?`` for keyed entity facts shared by at most 5 pages, qrels = those pages.
+  <value>?`` for keyed entity facts shared by at most 5 pages, qrels = those pages; split into
+  ``tune`` and ``confirm`` halves as above (issue 43 chose the page ranking on the tune half at
+  30,000 articles);
+- ``pages`` (issue 43): page snapshots. The HotpotQA/2Wiki questions over one page per title
+  (the distinct context paragraphs of a title, joined), relevant = the supporting titles; over
+  the shared Wikipedia dump sample's pages, known-item queries (5 consecutive words of a page's
+  text at a keyed place, two per page) and title-seeking ones (a page's title), relevant = that
+  page. Each split into the two halves.
+
+Page sets also run ``stillweb format 3``: the same pages indexed as format 3 did (title^2 +
+body, tantivy syntax; ``copy_with_index``), the ranking before issue 43.
 
 Queries per second per core = queries / CPU seconds of this process (every thread, the JVM's
 included) while the engine answers them, after one warm-up pass: stillweb's ranking alone (doc
@@ -54,6 +64,8 @@ from bench_common import append_section, load  # noqa: E402
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 MULTIHOP = ("hotpotqa_train_100.json", "2wikimultihopqa_dev_2.json")
 ENGINES = ("stillweb", "bm25s", "pyserini")
+FORMAT_3 = "stillweb format 3"
+WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 MEASURES = ("R@10", "nDCG@10")
 K = 10
 
@@ -67,6 +79,75 @@ class QuerySet:
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
     role: str  # "tune" or "confirm"
+    format_3: object = None  # page sets: the same pages as format 3 indexed them
+
+
+def halves(name: str, snapshot, queries: dict[str, str], qrels: dict, format_3=None) -> list[QuerySet]:
+    """``queries`` split into the tune and confirm halves (:func:`half`), as two sets."""
+    sets = []
+    for role in ("tune", "confirm"):
+        chosen = {qid: text for qid, text in queries.items() if half(qid) == role and qid in qrels}
+        sets.append(QuerySet(f"{name}, {role} half", snapshot, chosen, {qid: qrels[qid] for qid in chosen}, role, format_3))
+    return sets
+
+
+def as_format_3(snapshot):
+    """The same pages indexed as format 3 did (built once beside the snapshot)."""
+    from stillweb.corpora.index import INDEX_PARAMETERS
+    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot_build import copy_with_index
+
+    path = snapshot.path.with_name(snapshot.path.name + "-format3")
+    if not (path / "manifest.json").exists():
+        copy_with_index(snapshot.path, path, INDEX_PARAMETERS, "stillweb-snapshot/3")
+    return Snapshot.open(path)
+
+
+def multihop_page_sets(work: Path) -> list[QuerySet]:
+    """HotpotQA/2Wiki questions over one page per title (its distinct context paragraphs joined)."""
+    import json
+
+    from stillweb.corpora.records import RawPage
+    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot_build import build_snapshot
+
+    paragraphs: dict[str, list[str]] = {}
+    queries, qrels = {}, {}
+    for prefix, name in zip(("h", "w"), MULTIHOP):
+        for number, question in enumerate(json.loads((SHARED / name).read_text(encoding="utf-8"))):
+            for title, sentences in question["context"]:
+                text = ("" if prefix == "h" else " ").join(sentences).strip()
+                if text and text not in paragraphs.setdefault(title, []):
+                    paragraphs[title].append(text)
+            queries[f"{prefix}q{number}"] = question["question"]
+            qrels[f"{prefix}q{number}"] = {title: 1 for title, _index in question["supporting_facts"]}
+    pages = [RawPage(title=title, text="\n\n".join(paragraphs[title]) or title, source_id=title, is_wikitext=False,
+                     position=f"page {number}") for number, title in enumerate(sorted(paragraphs))]
+    built = build_snapshot(pages, work / "multihop-pages", source={"kind": "bench"}, parameters={}, progress=False)
+    snapshot = Snapshot.open(built.path)
+    return halves("HotpotQA+2Wiki questions, pages", snapshot, queries, qrels, as_format_3(snapshot))
+
+
+def wiki_page_sets(work: Path) -> list[QuerySet]:
+    """Known-item (5 words of a page's text) and title-seeking queries over the dump sample's pages."""
+    from stillweb.corpora.build_from_source import build_wikipedia
+    from stillweb.corpora.keyed import KeyedRng
+    from stillweb.corpora.snapshot import Snapshot
+
+    snapshot = Snapshot.open(build_wikipedia(SHARED / WIKI_SAMPLE, work / "wiki-pages", progress=False).path)
+    ids = document_ids(snapshot)
+    known, titles, qrels = {}, {}, {}
+    for doc in range(len(snapshot)):
+        words = snapshot.text_of(doc).split()
+        for j in range(2):
+            start = KeyedRng(0, "bench-known-item", doc, j).integer(0, max(0, len(words) - 5))
+            known[f"k{doc}-{j}"] = " ".join(words[start : start + 5]) or snapshot.title_of(doc)
+            qrels[f"k{doc}-{j}"] = {ids[doc]: 1}
+        titles[f"t{doc}"] = snapshot.title_of(doc)
+        qrels[f"t{doc}"] = {ids[doc]: 1}
+    format_3 = as_format_3(snapshot)
+    return (halves("dump sample pages, known-item", snapshot, known, qrels, format_3)
+            + halves("dump sample pages, title-seeking", snapshot, titles, qrels, format_3))
 
 
 def half(qid: str) -> str:
@@ -132,7 +213,7 @@ def cmrc_set(work: Path, path: Path = SHARED / "cmrc2018_trial.json") -> QuerySe
     return QuerySet("CMRC 2018 trial (Chinese) paragraphs", snapshot, queries, qrels, "confirm")
 
 
-def synthetic_set(articles: int, directory: Path, count: int = 500) -> QuerySet:
+def synthetic_set(articles: int, directory: Path, count: int = 500) -> list[QuerySet]:
     """Fact-lookup questions over a synthetic world of ``articles`` articles (built once, cached)."""
     from stillweb.corpora.keyed import KeyedRng
     from stillweb.corpora.snapshot import Snapshot
@@ -156,7 +237,7 @@ def synthetic_set(articles: int, directory: Path, count: int = 500) -> QuerySet:
         qid = f"s{i}"
         queries[qid] = f"Which {template.removeprefix('infobox ')} has {relation.replace('_', ' ')} {value}?"
         qrels[qid] = {ids[doc]: 1 for doc in sorted(set(holders[(template, relation, value)]))}
-    return QuerySet(f"synthetic {len(snapshot):,} articles, fact lookups", snapshot, queries, qrels, "confirm")
+    return halves(f"synthetic {len(snapshot):,} articles, fact lookups", snapshot, queries, qrels, as_format_3(snapshot))
 
 
 def document_ids(snapshot) -> list[str]:
@@ -194,10 +275,14 @@ def run_engines(sets: list[QuerySet], engines: tuple[str, ...]) -> list[tuple[Qu
         texts_of_queries = [query_set.queries[q] for q in qids]
         row = {}
         for engine in engines:
-            if engine == "stillweb":
-                search = query_set.snapshot.search
+            if engine == FORMAT_3 and query_set.format_3 is None:
+                row[engine] = {measure: float("nan") for measure in (*MEASURES, "qps", "qps_ids", "index_s")}
+                continue
+            if engine in ("stillweb", FORMAT_3):
+                snapshot = query_set.snapshot if engine == "stillweb" else query_set.format_3
+                search = snapshot.search
                 hits, seconds = cpu_timed(lambda qs: [[(h.doc_id, h.score) for h in search(q, K)] for q in qs], texts_of_queries)
-                ranking = query_set.snapshot._index.search  # the ranking alone: doc ids and scores, as the others return
+                ranking = snapshot._index.search  # the ranking alone: doc ids and scores, as the others return
                 _hits, ids_seconds = cpu_timed(lambda qs: [ranking(q, K) for q in qs], texts_of_queries)
                 index_seconds = float("nan")
             else:
@@ -212,7 +297,7 @@ def run_engines(sets: list[QuerySet], engines: tuple[str, ...]) -> list[tuple[Qu
             run = {qid: {ids[d]: round(s, 6) for d, s in found} for qid, found in zip(qids, hits)}
             scores = ev.evaluate(query_set.qrels, run, MEASURES)
             row[engine] = {**scores, "qps": len(qids) / max(seconds, 1e-9), "index_s": index_seconds}
-            row[engine]["qps_ids"] = len(qids) / max(ids_seconds if engine == "stillweb" else seconds, 1e-9)
+            row[engine]["qps_ids"] = len(qids) / max(ids_seconds if engine in ("stillweb", FORMAT_3) else seconds, 1e-9)
         results.append((query_set, row))
     for index, _seconds in built.values():
         getattr(index, "close", lambda: None)()
@@ -227,13 +312,13 @@ def report(results, engines: tuple[str, ...], notes: str) -> str:
         head = f"| {query_set.name} | {query_set.role} | {len(query_set.snapshot):,} | {len(query_set.queries)} |"
         for measure in (*MEASURES, "qps_ids", "qps"):
             values = [row[e][measure] for e in engines]
-            others = [row[e][measure] for e in engines if e != "stillweb"]
+            others = [row[e][measure] for e in engines if e not in ("stillweb", FORMAT_3)]
             ratio = f"{row['stillweb'][measure] / max(others):.2f}x" if others and max(others) > 0 else "-"
-            shown = [f"{v:.4f}" if measure in MEASURES else f"{v:,.0f}" for v in values]
+            shown = ["-" if v != v else f"{v:.4f}" if measure in MEASURES else f"{v:,.0f}" for v in values]
             name = {"qps_ids": "queries/s per core, doc ids", "qps": "queries/s per core, stillweb with titles+snippets"}.get(measure, measure)
             lines.append(f"{head} {name} | " + " | ".join(shown) + f" | {ratio} |")
             head = "| | | | |"
-    built = [f"{e} {row[e]['index_s']:.1f} s" for _s, row in results[-1:] for e in engines if e != "stillweb"]
+    built = [f"{e} {row[e]['index_s']:.1f} s" for _s, row in results[-1:] for e in engines if e not in ("stillweb", FORMAT_3)]
     if built:
         lines += ["", f"Baseline indexing CPU on the last set: {', '.join(built)}."]
     return "\n".join(lines)
@@ -241,8 +326,8 @@ def report(results, engines: tuple[str, ...], notes: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", nargs="+", choices=["multihop", "musique", "cmrc", "synthetic"],
-                        default=["multihop", "musique", "cmrc", "synthetic"], help="which sets (default all)")
+    parser.add_argument("--sets", nargs="+", choices=["multihop", "musique", "cmrc", "pages", "synthetic"],
+                        default=["multihop", "musique", "cmrc", "pages", "synthetic"], help="which sets (default all)")
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES),
                         help="stillweb always runs; bm25s needs the eval extra, pyserini its extra and a JDK 17")
     parser.add_argument("--musique", type=Path, help="MuSiQue JSON array (HippoRAG's data/musique_train.json)")
@@ -252,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-append", action="store_true", help="print only; do not append to BENCHMARKS.md")
     args = parser.parse_args(argv)
     engines = tuple(dict.fromkeys(["stillweb", *args.engines]))
+    if {"pages", "synthetic"} & set(args.sets):
+        engines += (FORMAT_3,)
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as work:
         sets: list[QuerySet] = []
         if "multihop" in args.sets:
@@ -260,22 +347,26 @@ def main(argv: list[str] | None = None) -> int:
             sets.append(musique_set(Path(work), args.musique))
         if "cmrc" in args.sets:
             sets.append(cmrc_set(Path(work)))
+        if "pages" in args.sets:
+            sets += multihop_page_sets(Path(work)) + wiki_page_sets(Path(work))
         if "synthetic" in args.sets:
             args.dir.mkdir(parents=True, exist_ok=True)
-            sets.append(synthetic_set(args.articles, args.dir))
+            sets += synthetic_set(args.articles, args.dir)
         before = load()
         results = run_engines(sets, engines)
+        import json
+
+        recorded = {json.dumps({"format": q.snapshot.manifest.get("format"),
+                                **{k: v for k, v in q.snapshot.manifest.get("index", {}).items() if k != "segments"}},
+                               sort_keys=True) for q in sets}
         notes = (f"k={K}; {before} before, {load()} after (2 cores shared by ~8 engineers: qps are noisy, compare "
-                 "within a row). stillweb index parameters: "
-                 f"{sets[0].snapshot.manifest.get('index', {}).get('tokenizer', '?')} / format "
-                 f"{sets[0].snapshot.manifest.get('format')}"
-                 + "".join(f"; {q.name}: analyzer {q.snapshot.analyzer.parameters()}" for q in sets if q.snapshot.analyzer)
-                 + ".")
+                 "within a row). stillweb snapshots' format and index parameters (manifest): "
+                 + "; ".join(f"`{text}`" for text in sorted(recorded)) + ".")
         text = report(results, engines, notes)
     if args.no_append:
         print(text)
     else:
-        issue = "issue 42: CMRC 2018, Chinese" if args.sets == ["cmrc"] else "issue 37"
+        issue = "issue 42: CMRC 2018, Chinese" if args.sets == ["cmrc"] else "issues 37, 43"
         append_section(f"Retrieval side by side: stillweb, bm25s, Pyserini ({issue})", text)
     return 0
 

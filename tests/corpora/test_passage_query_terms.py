@@ -48,7 +48,7 @@ def ranked(snapshot: Snapshot, query: str) -> list[tuple[str, float]]:
 
 def test_the_manifest_records_how_queries_are_read(passages):
     new, old = passages
-    assert new.manifest["format"] == "stillweb-snapshot/3" and new.manifest["index"]["query"] == QUERY_TERMS
+    assert new.manifest["format"] == "stillweb-snapshot/4" and new.manifest["index"]["query"] == QUERY_TERMS
     assert {k: v for k, v in new.manifest["index"].items() if k != "segments"} == PASSAGE_INDEX_PARAMETERS
     assert "query" not in old.manifest["index"] and old.fingerprint == new.fingerprint  # the manifest was edited only
 
@@ -98,9 +98,9 @@ def test_a_newer_format_is_refused_by_name(passages, tmp_path):
     copy = tmp_path / "snap"
     shutil.copytree(passages[0].path, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["format"] = "stillweb-snapshot/4"
+    manifest["format"] = "stillweb-snapshot/5"
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(SnapshotError, match="stillweb-snapshot/3 manifest"):
+    with pytest.raises(SnapshotError, match="stillweb-snapshot/4 manifest"):
         Snapshot.open(copy)
 
 
