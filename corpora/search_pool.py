@@ -4,9 +4,12 @@ tantivy releases the GIL while it searches (tantivy-py wraps ``Searcher.search``
 in ``py.detach``/``allow_threads``), but parsing the query, reading titles and
 making snippets hold it, and on small and medium corpora they are about half the
 work; so threads stop well short of two cores (``scripts/bench_search.py batch``
-measures both). A :class:`SearchPool` instead keeps ``workers`` processes, each
+measures both). A :class:`SearchPool` instead keeps worker processes, each
 with the snapshot opened read-only (its files are memory-mapped, so the page
-cache is shared), and hands them contiguous slices of the batch. Every worker
+cache is shared), and hands them contiguous slices of the batch; the calling
+process searches slices too (``local``), so ``workers`` cores take
+``workers - 1`` processes and no core waits on a parent that only relays
+(issue 43). Every worker
 runs the same :meth:`Snapshot.search` on the same files, so a batch answers
 exactly what the queries answer one by one, in input order. The pool does not
 know the snapshot class: it is handed the function that opens one in a worker
@@ -24,6 +27,7 @@ against 0.23 ms through pipes on a 30k-article batch, issue 37).
 
 from __future__ import annotations
 
+import collections
 import threading
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -36,7 +40,7 @@ from stillweb.corpora.records import SearchResult
 
 __all__ = ["Searcher", "SearchPool"]
 
-CHUNKS_PER_WORKER = 2  # a little slack so a slow slice does not idle the other worker
+CHUNKS_PER_WORKER = 4  # slack so a slow slice (or a core taken by another process) does not idle the others
 _CLOSE_WAIT_SECONDS = 5.0
 
 
@@ -47,7 +51,8 @@ class Searcher(Protocol):
 
 
 class SearchPool:
-    """``workers`` processes answering :meth:`Snapshot.search` for slices of a batch.
+    """Processes answering :meth:`Snapshot.search` for slices of a batch (``workers`` of them, or
+    ``workers - 1`` beside the caller's own share when a batch is given ``local``).
 
     Processes start as :mod:`stillweb.corpora.processes` says (``spawn``: a fresh
     interpreter, never a fork of a parent whose tantivy threads may hold locks); the
@@ -73,34 +78,46 @@ class SearchPool:
         """Process ids of the running workers (empty before the first batch)."""
         return [process.pid for process in self._processes]
 
-    def search_many(self, queries: list[str], k: int) -> list[list[SearchResult]]:
-        """The results of each (already validated) query, in input order."""
+    def search_many(self, queries: list[str], k: int, local: Searcher | None = None) -> list[list[SearchResult]]:
+        """The results of each (already validated) query, in input order.
+
+        With ``local`` (the snapshot this process has open), this process searches slices too, one
+        core's share, while the worker processes search theirs: ``workers`` cores in all, one fewer
+        process to feed (:meth:`Snapshot.search_many` passes itself)."""
         if not queries:
             return []
-        size = -(-len(queries) // (self.workers * CHUNKS_PER_WORKER))
-        chunks = [queries[start : start + size] for start in range(0, len(queries), size)]
-        answers: list[list | None] = [None] * len(chunks)
         with self._lock:
-            self._start()
+            self._start(self.workers - 1 if local is not None else self.workers)
+            share = len(self._connections) + (local is not None)
+            size = -(-len(queries) // (share * CHUNKS_PER_WORKER))
+            chunks = [queries[start : start + size] for start in range(0, len(queries), size)]
+            answers: list[list | None] = [None] * len(chunks)
+            pending = collections.deque(range(len(chunks)))  # workers take slices from the front, this process from the back
             busy: dict[Connection, int] = {}
-            pending = iter(range(len(chunks)))
-            for connection, number in zip(self._connections, pending):
-                busy[connection] = number
-                _send(connection, (chunks[number], k))
-            while busy:
-                for connection in wait(list(busy)):
-                    answers[busy.pop(connection)] = _receive(connection)
-                    number = next(pending, None)
-                    if number is not None:
-                        busy[connection] = number
-                        _send(connection, (chunks[number], k))
-        return [[SearchResult(*fields) for fields in page] for chunk in answers for page in chunk]
 
-    def _start(self) -> None:
-        if self._processes:
+            def feed(connection: Connection) -> None:
+                if pending:
+                    busy[connection] = pending.popleft()
+                    _send(connection, (chunks[busy[connection]], k))
+
+            for connection in self._connections:
+                feed(connection)
+            while pending or busy:
+                if local is not None and pending:
+                    number = pending.pop()
+                    answers[number] = [local.search(query, k) for query in chunks[number]]
+                ready = wait(list(busy), timeout=0 if local is not None and pending else None) if busy else []
+                for connection in ready:
+                    number = busy.pop(connection)
+                    answers[number] = [[SearchResult(*fields) for fields in page] for page in _receive(connection)]
+                    feed(connection)
+        return [page for chunk in answers for page in chunk]
+
+    def _start(self, processes: int) -> None:
+        if self._processes or processes < 1:
             return
         context = process_context()
-        for _ in range(self.workers):
+        for _ in range(processes):
             parent, child = context.Pipe()
             process = context.Process(target=_serve, args=(child, self._open_searcher, self._path), daemon=True)
             process.start()

@@ -201,7 +201,8 @@ class Snapshot:
 
     def search_many(self, queries: Sequence[str], k: int = 10, workers: int | None = None,
                     mode: str = "bm25") -> list[list[SearchResult]]:
-        """:meth:`search` for each of ``queries``, in input order, spread over ``workers`` processes.
+        """:meth:`search` for each of ``queries``, in input order, spread over ``workers`` cores (this
+        process and ``workers - 1`` worker processes).
 
         The results equal ``[self.search(q, k) for q in queries]``. ``workers``
         defaults to the cores this process may use; with one worker, or a batch
@@ -229,7 +230,7 @@ class Snapshot:
                 self._pool = SearchPool(self.path, workers, Snapshot.open)
             pool = self._pool
         try:
-            return pool.search_many(queries, k)
+            return pool.search_many(queries, k, local=self)
         except BrokenProcessPool:  # a worker was killed: answer here, start afresh next time
             with self._pool_lock:  # this pool only: another thread may have started a new one meanwhile
                 if self._pool is pool:

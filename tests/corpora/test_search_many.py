@@ -49,6 +49,24 @@ def test_search_many_equals_one_by_one_in_input_order(snapshot, k):
     assert snapshot.search_many([], k) == []
 
 
+def test_this_process_searches_a_share_beside_one_worker_fewer(snapshot):
+    """Two cores: one worker process and this one (issue 43); three: two workers. Both parts answer slices."""
+    queries = batch_queries(snapshot, 40)
+    expected = [snapshot.search(query, 10) for query in queries]
+    for workers in (2, 3):
+        assert snapshot.search_many(queries, 10, workers=workers) == expected
+        assert len(snapshot._pool.pids) == workers - 1
+    local_calls = []
+
+    class Counting:
+        def search(self, query, k):
+            local_calls.append(query)
+            return snapshot.search(query, k)
+
+    assert snapshot._pool.search_many(queries, 10, local=Counting()) == expected
+    assert 0 < len(local_calls) < len(queries)  # the workers answered the rest
+
+
 def test_search_many_names_the_bad_query_or_argument(snapshot):
     with pytest.raises(ValueError, match=r"queries\[2\]"):
         snapshot.search_many(["river", "film", "   ", "album"])
