@@ -189,8 +189,6 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
         raise UsageError(f"unknown --script {script!r}; expected one of {', '.join(SCRIPTS)}")
     if script is None and (language or declared) == "zh":
         script = DEFAULT_SCRIPT
-    if script is not None and on_ray:
-        raise UsageError("a Chinese dump (--script) is not yet read on Ray: build it without --ray")
     stats = DumpStats()
     account = RowAccount(dedupe="title", strict=strict)
 
@@ -201,7 +199,7 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
     if on_ray:
         from stillweb.corpora.ray_build import dump_pages_on_ray
 
-        pages, workers = dump_pages_on_ray(path, skip_bad=skip_bad, stats=stats), 1
+        pages, workers = dump_pages_on_ray(path, skip_bad=skip_bad, stats=stats, script=script), 1
     else:
         pages = read_dump(path, skip_bad=skip_bad, stats=stats)
         if script is not None:

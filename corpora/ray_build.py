@@ -37,15 +37,17 @@ _COUNTED = ("pages", "articles", "redirects", "other_namespaces", "bad_pages")
 
 
 def dump_pages_on_ray(path: str | Path, skip_bad: bool = False, stats: DumpStats | None = None,
-                      shard_bytes: int | None = None, window: int | None = None) -> Iterator[Any]:
-    """The pages of an XML dump, read and parsed shard by shard on Ray, in dump order.
+                      shard_bytes: int | None = None, window: int | None = None,
+                      script: str | None = None) -> Iterator[Any]:
+    """The pages of an XML dump, read and parsed shard by shard on Ray, in dump order (``script``: a
+    Chinese dump's pages written in that script, as :func:`~stillweb.corpora.build_from_source.build_wikipedia` does).
 
     ``stats`` receives the sums of the shards' :class:`DumpStats` (positions
     renumbered over the whole dump); as with :func:`read_dump`, a stream broken
     under ``skip_bad`` ends the pages there.
     """
     stats = stats if stats is not None else DumpStats()
-    for items, shard_stats in _shard_results(dump_shards(path, shard_bytes or SHARD_BYTES), _parse_dump_shard, (skip_bad,), window):
+    for items, shard_stats in _shard_results(dump_shards(path, shard_bytes or SHARD_BYTES), _parse_dump_shard, (skip_bad, script), window):
         offset = stats.pages
         for item in items:
             yield _renumbered(item, offset)
@@ -88,9 +90,10 @@ def _renumber_row(text: str, offset: int) -> str:
     return _ROW_POSITION.sub(lambda match: f":row {int(match.group(1)) + offset}", text, count=1)
 
 
-def _parse_dump_shard(shard, skip_bad: bool) -> tuple[list, DumpStats]:
+def _parse_dump_shard(shard, skip_bad: bool, script: str | None = None) -> tuple[list, DumpStats]:
     stats = DumpStats()
-    return [preparse(page) for page in read_dump_shard(shard, skip_bad, stats)], stats
+    pages = read_dump_shard(shard, skip_bad, stats)
+    return [preparse(dataclasses.replace(page, script=script) if script else page) for page in pages], stats
 
 
 def _shard_results(shards: Sequence[Any], parse: Callable, args: tuple, window: int | None) -> Iterator[tuple[list, Any]]:

@@ -55,6 +55,23 @@ def test_sharded_multistream_build_equals_the_local_build(ray_runtime, shared_da
     in_ray_workers(notes(), "dump_shard", shards)
 
 
+def test_sharded_chinese_dump_build_equals_the_local_build(ray_runtime, tmp_path, monkeypatch):
+    """A zhwiki dump in page ranges of ~512 bytes: its pages written in the chosen script on the workers."""
+    from support.zhwiki import write_zhwiki_dump
+
+    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 512)
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
+    dump = write_zhwiki_dump(tmp_path / "zhwiki.xml")
+    shards = len(dump_shards(dump, 512))
+    assert shards > 3
+    for script in ("hans", "hant"):
+        local = build_wikipedia(dump, tmp_path / f"local-{script}", progress=False, script=script)
+        sharded = build_wikipedia(dump, tmp_path / f"sharded-{script}", progress=False, on_ray=True, script=script)
+        same_snapshot(local, sharded)
+        assert sharded.manifest["parameters"]["script"] == script
+    in_ray_workers(notes(), "dump_shard", 2 * shards)
+
+
 def test_sharded_row_corpus_build_equals_the_local_build(ray_runtime, tmp_path, monkeypatch):
     monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 8 << 10)
     notes = ray_work_log(monkeypatch, tmp_path / "notes")
