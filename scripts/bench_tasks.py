@@ -35,6 +35,7 @@ from stillweb.corpora.tasks.compose import ComposeParams  # noqa: E402
 from stillweb.corpora.tasks.formalization import formalization_stats  # noqa: E402
 from stillweb.corpora.tasks.generate import GenerationParams, GenerationResult, generate_task_list  # noqa: E402
 from stillweb.corpora.tasks.graph import FactGraph  # noqa: E402
+from stillweb.corpora.tasks.keys import formalization_key_reason  # noqa: E402
 from stillweb.corpora.tasks.quality import task_set_stats  # noqa: E402
 from stillweb.corpora.tasks.task_world import open_world  # noqa: E402
 from stillweb.envs.wikiqa.solvability import solve_with_reference  # noqa: E402
@@ -72,6 +73,9 @@ def main() -> None:
     graph_seconds = time.process_time() - started
     params = GenerationParams(count=args.count, seed=args.seed, compose=ComposeParams(min_hops=2, max_hops=args.max_hops))
     main_run, main_seconds = _timed(world, graph, params)
+    unkeyed = GenerationParams(count=args.count, seed=args.seed,
+                               compose=ComposeParams(min_hops=2, max_hops=args.max_hops, require_key=False))
+    base_run, base_seconds = _timed(world, graph, unkeyed)  # the baseline in the same run: no keys
     hard = GenerationParams(count=args.hard_count, seed=args.seed, compose=ComposeParams(min_hops=4, max_hops=6, level=3))
     hard_run, hard_seconds = _timed(world, graph, hard)
     real_run, real_seconds = None, 0.0
@@ -101,6 +105,9 @@ def main() -> None:
         f"with the fact-graph build ({graph_seconds:.1f} s, once per process): {made / (main_seconds + graph_seconds):.0f} tasks/s",
         f"- hard set ({args.hard_count} tasks, level 3, hops 4..6): {len(hard_run.tasks) / hard_seconds:.0f} tasks/s per core "
         f"({hard_run.attempts} attempts)",
+        f"- baseline in the same run, keys off (`ComposeParams(require_key=False)`, as before issue 40): "
+        f"{len(base_run.tasks) / base_seconds:.0f} tasks/s per core; keyed / unkeyed: "
+        f"{(made / main_seconds) / (len(base_run.tasks) / base_seconds):.2f}",
         "",
         "### Distributions (main set)",
         "",
@@ -122,15 +129,18 @@ def main() -> None:
         "",
         f"- main set: {_question_line(main_run)}",
         f"- hard set: {_question_line(hard_run)}",
+        f"- main set, keys (issue 40): {_key_line(main_run)}",
+        f"- unkeyed baseline: {_key_line(base_run)}",
         *([f"- real snapshot `{args.real}` (count {args.real_count}, seed {args.real_seed}, "
-           f"{real_seconds:.1f} s): {_question_line(real_run)}"] if real_run is not None else []),
+           f"{real_seconds:.1f} s): {_question_line(real_run)}",
+           f"- real snapshot, keys (issue 40): {_key_line(real_run)}"] if real_run is not None else []),
         "",
         "### Oracle (reference agent through WikiQA-v0, tools only; run separately)",
         "",
         f"- main set: {_oracle_line(main_oracle)}",
         f"- hard set: {_oracle_line(hard_oracle)}",
     ])
-    append_section("Task generator, round 3 (scripts/bench_tasks.py)", body)
+    append_section("Task generator, round 4: keyed questions (scripts/bench_tasks.py, issue 40)", body)
 
 
 def _timed(world, graph: FactGraph, params: GenerationParams) -> tuple[GenerationResult, float]:
@@ -182,6 +192,18 @@ def _question_line(run: GenerationResult) -> str:
             f"{stats['distinct_answers']} distinct ({_pct(stats['distinct_answers'], len(run.tasks))}), largest share "
             f"{100 * stats['answer_max_share']:.1f}%, answers given by n tasks {{{per_answer}}}; question words p50 "
             f"{stats['words_p50']}, p95 {stats['words_p95']}; patterns: {patterns}; malformed {stats['malformed']}")
+
+
+def _key_line(run: GenerationResult) -> str:
+    """Share of tasks whose formalization is keyed, rejections by reason, refused facts, hops, words, openers."""
+    keyed = sum(1 for t in run.tasks if formalization_key_reason(
+        t.formalization, [o.obfuscated for o in t.obfuscations if o.kind != "entity_to_description"]) is None)
+    stats = task_set_stats(run.tasks)
+    rejections = ", ".join(f"{k} {v}" for k, v in sorted(run.rejections.items(), key=lambda kv: (-kv[1], kv[0])))
+    refused = ", ".join(f"{k} {v}" for k, v in sorted(run.refused.items())) or "none"
+    return (f"{len(run.tasks)} tasks from {run.attempts} attempts, keyed {_pct(keyed, len(run.tasks))}; median words "
+            f"{stats['words_p50']}; hops {stats['hops']}; stock openers {100 * stats['stock_opener_share']:.1f}%; "
+            f"rejections: {rejections}; facts refused: {refused}")
 
 
 def _pct(part: int, whole: int) -> str:

@@ -40,7 +40,7 @@ from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.keys import functional, key_pairs, key_reason, pins
-from stillweb.corpora.tasks.minimal import drop_redundant_branches
+from stillweb.corpora.tasks.minimal import drop_redundant_branches, pivot_of
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
@@ -141,8 +141,9 @@ class _Builder:
         variables = sum(1 for n in self.query.nodes if n.name != TARGET)
         ratio = math.ceil(self.params.constants_per_variable * variables)
         wanted = min(self.params.max_constraints, max(ratio, self.params.min_constants if ratio else 0))
+        pivot = pivot_of(self.query) if self.params.require_key else None  # keyed: its extras would be pruned
         while self.query.constraint_count < wanted:
-            open_nodes = [n for n in self.query.nodes if n.name != TARGET]
+            open_nodes = [n for n in self.query.nodes if n.name != TARGET and n is not pivot]
             open_nodes.sort(key=lambda n: (len(n.constants), -n.depth, self.query.nodes.index(n)))
             if not any(self._add_constant(n, allow_describe=True, forward_only=True) for n in open_nodes):
                 return

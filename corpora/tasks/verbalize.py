@@ -41,6 +41,7 @@ from stillweb.corpora.tasks.types import entity_classes, is_person, relation_sig
 __all__ = ["render_question"]
 
 _NAME_FRAMES = ("What is the name of the {n} {d}?", "Name the {n} {d}.", "Identify the {n} {d}.")
+_LEAD_RATE = 0.6  # entity questions that tell their one variable first, then ask
 _INTRO_FRAMES = ("There is {p}.", "Consider {p}.", "Take {p}.")
 _SUBJECT_FRAMES = ("Consider the {n} {d}.", "There is {a_n} {d}.", "Think of the {n} {d}.")
 
@@ -52,7 +53,7 @@ def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     noun = text.nouns[root.name]
     verbs, clauses = text.parts(root)
     if query.literal_answer:
-        question = _ask_value(query, noun, verbs if not clauses else [], text.describe(root, verbs, clauses), rng)
+        question = _ask_value(query, noun, (verbs, clauses), text.describe(root, verbs, clauses), rng)
     elif verbs and not clauses and rng.chance(0.4):
         question = f"Which {noun} {_join(verbs)}?"
     else:
@@ -72,29 +73,36 @@ def _tidy(text: str) -> str:
 _SPACE_STOP_RE = re.compile(r" \.(?=\s|$)")
 
 
-def _ask_value(query: Query, noun: str, verbs: list[str], described: str, rng: KeyedRng) -> str:
+def _ask_value(query: Query, noun: str, parts: tuple[list[str], list[str]], described: str, rng: KeyedRng) -> str:
     """A literal answer: the subject told first in a sentence of its own ("A person was born in Lunor
     and wrote Dawn.") and then asked about, as WebShaper and SailorFog write; or asked in one sentence
     ("How many people live in the city where ...?"); a stock frame ("Consider the ...") rarely."""
     words = relation_words(query.answer_relation)
     wh = "Who" if relation_signature(query.answer_relation).range == frozenset({"person"}) else "What"
     ask = words.ask if words.ask and rng.chance(0.7) else f"{wh} is the {words.attribute} of {{np}}?"
-    told = _sentence(noun, verbs, described)
+    told = _sentence(noun, *parts)
     if told and rng.chance(0.75):
         return f"{told} {ask.format(np=f'this {noun}')}"
-    if rng.chance(0.85):
+    if rng.chance(0.9):
         return ask.format(np=f"the {noun} {described}")
     frame = rng.choice(_SUBJECT_FRAMES).format(n=noun, a_n=with_article(noun), d=described)
     return f"{frame} {ask.format(np=f'this {noun}')}"
 
 
-def _sentence(noun: str, verbs: list[str], described: str) -> str:
-    """A variable told as a sentence of its own when all it says is verb phrases ("A university was
-    founded in 1852 and educated Ann Lee."); "" when it has whole clauses ("whose capital is X")."""
-    if not verbs or not described.startswith(("who ", "that ")) or described.split(" ", 1)[1] != _join(verbs):
-        return ""
+def _sentence(noun: str, verbs: list[str], clauses: list[str]) -> str:
+    """A variable told as a sentence of its own, WebShaper's description first: its verb phrases and
+    its "who"/"that" clauses as verbs ("A university was founded in 1852 and educated Ann Lee."), or
+    its one "whose" clause as a possessive ("A country's national anthem is Kassaman."); "" when it
+    has "where" or several "whose" clauses."""
     article = with_article(noun)
-    return f"{article[:1].upper()}{article[1:]} {_join(verbs)}."
+    article = article[:1].upper() + article[1:]
+    said = verbs + [c.split(" ", 1)[1] for c in clauses if c.startswith(("who ", "that "))]
+    rest = [c for c in clauses if not c.startswith(("who ", "that "))]
+    if said and not rest:
+        return f"{article} {_join(said)}."
+    if not said and len(rest) == 1 and rest[0].startswith("whose ") and "\u2014" not in rest[0]:
+        return f"{article}'s {rest[0][6:]}."
+    return ""
 
 
 def _join(parts: list[str]) -> str:
@@ -113,6 +121,10 @@ class _Text:
         nouns = list(self.nouns.values())
         self.told_apart = {n.name for n in query.nodes if n.parent is not None and nouns.count(self.nouns[n.name]) == 1
                            and (n.depth >= 2 or len(n.children) + len(n.constants) >= 3)}
+        root = query.root  # an entity asked through one variable: that variable told first (WebShaper's shape)
+        self.lead = {root.children[0]} if (not query.literal_answer and len(root.children) == 1 and not root.constants
+                                           and nouns.count(self.nouns[root.children[0]]) == 1
+                                           and rng.chance(_LEAD_RATE)) else set()
         self.intros: list[str] = []  # sentences introducing deep variables, deepest first
 
     def noun_phrase(self, node: Node, enclosed: bool) -> str:
@@ -121,8 +133,11 @@ class _Text:
         noun = self.nouns[node.name]
         verbs, clauses = self.parts(node)
         described = self.describe(node, verbs, clauses)
+        if node.name in self.lead and (told := _sentence(noun, verbs, clauses)):
+            self.intros.append(told)
+            return f"that {noun}"
         if node.name in self.told_apart:
-            told = _sentence(noun, verbs if not clauses else [], described)
+            told = _sentence(noun, verbs, clauses)
             self.intros.append(told or self.rng.choice(_INTRO_FRAMES).format(p=f"{with_article(noun)} {described}".strip()))
             return f"that {noun}"
         if enclosed and described:
