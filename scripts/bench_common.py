@@ -48,6 +48,19 @@ def snapshot_path(args: Any) -> Path:
     return path
 
 
+def format_3_copy(snapshot: Any) -> Any:
+    """The same pages as a format 3 snapshot indexed them (one document per page; built once beside the
+    snapshot as ``<name>-format3``): the page ranking before issue 43, for a row of the same run."""
+    from stillweb.corpora.index import INDEX_PARAMETERS
+    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot_build import copy_with_index
+
+    path = snapshot.path.with_name(snapshot.path.name + "-format3")
+    if not (path / "manifest.json").exists():
+        copy_with_index(snapshot.path, path, INDEX_PARAMETERS, "stillweb-snapshot/3")
+    return Snapshot.open(path)
+
+
 def timed_ms(into: tuple[list[float], list[float]], function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call ``function(*args, **kwargs)``, append its wall time and its thread CPU time (ms) to ``into``,
     and return its result: on a loaded machine the CPU time leaves out the waits for a core, which

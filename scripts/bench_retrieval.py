@@ -59,7 +59,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, load  # noqa: E402
+from bench_common import append_section, format_3_copy, load  # noqa: E402
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 MULTIHOP = ("hotpotqa_train_100.json", "2wikimultihopqa_dev_2.json")
@@ -91,18 +91,6 @@ def halves(name: str, snapshot, queries: dict[str, str], qrels: dict, format_3=N
     return sets
 
 
-def as_format_3(snapshot):
-    """The same pages indexed as format 3 did (built once beside the snapshot)."""
-    from stillweb.corpora.index import INDEX_PARAMETERS
-    from stillweb.corpora.snapshot import Snapshot
-    from stillweb.corpora.snapshot_build import copy_with_index
-
-    path = snapshot.path.with_name(snapshot.path.name + "-format3")
-    if not (path / "manifest.json").exists():
-        copy_with_index(snapshot.path, path, INDEX_PARAMETERS, "stillweb-snapshot/3")
-    return Snapshot.open(path)
-
-
 def multihop_page_sets(work: Path) -> list[QuerySet]:
     """HotpotQA/2Wiki questions over one page per title (its distinct context paragraphs joined)."""
     import json
@@ -125,7 +113,7 @@ def multihop_page_sets(work: Path) -> list[QuerySet]:
                      position=f"page {number}") for number, title in enumerate(sorted(paragraphs))]
     built = build_snapshot(pages, work / "multihop-pages", source={"kind": "bench"}, parameters={}, progress=False)
     snapshot = Snapshot.open(built.path)
-    return halves("HotpotQA+2Wiki questions, pages", snapshot, queries, qrels, as_format_3(snapshot))
+    return halves("HotpotQA+2Wiki questions, pages", snapshot, queries, qrels, format_3_copy(snapshot))
 
 
 def wiki_page_sets(work: Path) -> list[QuerySet]:
@@ -145,7 +133,7 @@ def wiki_page_sets(work: Path) -> list[QuerySet]:
             qrels[f"k{doc}-{j}"] = {ids[doc]: 1}
         titles[f"t{doc}"] = snapshot.title_of(doc)
         qrels[f"t{doc}"] = {ids[doc]: 1}
-    format_3 = as_format_3(snapshot)
+    format_3 = format_3_copy(snapshot)
     return (halves("dump sample pages, known-item", snapshot, known, qrels, format_3)
             + halves("dump sample pages, title-seeking", snapshot, titles, qrels, format_3))
 
@@ -237,7 +225,7 @@ def synthetic_set(articles: int, directory: Path, count: int = 500) -> list[Quer
         qid = f"s{i}"
         queries[qid] = f"Which {template.removeprefix('infobox ')} has {relation.replace('_', ' ')} {value}?"
         qrels[qid] = {ids[doc]: 1 for doc in sorted(set(holders[(template, relation, value)]))}
-    return halves(f"synthetic {len(snapshot):,} articles, fact lookups", snapshot, queries, qrels, as_format_3(snapshot))
+    return halves(f"synthetic {len(snapshot):,} articles, fact lookups", snapshot, queries, qrels, format_3_copy(snapshot))
 
 
 def document_ids(snapshot) -> list[str]:

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, load, percentile, timed_ms  # noqa: E402
+from bench_common import append_section, format_3_copy, load, percentile, timed_ms  # noqa: E402
 
 RELATIONS = ("born", "founded", "capital", "director", "population", "university", "album", "award", "river", "city")
 KINDS = ("short", "keyword", "question")
@@ -74,18 +74,6 @@ def raw_top10(snapshot):
         return searcher.fast_field_values("doc_id", [address for _score, address in hits])
 
     return raw
-
-
-def format_3_copy(snapshot):
-    """The same pages as format 3 indexed them (built once beside the snapshot), for format 3's row."""
-    from stillweb.corpora.index import INDEX_PARAMETERS
-    from stillweb.corpora.snapshot import Snapshot
-    from stillweb.corpora.snapshot_build import copy_with_index
-
-    path = snapshot.path.with_name(snapshot.path.name + "-format3")
-    if not (path / "manifest.json").exists():
-        copy_with_index(snapshot.path, path, INDEX_PARAMETERS, "stillweb-snapshot/3")
-    return Snapshot.open(path)
 
 
 def bench_latency(args) -> str:
