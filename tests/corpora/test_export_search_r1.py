@@ -49,7 +49,6 @@ def _plain(value):
     return value
 
 
-@pytest.mark.extra
 def test_the_verl_export_is_what_nq_search_writes(wiki18, tmp_path):
     import pandas
 
@@ -96,7 +95,7 @@ def test_an_unknown_data_source_is_refused_naming_the_known_ones(wiki18, tmp_pat
         import_tasks(wiki18, [write_rows(tmp_path / "q.jsonl", NQ_ROWS)], "q", ImportOptions(data_source="NQ"))
 
 
-def test_export_is_identical_across_processes(wiki18, tmp_path):
+def test_import_and_export_are_identical_across_processes(wiki18, tmp_path):
     import os
     import subprocess
     import sys
@@ -110,5 +109,6 @@ def test_export_is_identical_across_processes(wiki18, tmp_path):
     for seed in ("1", "2"):
         subprocess.run([sys.executable, "-c", script, str(wiki18), str(tmp_path / "nq_test.jsonl"), str(tmp_path / seed),
                         seed], check=True, env={**os.environ, "PYTHONHASHSEED": seed})
-        outputs.append(json.dumps(pq.read_table(tmp_path / seed / "test.parquet").to_pylist(), sort_keys=True))
-    assert outputs[0] == outputs[1].replace('"nq2"', '"nq1"')
+        tasks = pq.read_table(wiki18 / "tasks" / f"nq{seed}" / "test.parquet").to_pylist()  # with the fit check
+        outputs.append(json.dumps([pq.read_table(tmp_path / seed / "test.parquet").to_pylist(), tasks], sort_keys=True))
+    assert outputs[0] == outputs[1].replace('"nq2"', '"nq1"') and '"answer_in_top_k": true' in outputs[0]
