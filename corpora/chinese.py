@@ -18,7 +18,7 @@ from importlib import resources
 
 from stillweb.corpora.errors import UsageError
 
-__all__ = ["fold_to_simplified", "CONVERTER"]
+__all__ = ["fold_to_simplified", "fold_utf8_to_simplified", "CONVERTER"]
 
 CONVERTER = "opencc-python-reimplemented 0.1.7 TSCharacters"  # recorded where the fold changes what is indexed
 
@@ -26,6 +26,21 @@ CONVERTER = "opencc-python-reimplemented 0.1.7 TSCharacters"  # recorded where t
 def fold_to_simplified(text: str) -> str:
     """``text`` with each traditional Chinese character replaced by its simplified form (others unchanged)."""
     return text.translate(_table())
+
+
+def fold_utf8_to_simplified(data: bytes) -> bytes:
+    """UTF-8 ``data`` with traditional characters read as simplified where both forms take as many bytes
+    (every common character does): byte offsets stay valid, so a snippet can be found in the folded copy.
+
+    >>> fold_utf8_to_simplified("長城是中國的".encode()).decode()
+    '长城是中国的'
+    """
+    return data.decode("utf-8", "surrogateescape").translate(_same_length_table()).encode("utf-8", "surrogateescape")
+
+
+@cache
+def _same_length_table() -> dict[int, str]:
+    return {code: simple for code, simple in _table().items() if len(chr(code).encode()) == len(simple.encode())}
 
 
 @cache

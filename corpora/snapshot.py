@@ -32,6 +32,7 @@ from stillweb.corpora.manifest import SnapshotError, check_table_footers, damage
 from stillweb.corpora.page_ranking import passage_snippet
 from stillweb.corpora.records import Fact, SearchResult
 from stillweb.corpora.search_pool import SearchPool
+from stillweb.corpora.chinese import fold_utf8_to_simplified
 from stillweb.corpora.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
 
 __all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "SNIPPET_CHARS", "make_snippet", "snippet_needles"]
@@ -162,8 +163,9 @@ class Snapshot:
         """Ranked ``(doc_id, score)`` pairs as results with titles and snippets."""
         ids = [doc_id for doc_id, _score in hits]
         needles = snippet_needles(query, self.analyzer)
+        fold = fold_utf8_to_simplified if self.analyzer is not None else None  # needles of 中國 are 中国
         return [
-            SearchResult(doc_id, title, score, make_snippet(text, needles), source_id)
+            SearchResult(doc_id, title, score, make_snippet(text, needles, fold=fold), source_id)
             for (doc_id, score), title, text, source_id in zip(hits, self._titles.many(ids), self._texts.many_bytes(ids),
                                                                self._source_ids_of(ids))
         ]

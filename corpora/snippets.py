@@ -7,6 +7,8 @@ is pinned by ``tests/corpora/test_search_golden.py``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from stillweb.corpora.analyzers import BigramAnalyzer
 from stillweb.corpora.index import query_terms
 
@@ -22,7 +24,8 @@ def snippet_needles(query: str, analyzer: BigramAnalyzer | None = None) -> list[
     return [term.encode("utf-8") for term in query_terms(query, analyzer)]
 
 
-def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) -> str:
+def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS,
+                 fold: Callable[[bytes], bytes] | None = None) -> str:
     """A window of about ``width`` bytes of UTF-8 ``text`` showing as many ``needles`` as possible.
 
     ``needles`` come from :func:`snippet_needles`. Candidates are the first
@@ -30,9 +33,11 @@ def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) 
     the most needles wins (the earliest on ties), moved back to the start of
     its line when that is close. Matching works on bytes lowercased for ASCII
     only (length-preserving), with bounded ``bytes.find`` calls, so the cost
-    stays small whatever the page length.
+    stays small whatever the page length. ``fold`` (a snapshot with a language analyzer: its
+    length-preserving traditional-to-simplified fold) is applied to the copy the needles are looked
+    for in, and the window starts a few characters before them rather than at a space.
     """
-    lower = text.lower()
+    lower = (fold(text) if fold is not None else text).lower()
     found = [(position, needle) for position, needle in zip(map(lower.find, needles), needles) if position >= 0]
     firsts = sorted(position for position, _needle in found)
     best_start = firsts[0] if firsts else 0
@@ -41,8 +46,12 @@ def make_snippet(text: bytes, needles: list[bytes], width: int = SNIPPET_CHARS) 
     line_start = text.rfind(b"\n", 0, best_start) + 1
     if best_start - line_start < width // 3:
         best_start = line_start
-    elif best_start:
+    elif best_start and fold is None:
         best_start = text.rfind(b" ", 0, best_start - width // 6) + 1
+    elif best_start:  # Chinese and Japanese have no spaces to start at: a little before the terms, on a character
+        best_start = max(line_start, best_start - width // 6)
+        while best_start > line_start and text[best_start] & 0xC0 == 0x80:  # a UTF-8 continuation byte
+            best_start -= 1
     snippet = text[best_start : best_start + width].decode("utf-8", errors="ignore").replace("\n", " ")
     return snippet + ("..." if best_start + width < len(text) else "")
 

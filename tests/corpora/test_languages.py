@@ -201,3 +201,13 @@ def test_chinese_pages_split_into_passages_of_characters(tmp_path):
     assert len(snapshot) > 2 * len(CHINESE_ROWS) and all(len(document.text) <= 40 for document in documents)
     assert "".join(d.text for d in documents if d.title == "北京") == CHINESE_ROWS[0]["text"]  # cut, and whole again
     assert snapshot.get(snapshot.search("紫禁城", 1)[0].doc_id).title == "故宫"
+
+
+def test_a_snippet_of_traditional_text_shows_the_simplified_querys_terms(tmp_path):
+    filler = "這是一段很長的說明文字，與問題無關。" * 20  # 360 characters before the answer
+    rows = [{"id": "t", "title": "長城", "text": filler + "長城位於中國北方，東起山海關。"},
+            {"id": "s", "title": "其他", "text": "别的内容。"}]
+    snapshot = Snapshot.open(build_rows([write_chinese_rows(tmp_path / "t.jsonl", rows)], tmp_path / "s", progress=False,
+                                        language="zh").path)
+    (hit,) = snapshot.search("中国北方", 1)
+    assert hit.title == "長城" and "中國北方" in hit.snippet and not hit.snippet.startswith("這是")
