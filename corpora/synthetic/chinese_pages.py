@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic.dates import decode_date
 from stillweb.corpora.synthetic.facts import InfoboxField, format_number
-from stillweb.corpora.synthetic.wikitext_pages import ITALIC_KINDS, MAX_LISTED_WORKS, ArticleWriter, page
+from stillweb.corpora.synthetic.wikitext_pages import ITALIC_KINDS, MAX_LISTED_WORKS, ArticleWriter, entity_pages, page
 from stillweb.corpora.synthetic.world import World
 
 __all__ = ["chinese_world_pages", "render_unit_zh", "ZH_SENTENCES", "ZH_KIND_NOUNS"]
@@ -53,12 +53,7 @@ def render_unit_zh(world: World, unit: int) -> list[RawPage]:
     if not 0 <= unit < len(world):
         raise IndexError(f"page unit {unit} out of range [0, {len(world)})")
     if unit < world.entity_count:
-        title = world.titles[unit]
-        pages = [page(title, _ChineseArticle(world, unit).text(), unit)]
-        alias = world.aliases.get(unit)
-        if alias:
-            pages.append(page(alias, f"#重定向 [[{title}]]", unit, redirect=title))
-        return pages
+        return entity_pages(world, unit, _ChineseArticle, "#重定向")
     unit -= world.entity_count
     if unit < len(world.disambiguations):
         name, members = world.disambiguations[unit]

@@ -24,7 +24,7 @@ from stillweb.corpora.synthetic.phrases import FILLER, FILLER_ADJECTIVES, RELATI
 from stillweb.corpora.synthetic.dates import decode_date
 from stillweb.corpora.synthetic.world import World
 
-__all__ = ["ArticleWriter", "page", "page_url", "render_unit", "short_description", "world_pages"]
+__all__ = ["ArticleWriter", "entity_pages", "page", "page_url", "render_unit", "short_description", "world_pages"]
 
 URL_PREFIX = "https://synthetic.stillweb.invalid/wiki/"
 INFOBOX_TEMPLATES = {
@@ -59,7 +59,7 @@ def render_unit(world: World, unit: int) -> list[RawPage]:
     if not 0 <= unit < len(world):
         raise IndexError(f"page unit {unit} out of range [0, {len(world)})")
     if unit < world.entity_count:
-        return _entity_pages(world, unit)
+        return entity_pages(world, unit)
     unit -= world.entity_count
     if unit < len(world.disambiguations):
         name, members = world.disambiguations[unit]
@@ -73,12 +73,13 @@ def page(title: str, text: str, unit: int, redirect: str | None = None) -> RawPa
     return RawPage(title=title, text=text, redirect=redirect, url=page_url(title), position=f"synthetic unit {unit}")
 
 
-def _entity_pages(world: World, gid: int) -> list[RawPage]:
+def entity_pages(world: World, gid: int, writer: type | None = None, redirect_word: str = "#REDIRECT") -> list[RawPage]:
+    """The article of entity ``gid`` (written by ``writer``, default :class:`ArticleWriter`) and its redirect."""
     title = world.titles[gid]
-    pages = [page(title, ArticleWriter(world, gid).text(), gid)]
+    pages = [page(title, (writer or ArticleWriter)(world, gid).text(), gid)]
     alias = world.aliases.get(gid)
     if alias:
-        pages.append(page(alias, f"#REDIRECT [[{title}]]", gid, redirect=title))
+        pages.append(page(alias, f"{redirect_word} [[{title}]]", gid, redirect=title))
     return pages
 
 
