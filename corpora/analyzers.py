@@ -4,7 +4,8 @@ English (every snapshot whose manifest names no ``analyzer``) is tantivy's ``en_
 its stop words, in :mod:`stillweb.corpora.index`. Languages written without spaces between
 words (Chinese, Japanese, Thai...) and Korean get :class:`BigramAnalyzer`: the recipe of
 Lucene's ``CJKAnalyzer`` (the analyzer Pyserini uses for Chinese, Japanese and Korean),
-applied in Python so that tantivy indexes its terms as given:
+applied in Python so that tantivy indexes its terms as given (tantivy-py 0.27 has no CJK or
+bigram tokenizer: its ngram tokenizer grams the whole text, spaces and Latin words included):
 
 - each run of Han, Hiragana, Katakana, Hangul (and Thai, Lao, Khmer, Myanmar) characters
   becomes its overlapping two-character bigrams, a lone character its unigram
