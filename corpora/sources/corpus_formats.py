@@ -8,6 +8,9 @@ with its reason (``empty_text``, ``missing_id``, ``too_large``, ``bad_value`` an
 container's ``bad_utf8``, ``not_json``...). Nothing is merged here: duplicates are
 the build's :class:`~stillweb.corpora.accounting.RowAccount` policy.
 
+The formats are one registry, :data:`CORPUS_FORMATS` (read by ``stillweb build corpus --format`` and the
+docs' lists, tests/test_registries.py): a new one is added there and in :func:`detect_format`.
+
 Formats (``--format``, detected when not given, see :func:`detect_format`):
 
 =========  ==========================================================================

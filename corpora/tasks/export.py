@@ -13,6 +13,9 @@
 export's ``data_source`` argument (``--data-source``), else the task's own (a Search-R1 parquet's, or
 the one its import found in the file's name or was given), else its import format's (HotpotQA,
 2WikiMultihopQA, MuSiQue); other sets get ``stillweb/<name>``, which Search-R1's selector refuses.
+
+The export formats are one registry, :data:`EXPORT_FORMATS`: to add one, add its name there and its branch in
+:func:`export_tasks`; the CLI's ``--format`` choices and the docs' lists (tests/test_registries.py) read it.
 """
 
 from __future__ import annotations

@@ -23,11 +23,11 @@ from stillweb.sandboxes.formats.base import PromptWords
 __all__ = ["openai_schema", "REPLY_SCHEMA", "ADDED_FUNCTIONS_PROMPT", "BFCL_INSTRUCTIONS", "bfcl_words"]
 
 # BFCL-v0's own words: the system prompt's role line and closing (reply, or ask for what is missing), per format.
-_ROLE = ("You help a user through the functions of their apps (file system, messages, posts, tickets, trading, "
+_BFCL_ROLE = ("You help a user through the functions of their apps (file system, messages, posts, tickets, trading, "
          "travel, vehicle). Call the functions the request needs.")
-_WORDS = {"tongyi": PromptWords(_ROLE, "Then reply to the user inside <answer></answer>; if a request lacks something "
+_BFCL_WORDS = {"tongyi": PromptWords(_BFCL_ROLE, "Then reply to the user inside <answer></answer>; if a request lacks something "
                                        "you need, ask for it in your reply."),
-          "openai": PromptWords(_ROLE, "Then reply with the answer function alone; if a request lacks something you need, "
+          "openai": PromptWords(_BFCL_ROLE, "Then reply with the answer function alone; if a request lacks something you need, "
                                        "ask for it in your reply.")}
 # The system message when the functions go to the model as functions (TRL, verl, the SFT export).
 BFCL_INSTRUCTIONS = ("You help a user through the functions of their apps (file system, messages, posts, tickets, "
@@ -37,7 +37,7 @@ BFCL_INSTRUCTIONS = ("You help a user through the functions of their apps (file 
 
 def bfcl_words(format_name: str) -> PromptWords:
     """BFCL-v0's words for the call format ``format_name``."""
-    return _WORDS.get(format_name, PromptWords(_ROLE))
+    return _BFCL_WORDS.get(format_name, PromptWords(_BFCL_ROLE))
 
 # BFCL's DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC (constants/default_prompts.py): the user turn
 # of a miss_func task that brings the held-back functions.

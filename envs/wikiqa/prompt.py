@@ -24,7 +24,7 @@ INSTRUCTIONS = (
     "tool with the answer text and the doc ids you cite."
 )
 _ABSTAIN = "If after searching the documents do not contain the answer,"
-_WORDS = {
+_RESEARCH_WORDS = {
     "tongyi": PromptWords(
         "You are a research assistant. Think step by step inside <think></think>, use the tools to find "
         "evidence, and answer only when the evidence supports it.",
@@ -37,9 +37,9 @@ _WORDS = {
         f"{_ABSTAIN} abstain instead of guessing:\n{{example_abstain}}"),
     "search_r1": None,  # Search-R1's own instruction: the research question answering it was trained on
 }
-_OTHER = PromptWords("You are a research assistant. Use the tools to find evidence and answer only when it supports the answer.")
+_RESEARCH_ROLE = PromptWords("You are a research assistant. Use the tools to find evidence and answer only when it supports the answer.")
 
 
 def research_words(format_name: str) -> PromptWords | None:
     """WikiQA-v0's words for the call format ``format_name`` (``None``: the format's own, Search-R1's)."""
-    return _WORDS.get(format_name, _OTHER)
+    return _RESEARCH_WORDS.get(format_name, _RESEARCH_ROLE)

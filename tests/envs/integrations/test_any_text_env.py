@@ -4,9 +4,6 @@ through TRL's, verl's, SkyRL's, OpenEnv's and verifiers' adapters with no adapte
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 
 import gymnasium as gym
 import pytest
@@ -21,6 +18,8 @@ from stillweb.corpora.errors import UsageError
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.formats.base import PromptWords
 from stillweb.sandboxes.tools.types import ToolResult
+from support.chat_stub import serve
+from support.network import free_port
 
 pytestmark = pytest.mark.extra
 
@@ -153,22 +152,6 @@ def test_skyrl_make_plays_the_env():
     assert last["done"] and last["reward"] == 1.0
 
 
-def _serve(app):
-    import uvicorn
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(400):
-        if server.started:
-            break
-        time.sleep(0.05)
-    return server, thread, f"http://127.0.0.1:{port}"
-
-
 def test_openenv_server_and_verifiers_taskset_play_the_env():
     pytest.importorskip("openenv.core")
     pytest.importorskip("verifiers.v1")
@@ -180,8 +163,8 @@ def test_openenv_server_and_verifiers_taskset_play_the_env():
     from stillweb.envs.integrations.openenv import StillwebAction, StillwebEnvClient, create_app
     from stillweb.envs.integrations.verifiers import openenv_taskset
 
-    server, thread, url = _serve(create_app(None, TASKS, env_id=ENV_ID))
-    try:
+    with serve(create_app(None, TASKS, env_id=ENV_ID), free_port()) as v1:
+        url = v1.removesuffix("/v1")
         with StillwebEnvClient(base_url=url).sync() as client:  # OpenEnv's own client
             result = client.reset(task_id="u1")
             assert result.observation.text.endswith(TASKS[0]["question"])
@@ -200,9 +183,6 @@ def test_openenv_server_and_verifiers_taskset_play_the_env():
             return result.reward
 
         assert [anyio.run(run, task) for task in tasks] == [1.0, 1.0]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def test_an_env_without_tool_format_is_refused_by_the_adapters():
