@@ -81,6 +81,8 @@ def _ask_value(query: Query, noun: str, parts: tuple[list[str], list[str]], desc
     wh = "Who" if relation_signature(query.answer_relation).range == frozenset({"person"}) else "What"
     ask = words.ask if words.ask and rng.chance(0.7) else f"{wh} is the {words.attribute} of {{np}}?"
     told = _sentence(noun, *parts)
+    if told.count(f" {noun}") > 1:  # "A person was married to a person ...": "this person" would point at two
+        told = ""
     if told and rng.chance(0.75):
         return f"{told} {ask.format(np=f'this {noun}')}"
     if rng.chance(0.9):
