@@ -97,6 +97,7 @@ def test_the_viewer_marks_chinese_terms(zh):
     client = TestClient(make_viewer_app(ViewerConfig(zh, tasks="zh")))
     page = client.get("/view/search", params={"q": "中國首都"}).text
     assert "<mark>北京</mark>" not in page and "<mark>首都</mark>" in page and "北京" in page
+    assert page.startswith('<!doctype html>\n<html lang="zh">')  # browsers pick Chinese glyphs
     document = client.get("/view/doc/2", params={"q": "中国"}).text  # marks the traditional form the text writes
     assert '<mark id="first-match">中國</mark>' in document and "1 match of" in document and "character pairs" in document
     assert CAPITAL_TASK["question"] in client.get(f"/view/tasks/{TASK_ID}").text
