@@ -116,11 +116,16 @@ class _Builder:
             self.used_facts.add(fact.index)
         spine_length = self.hops - 1 - (1 if self.literal else 0)
         keyed = self.params.require_key
-        chain = self._walk(root, spine_length, keyed)
+        # The last hop may be a named constant described by its own key (WebShaper, SailorFog).
+        described = keyed and self.obfuscate and spine_length >= (1 if self.literal else 2) \
+            and self.rng.chance(self.params.describe_rate)
+        chain = self._walk(root, spine_length - described, keyed)
         if chain is None:
             return "no_chain"
         deepest = chain[-1]
-        if keyed and not self._add_key(deepest, describe=True):
+        if described and self._describe_key(deepest):
+            pass
+        elif keyed and not self._add_key(deepest, describe=True):
             return "no_key"
         if not keyed and not self._add_constant(deepest, allow_describe=False):
             return "no_constant"
@@ -273,6 +278,14 @@ class _Builder:
                     self.used_facts.add(f.index)
                 return True
         return False
+
+    def _describe_key(self, node: Node) -> bool:
+        """Pin ``node`` by an entity that is itself described by its own key, one hop further down."""
+        graph, entity = self.graph, node.entity
+        pinning = [i for i in graph.edges_of(entity) if pins(graph.facts[i], entity)
+                   and graph.key_depth(self._other(graph.facts[i], entity), entity) >= 1]
+        fact = self._pick(pinning, lambda f: self._constant_ok(f, entity) and self._typed(node, f))
+        return fact is not None and self._describe(node, fact, self._other(fact, entity))
 
     def _describe(self, node: Node, fact: Fact, other: int) -> bool:
         """Replace the constant ``other`` by a variable described by its own facts, which pin it."""
