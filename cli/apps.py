@@ -65,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def verify_app_tasks(snapshot: str, name: str) -> tuple[int, list[str]]:
     """(tasks run, ids of the tasks the reference agent failed) over every split of the set."""
-    from stillweb.envs.agents.scripted import ReferenceAgent, run_episode
+    from stillweb.envs.agents.scripted import ReferenceAgent
+    from stillweb.envs.agents.loop import run_episode
     from stillweb.envs.apps.env import AppsEnv
 
     total, failed = 0, []

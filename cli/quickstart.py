@@ -27,7 +27,7 @@ from stillweb.corpora.manifest import SnapshotError, read_manifest
 from stillweb.corpora.snapshot import Snapshot
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir
 from stillweb.envs import ReferenceAgent, run_episode
-from stillweb.corpora.tasks.generate import GenerationParams
+from stillweb.corpora.tasks.attempts import GenerationParams
 from stillweb.envs.wikiqa.solvability import generate_verified_tasks
 
 ARTICLES_VARIABLE = "STILLWEB_QUICKSTART_ARTICLES"

@@ -123,8 +123,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Handler of ``tasks generate``: prints a summary, exit status 0 on success."""
-    from stillweb.corpora.tasks.compose import ComposeParams
-    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+    from stillweb.corpora.tasks.compose_params import ComposeParams
+    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.attempts import GenerationParams
 
     if args.verify < -1:
         raise UsageError(f"--verify must be -1 (all), 0 (none) or a positive sample size, got {args.verify}")

@@ -23,9 +23,7 @@ from stillweb.corpora.analyzers import BigramAnalyzer, analyzer_for, analyzer_fr
 from stillweb.corpora.errors import DataError
 from stillweb.corpora.page_ranking import PAGE_INDEX_PARAMETERS, page_documents, page_schema, top_pages, with_exact_title
 
-__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PAGE_INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS",
-           "QUERY_SYNTAX", "QUERY_TERMS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans",
-           "with_language"]
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX", "QUERY_TERMS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings. A snapshot
 # is searched as its manifest records (SearchIndex), so older snapshots keep their rankings.

@@ -35,7 +35,7 @@ from stillweb.corpora.search_pool import SearchPool
 from stillweb.corpora.chinese import fold_utf8_to_simplified
 from stillweb.corpora.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
 
-__all__ = ["Snapshot", "SearchResult", "Document", "Fact", "SnapshotError", "SNIPPET_CHARS", "make_snippet", "snippet_needles"]
+__all__ = ["Snapshot", "Document"]
 
 MIN_POOL_BATCH = 8  # smaller batches are answered in-process: a round trip to the workers costs about a query
 

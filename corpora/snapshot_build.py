@@ -30,8 +30,8 @@ import pyarrow.parquet as pq
 from stillweb.corpora.build_language import IndexingCheck, choose_language
 from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.analyzers import analyzer_for
-from stillweb.corpora.index import (INDEX_PARAMETERS, PAGE_INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE,
-                                   IndexBuilder, with_language)
+from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder, with_language
+from stillweb.corpora.page_ranking import PAGE_INDEX_PARAMETERS
 from stillweb.corpora.manifest import MANIFEST_NAME, content_fingerprint, write_manifest, write_manifest_as_is
 from stillweb.corpora.graph_stats import InfoboxCounts
 from stillweb.corpora.graph_writer import GraphWriter

@@ -111,7 +111,7 @@ def _episode_lines(draw: _Draws, env_id: str, number: int, tasks: int, filler: s
 
 def request_mix(choices: dict[str, tuple[str, ...]], pages: int) -> list[str]:
     """The timed /view/episodes requests: every sort key both ways, each filter, paging, combinations."""
-    from stillweb.server.viewer.runs import SORT_KEYS
+    from stillweb.server.viewer.run_query import SORT_KEYS
 
     urls = [f"/view/episodes?sort={key}&order={order}" for key in SORT_KEYS for order in ("asc", "desc")]
     for name in ("file", "task", "env", "outcome", "truncation", "flag", "policy"):

@@ -29,7 +29,8 @@ from fastapi import APIRouter, Request, Response
 
 from stillweb.corpora.dense import no_dense_index
 from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
-from stillweb.corpora.snapshot import SearchResult, Snapshot
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.records import SearchResult
 
 from stillweb.server.plumbing import ERROR_RESPONSES, ApiError, ErrorBody, run_blocking
 from stillweb.server.models import RetrieveRequest, RetrieveResponse

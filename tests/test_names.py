@@ -77,3 +77,19 @@ def test_the_shared_names_table_links_each_name_to_the_module_that_defines_it():
                             for link in re.findall(r"\]\(([^)]+\.py)\)", row))
         for name in names:
             assert re.search(rf"^(class {name}\b|def {name}\b|{name}\s*[:=])", sources, re.M), f"{name} is not defined in {row}"
+
+
+def test_a_module_exports_only_what_it_defines():
+    """``__all__`` of a module (not a package ``__init__``) names its own definitions: a name imported from
+    elsewhere is exported by the module that defines it, and imported from there."""
+    packages = {module for module, path in module_files().items() if path.name == "__init__.py"}
+    borrowed = {}
+    for module, tree in _trees().items():
+        if module in packages:
+            continue
+        own = {node.name for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+        own |= {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(target, ast.Name)}
+        if extra := sorted(set(_exports(tree)) - own):
+            borrowed[module] = extra
+    assert not borrowed, f"exported but defined elsewhere (export it from its own module): {borrowed}"

@@ -27,7 +27,7 @@ from stillweb.corpora.apps.templates_write import WRITE_TEMPLATES
 from stillweb.corpora.keyed import KeyedRng, stable_hash
 from stillweb.corpora.tasks.record import TaskRecord
 
-__all__ = ["TEMPLATES", "SPLITS", "generate_app_tasks", "make_app_tasks", "template_splits", "app_task_dir"]
+__all__ = ["TEMPLATES", "generate_app_tasks", "make_app_tasks", "template_splits", "app_task_dir"]
 
 TEMPLATES = {**READ_TEMPLATES, **WRITE_TEMPLATES}
 MAX_ATTEMPTS = 40

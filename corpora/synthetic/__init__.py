@@ -16,7 +16,8 @@ the same world, byte for byte, on any machine. ``write_xml_dump`` writes any
 from stillweb.corpora.synthetic.facts import TrueFact, iter_true_facts
 from stillweb.corpora.synthetic.wikitext_pages import world_pages
 from stillweb.corpora.synthetic.world import KINDS, MIN_ARTICLES, ListPage, World, generate_world
-from stillweb.corpora.synthetic.xml_export import wikipedia_style_pages, write_xml_dump
+from stillweb.corpora.synthetic.xml_export import write_xml_dump
+from stillweb.corpora.synthetic.wiki_habits import wikipedia_style_pages
 
 __all__ = ["generate_world", "World", "TrueFact", "ListPage", "KINDS", "MIN_ARTICLES", "iter_true_facts", "world_pages",
            "write_xml_dump", "wikipedia_style_pages"]

@@ -31,7 +31,7 @@ from xml.sax.saxutils import escape, quoteattr
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic.wiki_habits import wikipedia_style_pages
 
-__all__ = ["write_xml_dump", "wikipedia_style_pages", "FIXED_TIMESTAMP", "mediawiki_sha1"]
+__all__ = ["write_xml_dump", "FIXED_TIMESTAMP", "mediawiki_sha1"]
 
 FIXED_TIMESTAMP = "2001-01-15T00:00:00Z"
 _HEADER = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" \

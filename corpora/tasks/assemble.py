@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng, stable_hash
-from stillweb.corpora.tasks.compose import query_level
+from stillweb.corpora.tasks.compose_params import query_level
 from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
 from stillweb.corpora.tasks.value_forms import number_forms, value_forms
 from stillweb.corpora.tasks.graph import FactGraph, normalize_text

@@ -21,7 +21,8 @@ from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.tasks.assemble import build_record
-from stillweb.corpora.tasks.compose import ComposeParams, compose_query
+from stillweb.corpora.tasks.compose import compose_query
+from stillweb.corpora.tasks.compose_params import ComposeParams
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.shortcut import shortcut_reason

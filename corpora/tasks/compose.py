@@ -47,7 +47,7 @@ from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
 from stillweb.corpora.tasks.types import entity_classes, fits, node_classes, restates_class, role_classes
 from stillweb.corpora.tasks.record import Obfuscation
 
-__all__ = ["ComposeParams", "Composition", "compose_query", "query_level"]
+__all__ = ["compose_query"]
 
 _EDGE_TRIES = 12
 _WALK_TRIES = 4

@@ -35,18 +35,7 @@ from stillweb.corpora.tasks.splits import fill_empty_splits
 from stillweb.corpora.tasks.store import task_set_dir, write_task_set
 from stillweb.corpora.tasks.task_world import TaskWorld, open_world
 
-__all__ = [
-    "VERIFY_SAMPLE",
-    "TaskGenerationError",
-    "GenerationParams",
-    "GenerationResult",
-    "GenerationSummary",
-    "Verifier",
-    "answer_group",
-    "attempt_task",
-    "generate_task_list",
-    "generate_tasks",
-]
+__all__ = ["VERIFY_SAMPLE", "TaskGenerationError", "GenerationResult", "GenerationSummary", "Verifier", "answer_group", "generate_task_list", "generate_tasks"]
 
 Verifier = Callable[[TaskRecord], "int | None"]  # a task -> the oracle's step count, or None if it failed
 

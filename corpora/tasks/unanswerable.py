@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from stillweb.corpora.keyed import KeyedRng, stable_hash
 from stillweb.corpora.tasks.assemble import candidates_along_chain, evidence_of, shape_of
-from stillweb.corpora.tasks.compose import Composition, query_level
+from stillweb.corpora.tasks.compose_params import Composition, query_level
 from stillweb.corpora.tasks.emptiness import ConstraintCheck, EmptinessProof, UNANSWERABLE_KINDS
 from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
 from stillweb.corpora.tasks.graph import FactGraph
@@ -38,7 +38,7 @@ from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.verbalize_zh import render_question_in_language
 from stillweb.corpora.tasks.splits import split_of
 
-__all__ = ["make_unanswerable", "wants_unanswerable", "UNANSWERABLE_KINDS"]
+__all__ = ["make_unanswerable", "wants_unanswerable"]
 
 _DECOY_TRIES = 8
 

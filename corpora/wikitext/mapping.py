@@ -26,7 +26,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.wikitext.ontology import ontology, property_relation, relation_type
 from stillweb.corpora.wikitext.titles import template_key
 
-__all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "template_key", "zh_field_key"]
+__all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "zh_field_key"]
 
 MAPPING_PATH = Path(__file__).resolve().parent.parent / "infobox_mapping.toml"
 ZH_MAPPING_PATH = Path(__file__).resolve().parent.parent / "infobox_mapping_zh.toml"

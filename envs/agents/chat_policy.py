@@ -29,7 +29,7 @@ import httpx
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.agents.loop import PolicyFailure
 
-__all__ = ["ChatPolicy", "PolicyFailure", "Sampling"]
+__all__ = ["ChatPolicy", "Sampling"]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from stillweb.corpora.tasks.answer_match import normalize_answer
 from stillweb.sandboxes.formats import get_format
 from stillweb.corpora.tasks.record import TaskRecord
 
-__all__ = ["Agent", "ReferenceAgent", "RandomTextAgent", "run_episode", "write_call", "write_answer", "write_abstain"]
+__all__ = ["ReferenceAgent", "RandomTextAgent", "write_call", "write_answer", "write_abstain"]
 
 _DOC_LINE = re.compile(r"\[doc (\d+)\] ([^\n]+)")
 _FOUND = re.compile(r"line\(s\) of \[doc (\d+)\]")

@@ -36,7 +36,7 @@ from stillweb.envs.core.spaces import OBSERVATION_MAX_CHARS, UnicodeText, unicod
 from stillweb.sandboxes.formats import MAX_ACTION_CHARS
 from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS
 
-__all__ = ["EpisodeLimits", "RESET_LIMITS", "pop_action_cap", "MAX_ACTION_CHARS", "MAX_ANSWER_CHARS", "OBSERVATION_MAX_CHARS"]
+__all__ = ["EpisodeLimits", "RESET_LIMITS", "pop_action_cap"]
 
 _POSITIVE = ("max_turns", "max_tool_calls", "max_calls_per_turn", "max_context_tokens",
              "max_action_chars", "max_observation_chars", "max_answer_chars")

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from stillweb.corpora.apps.tasks import SPLITS, app_task_dir
+from stillweb.corpora.apps.tasks import app_task_dir
+from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.envs.apps.env import AppsEnv
 from stillweb.envs.apps.prompt import ANSWER_SCHEMA, APP_INSTRUCTIONS
 from stillweb.envs.integrations.sft import check_shape, reference_conversation, write_sft

@@ -18,8 +18,8 @@ from pathlib import Path
 from stillweb.envs.profiles.passk import mean_pass_rates, pass_hat_k
 from stillweb.envs.profiles.players import AGENTS, PolicySpec, sample_seed
 from stillweb.envs.profiles.runner import ProfileRun, episodes_path, read_episodes, run_episodes
-from stillweb.envs.profiles.table import (filter_by_pass_rate, parse_band, pass_at_k, profile_path, read_profile,
-                                          reference_truncations, reverify, truncation_warning, write_profile)
+from stillweb.envs.profiles.table import filter_by_pass_rate, parse_band, profile_path, read_profile, reference_truncations, reverify, truncation_warning, write_profile
+from stillweb.envs.profiles.passk import pass_at_k
 
 __all__ = ["AGENTS", "PolicySpec", "ProfileRun", "episodes_path", "filter_by_pass_rate", "mean_pass_rates", "parse_band", "pass_at_k",
            "pass_hat_k",

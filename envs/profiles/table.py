@@ -43,8 +43,7 @@ from stillweb.envs.core.turn_budget import reference_steps
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.env import WikiQAEnv
 
-__all__ = ["PROFILE_SCHEMA", "profile_path", "pass_at_k", "pass_hat_k", "task_row", "write_profile", "read_profile", "filter_by_pass_rate",
-           "reference_truncations", "reverify", "parse_band", "truncation_warning"]
+__all__ = ["PROFILE_SCHEMA", "profile_path", "task_row", "write_profile", "read_profile", "filter_by_pass_rate", "reference_truncations", "reverify", "parse_band", "truncation_warning"]
 
 PROFILE_SCHEMA = pa.schema([
     ("task_id", pa.string()), ("split", pa.string()), ("episodes", pa.int32()), ("failed_episodes", pa.int32()),

@@ -57,7 +57,7 @@ from stillweb.sandboxes.tools.answer import resolve_citations
 from stillweb.sandboxes.tools.retrieval import SearchSettings, check_noise, check_retrieval
 from stillweb.sandboxes.tools.search import SearchTool
 
-__all__ = ["WikiQAEnv", "EpisodeLimits"]
+__all__ = ["WikiQAEnv"]
 
 
 @dataclass

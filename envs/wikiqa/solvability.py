@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stillweb.corpora.tasks.generate import GenerationParams, GenerationSummary, generate_tasks
+from stillweb.corpora.tasks.generate import GenerationSummary, generate_tasks
+from stillweb.corpora.tasks.attempts import GenerationParams
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.agents.loop import PlayedEpisode, play_episode
 from stillweb.envs.agents.scripted import ReferenceAgent

@@ -12,7 +12,8 @@ The proxy routes live in :mod:`stillweb.server.freeze`, the command in ``stillwe
 from stillweb.sandboxes.frozen.replay import NOT_RECORDED, Answer, Replayer
 from stillweb.sandboxes.frozen.store import FrozenStore, FrozenStoreError, canonical_request, request_key
 from stillweb.sandboxes.frozen.tool import FrozenTool, FrozenToolSpec, mcp_request, shared_store
-from stillweb.sandboxes.frozen.upstream import HttpUpstream, McpUpstream, UpstreamError
+from stillweb.sandboxes.frozen.upstream import HttpUpstream, McpUpstream
+from stillweb.corpora.errors import UpstreamError
 
 __all__ = [
     "NOT_RECORDED", "Answer", "FrozenStore", "FrozenStoreError", "FrozenTool", "FrozenToolSpec", "HttpUpstream",

@@ -41,10 +41,7 @@ from stillweb.corpora.manifest import MANIFEST_NAME, load_manifest_json
 from stillweb.corpora.errors import DataError, UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 
-__all__ = [
-    "FROZEN_FORMAT", "UPSTREAM_KINDS", "LOG_NAME", "MANIFEST_NAME", "SECRET_HEADERS", "SECRET_FIELDS",
-    "FrozenStore", "FrozenStoreError", "LogDamage", "canonical_json", "canonical_request", "request_key",
-]
+__all__ = ["FROZEN_FORMAT", "UPSTREAM_KINDS", "LOG_NAME", "SECRET_HEADERS", "SECRET_FIELDS", "FrozenStore", "FrozenStoreError", "LogDamage", "canonical_request", "request_key"]
 
 FROZEN_FORMAT = "stillweb-frozen/1"
 FORMAT_VERSION = 1

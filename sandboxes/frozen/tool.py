@@ -28,7 +28,8 @@ from stillweb.corpora.shared import shared_open
 from stillweb.sandboxes.frozen.replay import NOT_RECORDED, Replayer
 from stillweb.corpora.canonical import canonical_json
 from stillweb.sandboxes.frozen.store import FrozenStore, canonical_request, request_key
-from stillweb.sandboxes.frozen.upstream import HttpUpstream, McpUpstream, UpstreamError
+from stillweb.sandboxes.frozen.upstream import HttpUpstream, McpUpstream
+from stillweb.corpora.errors import UpstreamError
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, preview
 
 __all__ = ["FrozenTool", "FrozenToolSpec", "mcp_request", "shared_store"]

@@ -23,7 +23,7 @@ import httpx
 
 from stillweb.corpora.errors import UpstreamError, UsageError
 
-__all__ = ["HttpUpstream", "McpUpstream", "UpstreamError", "MAX_RESPONSE_BYTES"]
+__all__ = ["HttpUpstream", "McpUpstream", "MAX_RESPONSE_BYTES"]
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 # Request headers a proxy must not pass on (hop-by-hop, or set by the HTTP client itself).

@@ -32,8 +32,7 @@ from stillweb.server.viewer.run_query import (CHOICE_FILTERS, ORDERS, RANGE_FILT
                                               filter_number)
 from stillweb.server.viewer.trajectories import TrajectoryFiles, other_snapshot_note
 
-__all__ = ["router", "RunIndex", "RunTable", "FileColumns", "RunFile", "RunQuery", "Selection", "BadQuery",
-           "SORT_KEYS", "CHOICE_FILTERS", "RANGE_FILTERS", "PAGE_ROWS", "NONE"]
+__all__ = ["router", "RunIndex", "RunTable", "FileColumns", "RunFile", "Selection", "PAGE_ROWS", "NONE"]
 
 PAGE_ROWS = 100
 NONE = "none"  # the filter value of a missing task, outcome, truncation reason, flag or policy version

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from stillweb.corpora.index import PAGE_INDEX_PARAMETERS
+from stillweb.corpora.page_ranking import PAGE_INDEX_PARAMETERS
 from stillweb.corpora.page_ranking import exact_title, passage_spans
-from stillweb.corpora.snapshot import SNIPPET_CHARS, Snapshot
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snippets import SNIPPET_CHARS
 
 QUERIES = ["river city", "Which country has capital", "born", "the of and", "population 1812 founded university",
            "award album director", "x" * 50]

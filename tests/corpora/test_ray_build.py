@@ -13,8 +13,9 @@ from support.ray_env import multistream_copy, ray_work_log, row_corpus, same_sna
 from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.sources.corpus_formats import CorpusSpec
 from stillweb.corpora.sources.wikipedia_xml import dump_shards
-from stillweb.corpora.tasks.compose import ComposeParams
-from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+from stillweb.corpora.tasks.compose_params import ComposeParams
+from stillweb.corpora.tasks.generate import generate_tasks
+from stillweb.corpora.tasks.attempts import GenerationParams
 from support.snapshots import files_digest
 
 pytest.importorskip("ray")

@@ -33,7 +33,8 @@ from pathlib import Path
 import pytest
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.snapshot import SNIPPET_CHARS, Snapshot, make_snippet, snippet_needles
+from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
 
 GOLDEN = Path(__file__).parent / "golden" / "search.json"
 FREEZE = os.environ.get("STILLWEB_FREEZE_GOLDEN") == "1"

@@ -14,7 +14,7 @@ import pytest
 from stillweb.corpora.build_from_source import build_synthetic
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.attempts import GenerationParams, attempt_task
-from stillweb.corpora.tasks.compose import ComposeParams
+from stillweb.corpora.tasks.compose_params import ComposeParams
 from stillweb.corpora.tasks.generate import generate_task_list, open_world
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrasing import PHRASING_PATH

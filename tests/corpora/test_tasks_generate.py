@@ -11,10 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.tasks.compose import ComposeParams
+from stillweb.corpora.tasks.compose_params import ComposeParams
 from stillweb.corpora.tasks.formalization import malformed_reason
-from stillweb.corpora.tasks.generate import (GenerationParams, TaskGenerationError, answer_group, generate_task_list,
-                                             generate_tasks)
+from stillweb.corpora.tasks.generate import TaskGenerationError, answer_group, generate_task_list, generate_tasks
+from stillweb.corpora.tasks.attempts import GenerationParams
 from stillweb.corpora.tasks.graph import normalize_text
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.corpora.tasks.task_world import MemoryWorld, open_world

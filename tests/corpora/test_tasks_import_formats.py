@@ -206,7 +206,8 @@ def test_wikiqa_plays_an_imported_set_prompt_and_citations(samples_snapshot, sha
 
 @pytest.mark.shared_data
 def test_the_reference_agent_solves_imported_hotpotqa_tasks_from_their_mapped_evidence(samples_snapshot, shared_data):
-    from stillweb.envs.agents.scripted import ReferenceAgent, run_episode
+    from stillweb.envs.agents.scripted import ReferenceAgent
+    from stillweb.envs.agents.loop import run_episode
     from stillweb.envs.wikiqa.env import WikiQAEnv
 
     import_tasks(samples_snapshot, [shared_data / HOTPOT], "solved", QUIET)

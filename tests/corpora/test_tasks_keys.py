@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list
+from stillweb.corpora.tasks.generate import generate_task_list
+from stillweb.corpora.tasks.attempts import GenerationParams
 from stillweb.corpora.tasks.keys import formalization_key_reason, functional, inverse_functional, keyed_terms
 from stillweb.corpora.tasks.resolve import FactTables
 from stillweb.corpora.tasks.verify import verify_task
@@ -51,7 +52,7 @@ def test_every_generated_task_is_keyed_and_rejections_are_counted(small_snapshot
 
 
 def test_unkeyed_composition_is_still_possible_when_asked(small_snapshot):
-    from stillweb.corpora.tasks.compose import ComposeParams
+    from stillweb.corpora.tasks.compose_params import ComposeParams
 
     result = generate_task_list(small_snapshot, GenerationParams(count=30, seed=7, compose=ComposeParams(require_key=False)))
     tables = FactTables(small_snapshot)

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.compose import ComposeParams, compose_query
+from stillweb.corpora.tasks.compose import compose_query
+from stillweb.corpora.tasks.compose_params import ComposeParams
 from stillweb.corpora.tasks.graph import FactGraph, fact_year, normalize_text
 from stillweb.corpora.tasks.obfuscate import number_range, year_period
 from stillweb.corpora.tasks.prove import prove

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list
+from stillweb.corpora.tasks.generate import generate_task_list
+from stillweb.corpora.tasks.attempts import GenerationParams
 from stillweb.corpora.tasks.phrasing import (
     entity_label,
     known_relations,
@@ -167,7 +168,7 @@ def test_generated_questions_have_finite_verbs_and_no_repeated_nouns(small_snaps
     """Issue 35: 108 of 200 synthetic questions ended in a verbless frame, 49 said "that <noun>" of a noun
     two variables share, 45 restated a class; now none does. (Median length: 50-65 words on the 5k world,
     scripts/bench_tasks.py; this 300-article world has fewer deep chains, so its questions are shorter.)"""
-    from stillweb.corpora.tasks.compose import ComposeParams
+    from stillweb.corpora.tasks.compose_params import ComposeParams
     from stillweb.corpora.tasks.patterns import PATTERNS
 
     made = generate_task_list(small_snapshot, GenerationParams(count=150, seed=11, compose=ComposeParams(max_hops=5)))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list
+from stillweb.corpora.tasks.generate import generate_task_list
+from stillweb.corpora.tasks.attempts import GenerationParams
 from stillweb.corpora.tasks.graph import FactGraph, refusal
 from stillweb.corpora.tasks.patterns import MAX_STOCK_OPENER_SHARE, question_patterns, stock_opener_share
 from stillweb.corpora.tasks.phrasing import natural_case, reviewed, with_unit

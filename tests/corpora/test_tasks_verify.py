@@ -155,7 +155,8 @@ def test_real_sample_set_is_sound(wiki_snapshot, tmp_path):
     """The shared dump sample: the war's five places made 'proven unique' tasks ambiguous; now none is."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.attempts import GenerationParams
 
     snapshot = tmp_path / "enwiki"
     shutil.copytree(wiki_snapshot, snapshot)
@@ -169,7 +170,8 @@ def test_real_sample_set_is_sound(wiki_snapshot, tmp_path):
 def test_generated_sets_drop_redundant_branches(small_snapshot):
     """Minimal questions: the generator drops the branches the answer does not need, off the same pivot
     as the verifier (the target, or the one variable holding it: "the city where a person ... was born")."""
-    from stillweb.corpora.tasks.generate import GenerationParams, generate_task_list
+    from stillweb.corpora.tasks.generate import generate_task_list
+    from stillweb.corpora.tasks.attempts import GenerationParams
     from stillweb.corpora.tasks.task_world import open_world
 
     tasks = generate_task_list(open_world(small_snapshot), GenerationParams(count=60, seed=5)).tasks

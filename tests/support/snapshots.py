@@ -14,7 +14,8 @@ def snapshot_with_tasks(snapshot_path: Path, out: Path, name: str, count: int = 
     """A copy of the snapshot at ``out`` with a generated task set ``name`` (seed 0, partial allowed)."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.attempts import GenerationParams
 
     # without the task sets other tests wrote into the snapshot: the copy holds the set ``name`` alone whatever ran before
     shutil.copytree(snapshot_path, out, ignore=lambda folder, _names: ["tasks"] if Path(folder) == Path(snapshot_path) else [])

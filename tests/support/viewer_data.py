@@ -18,7 +18,8 @@ def viewer_snapshot(source: Path, directory: Path, name: str = "viewer") -> Path
     (a copy, so the shared session snapshot keeps its task sets)."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks
+    from stillweb.corpora.tasks.generate import generate_tasks
+    from stillweb.corpora.tasks.attempts import GenerationParams
 
     snapshot = directory / source.name
     shutil.copytree(source, snapshot)

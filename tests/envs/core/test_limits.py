@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from stillweb.corpora.errors import UsageError
 from stillweb.envs import LookupEnv, WikiQAEnv
 from stillweb.envs.core.degenerate import ACTION_TOO_LONG
-from stillweb.envs.core.limits import MAX_ACTION_CHARS, MAX_ANSWER_CHARS, EpisodeLimits
+from stillweb.envs.core.limits import EpisodeLimits
+from stillweb.sandboxes.formats import MAX_ACTION_CHARS
+from stillweb.sandboxes.tools.answer import MAX_ANSWER_CHARS
 from stillweb.envs.core.steps import clip_observation
 
 LOOKUP = [{"question": "Who wrote it?", "answer": "Ann Lee", "passage": "It was written by Ann Lee."}]

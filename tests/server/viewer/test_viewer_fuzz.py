@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from stillweb.corpora.tasks.store import read_tasks
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
-from stillweb.server.viewer.runs import CHOICE_FILTERS, RANGE_FILTERS, SORT_KEYS
+from stillweb.server.viewer.run_query import CHOICE_FILTERS, RANGE_FILTERS, SORT_KEYS
 from support.damaged_recordings import DAMAGED, HOSTILE_VALUES, damaged_directory
 from support.viewer_data import record_reference_episode, viewer_snapshot
 
