@@ -158,6 +158,7 @@ class ParsedPage:
     entity_class: str = ""
     # mapped infobox fields whose values did not fit their relation: (``template|key``, reason)
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    script: str | None = None  # a Chinese Wikipedia page: the script it was written in (RawPage.script)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.build_language import IndexingCheck, choose_language
 from stillweb.corpora.errors import UsageError, writing
+from stillweb.corpora.fact_box import render_fact_box
 from stillweb.corpora.analyzers import analyzer_for
 from stillweb.corpora.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder, with_language
 from stillweb.corpora.page_ranking import PAGE_INDEX_PARAMETERS
@@ -43,7 +44,7 @@ from stillweb.corpora.accounting import RowAccount
 from stillweb.corpora.wikitext import normalize_title, parse_page
 from stillweb.corpora.version import PACKAGE_VERSION
 
-__all__ = ["build_snapshot", "BuildResult", "preparse", "render_fact_box", "copy_with_index"]
+__all__ = ["build_snapshot", "BuildResult", "preparse", "copy_with_index"]
 
 _PARSE_CHUNK = 32
 _WRITE_BATCH = 2_048
@@ -56,23 +57,6 @@ class BuildResult:
     path: Path
     manifest: dict
     notes: tuple[str, ...] = ()
-
-
-def render_fact_box(page: ParsedPage) -> str:
-    """The infobox as readable lines, as a reader of the rendered page sees it.
-
-    Infobox facts are shown at the top of the plaintext ("Birth place: Lunor"),
-    so every fact of the graph is stated in its evidence document's text; the
-    fields the infobox mapping does not know follow, as text only.
-    """
-    lines: list[str] = []
-    for fact in page.facts:
-        label = fact.relation.replace("_", " ").strip().capitalize()
-        lines.append(f"{label}: {fact.value}")
-    for field, text in page.unmapped:
-        label = field.rsplit("|", 1)[-1].replace("_", " ").strip().capitalize()
-        lines.append(f"{label}: {text}")
-    return "\n".join(lines)
 
 
 def _parse(page: RawPage | PreParsedPage) -> ParsedPage:
@@ -317,7 +301,7 @@ def build_snapshot(
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
             for chunk in parsed_chunks:
                 for position, page in chunk:
-                    box = render_fact_box(page)
+                    box = render_fact_box(page, language)
                     text = f"{box}\n\n{page.text}" if box else page.text
                     if not account.admit(page.title, text, page.source_id, position):
                         continue

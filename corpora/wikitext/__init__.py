@@ -68,7 +68,7 @@ def parse_page(title: str, wikitext: str, script: str | None = None) -> ParsedPa
         code = Wikicode([Text(MARKUP_RE.sub(" ", wikitext))])
     renderer = Renderer(chinese=script is not None)
     text = clean_text(renderer.render(code))
-    page = ParsedPage(title=title, text=text)
+    page = ParsedPage(title=title, text=text, script=script)
     queue = [(box, position == 0) for position, box in enumerate(renderer.infoboxes)]
     done = 0
     while done < len(queue):  # grows when a field holds an embedded infobox (of the same subject)
