@@ -181,8 +181,10 @@ def test_tool_call_adapters_base_runs_app_tasks(apps_snapshot):
             assert not episode.call(call["name"], call["arguments"]).done
         step = episode.call("answer", {"text": "; ".join(facts) or "Done."})
     assert step.done and step.reward == 1.0
-    with pytest.raises(ValueError, match="Apps-v0"):
+    with pytest.raises(ValueError, match="LookupEnv takes no tool_format"):  # a TextEnv without tools to call
         ToolEpisode(apps_snapshot, "core", env_id="stillweb/Lookup-v0")
+    with pytest.raises(ValueError, match="registered TextEnv.*stillweb/Apps-v0"):
+        ToolEpisode(apps_snapshot, "core", env_id="stillweb/Remote-v0")
 
 
 def test_a_spent_call_budget_is_flagged_budget_exhausted(apps_snapshot):
