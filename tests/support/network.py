@@ -50,3 +50,25 @@ def served(snapshots: list[Path]) -> AbstractContextManager[str]:
     from stillweb.server.app import start_server_process
 
     return serving(lambda port: start_server_process(snapshots, port))
+
+
+@contextmanager
+def serving_app(app) -> Iterator[str]:
+    """The URL of ``app`` served by uvicorn in a thread on a free port of 127.0.0.1 (stopped on exit)."""
+    import threading
+    import time
+
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        for _ in range(600):
+            if server.started:
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -125,20 +125,37 @@ def test_mcp_serves_bfcl_functions_with_an_episode_per_client():
     anyio.run(run)
 
 
-def test_trl_factory_offers_bfcl_functions_and_rewards_the_ground_truth():
+@pytest.mark.slow
+def test_trl_grpo_step_extracts_bfcl_functions_and_earns_the_checkers_reward(tmp_path, monkeypatch):
+    """TRL's schema extraction reads each BFCL function as the environment's schemas say; a GRPO step whose model
+    makes the ground truth's calls turn by turn (each turn ended by ``answer``, which brings the next user turn) gets
+    reward 1 from BFCL's checker in each rollout's environment."""
     pytest.importorskip("trl")
-    from stillweb.envs.integrations.trl import environment_factory
+    from transformers.utils import get_json_schema
 
-    env = environment_factory(None, TASKS, env_id="stillweb/BFCL-v0")()
-    assert {"mv", "send_message", "answer"} <= set(dir(env))
-    task = env.episode.env.tasks.by_id(TASKS[1])
-    env.reset(task_id=task.task_id)
-    for turn in ground_truth_calls(task):
-        for name, arguments in turn:
-            getattr(env, name)(**{("symbol" if key == "#0" else key): value for key, value in arguments.items()})
-        assert env.get_reward() == 0.0
-        env.answer(text="Done.")
-    assert env.get_reward() == 1.0
+    from stillweb.envs.integrations.trl import environment_factory, task_dataset
+    from support.trl_tiny import grpo_step, logged_env_reward
+
+    short = ["multi_turn_base_100"]  # two user turns of one call each: a short GRPO completion
+    factory = environment_factory(None, short, env_id="stillweb/BFCL-v0")
+    probe = factory()
+    schemas = {schema["function"]["name"]: schema["function"] for schema in probe.episode.env.tool_schemas()}
+    assert "answer" in schemas and len(schemas) > 10
+    for name, schema in schemas.items():
+        extracted = get_json_schema(getattr(factory, name))["function"]
+        assert (extracted["name"], sorted(extracted["parameters"]["properties"])) == (name, sorted(schema["parameters"]["properties"]))
+        assert sorted(extracted["parameters"].get("required", [])) == sorted(schema["parameters"].get("required", []))
+    task = probe.episode.env.tasks.by_id(short[0])
+    calls = [{"name": name, "arguments": {("symbol" if key == "#0" else key): value for key, value in arguments.items()}}
+             for turn in ground_truth_calls(task) for name, arguments in [*turn, ("answer", {"text": "Done."})]]
+    dataset = task_dataset(None, short, env_id="stillweb/BFCL-v0")
+    assert len(ground_truth_calls(task)) == 2 and len(calls) == 4
+    trainer = grpo_step(factory, dataset, calls, tmp_path, monkeypatch, tool_names_only=True)
+    rollouts = trainer._environment_pool[None]
+    assert len(rollouts) == 2
+    for env in rollouts:
+        assert env.episode.info["task_id"] == task.task_id and env.get_reward() == 1.0
+    assert logged_env_reward(trainer) == 1.0
 
 
 @pytest.mark.parametrize("shape", ["openai", "tongyi"])
@@ -186,39 +203,29 @@ def test_viewer_shows_calls_results_and_state_diff_per_step(tmp_path, small_snap
     assert "moved to" in result and "failed_check" in client.get("/view/episodes/bfcl.jsonl", params={"step": 99}).text
 
 
-def test_verl_tool_dispatch_earns_the_reward_of_bfcls_checker(tmp_path):
+def test_verl_tool_agent_loop_rollout_earns_the_reward_of_bfcls_checker(tmp_path):
+    """A real ``ToolAgentLoop.run`` (support.verl_rollout: verl builds the prompt, parses the scripted model's hermes
+    tool calls, runs the exported tools): the ground truth's calls, turn by turn, earn BFCL's checker reward at the end."""
     pytest.importorskip("verl")
-    import json
-
-    import anyio
+    pytest.importorskip("trl")  # its Qwen3 chat template renders the prompts
     import pyarrow.parquet as pq
-    from verl.experimental.agent_loop.tool_agent_loop import AgentData, ToolAgentLoop
-    from verl.experimental.agent_loop.tool_parser import FunctionCall
-    from verl.tools.tool_registry import initialize_tools_from_config
+    from trl.chat_template_utils import qwen3_chat_template
 
-    from stillweb.envs.integrations.verl import compute_score, export_bfcl_verl
+    from stillweb.envs.integrations.verl import EPISODE_FIELD, compute_score, export_bfcl_verl
+    from support.trl_tiny import tiny_tokenizer
+    from support.verl_rollout import tool_agent_rollout
 
     paths = export_bfcl_verl(tmp_path, "multi_turn_base", tasks=TASKS)
-    tools = initialize_tools_from_config(str(paths[-1]))
-    assert {"mv", "send_message", "answer"} <= {tool.name for tool in tools}
-    loop = object.__new__(ToolAgentLoop)
-    loop.tools, loop.max_tool_response_length, loop.tool_response_truncate_side = {t.name: t for t in tools}, 100_000, "middle"
     row = next(row for row in pq.read_table(paths[0]).to_pylist() if row["extra_info"]["task_id"] == TASKS[1])
     assert row["prompt"][1]["content"] == BfclEnv(tasks=TASKS).reset(options={"task_id": TASKS[1]})[1]["messages"][1]["content"]
-    agent_data = AgentData(messages=list(row["prompt"]), image_data=None, video_data=None, audio_data=None,
-                           mm_processor_kwargs=None, metrics={}, request_id="bfcl", tools_kwargs=row["extra_info"]["tools_kwargs"])
-    rewards = []
-
-    async def run():
-        for turn in ground_truth_calls(BfclEnv(tasks=TASKS).tasks.by_id(TASKS[1])):
-            for name, arguments in list(turn) + [("answer", {"text": "Done."})]:
-                arguments = {("symbol" if key == "#0" else key): value for key, value in arguments.items()}
-                _, reward, _ = await loop._call_tool(FunctionCall(name=name, arguments=json.dumps(arguments)),
-                                                     agent_data.tools_kwargs, agent_data)
-                rewards.append(reward)
-
-    anyio.run(run)
-    assert rewards[-1] == 1.0 and sum(rewards) == 1.0
+    task = BfclEnv(tasks=TASKS).tasks.by_id(TASKS[1])
+    calls = [{"name": name, "arguments": {("symbol" if key == "#0" else key): value for key, value in arguments.items()}}
+             for turn in ground_truth_calls(task) for name, arguments in [*turn, ("answer", {"text": "Done."})]]
+    output, server = tool_agent_rollout(paths[-1], row, calls, tiny_tokenizer(qwen3_chat_template))
+    rewards = output.extra_fields["tool_rewards"]
+    assert len(rewards) == len(calls) and rewards[-1] == 1.0 and sum(rewards) == 1.0
+    assert len(server.prompts) == len(calls) + 1 and '"name": "place_order"' in server.prompts[0]  # verl's tool list
+    assert output.extra_fields[EPISODE_FIELD].info["task_id"] == TASKS[1]
     assert compute_score("stillweb/BFCL-v0", "", {"target": []}, {"tool_rewards": rewards}) == 1.0
 
 
