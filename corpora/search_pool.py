@@ -93,25 +93,58 @@ class SearchPool:
             chunks = [queries[start : start + size] for start in range(0, len(queries), size)]
             answers: list[list | None] = [None] * len(chunks)
             pending = collections.deque(range(len(chunks)))  # workers take slices from the front, this process from the back
-            busy: dict[Connection, int] = {}
-
-            def feed(connection: Connection) -> None:
-                if pending:
-                    busy[connection] = pending.popleft()
-                    _send(connection, (chunks[busy[connection]], k))
-
-            for connection in self._connections:
-                feed(connection)
-            while pending or busy:
-                if local is not None and pending:
-                    number = pending.pop()
-                    answers[number] = [local.search(query, k) for query in chunks[number]]
-                ready = wait(list(busy), timeout=0 if local is not None and pending else None) if busy else []
-                for connection in ready:
-                    number = busy.pop(connection)
-                    answers[number] = [[SearchResult(*fields) for fields in page] for page in _receive(connection)]
-                    feed(connection)
+            if local is not None:
+                self._share(chunks, answers, pending, k, local)
+            else:
+                self._relay(chunks, answers, pending, k)
         return [page for chunk in answers for page in chunk]
+
+    def _relay(self, chunks: list[list[str]], answers: list, pending: collections.deque, k: int) -> None:
+        """Only the workers search: this process hands out slices and waits."""
+        busy: dict[Connection, int] = {}
+
+        def feed(connection: Connection) -> None:
+            if pending:
+                busy[connection] = pending.popleft()
+                _send(connection, (chunks[busy[connection]], k))
+
+        for connection in self._connections:
+            feed(connection)
+        while busy:
+            for connection in wait(list(busy)):
+                answers[busy.pop(connection)] = _results(_receive(connection))
+                feed(connection)
+
+    def _share(self, chunks: list[list[str]], answers: list, pending: collections.deque, k: int, local: Searcher) -> None:
+        """This process searches slices from the back while one thread per worker keeps its worker fed from
+        the front (a worker never waits for this process to finish a slice of its own; tantivy and the
+        pipes release the GIL)."""
+        lock = threading.Lock()
+        failures: list[BaseException] = []
+
+        def take(front: bool) -> int | None:
+            with lock:
+                return None if not pending or failures else pending.popleft() if front else pending.pop()
+
+        def feed(connection: Connection) -> None:
+            try:
+                while (number := take(front=True)) is not None:
+                    _send(connection, (chunks[number], k))
+                    answers[number] = _results(_receive(connection))
+            except BaseException as error:  # re-raised by the caller's thread below
+                failures.append(error)
+
+        feeders = [threading.Thread(target=feed, args=(connection,), daemon=True) for connection in self._connections]
+        for feeder in feeders:
+            feeder.start()
+        try:
+            while (number := take(front=False)) is not None:
+                answers[number] = [local.search(query, k) for query in chunks[number]]
+        finally:
+            for feeder in feeders:
+                feeder.join()
+        if failures:
+            raise failures[0]
 
     def _start(self, processes: int) -> None:
         if self._processes or processes < 1:
@@ -141,6 +174,10 @@ class SearchPool:
             for connection in self._connections:
                 connection.close()
             self._processes, self._connections = [], []
+
+
+def _results(pages: list) -> list[list[SearchResult]]:
+    return [[SearchResult(*fields) for fields in page] for page in pages]
 
 
 def _send(connection: Connection, message: tuple) -> None:
