@@ -3,13 +3,18 @@
 The same world, titles, infoboxes and links as :mod:`.wikitext_pages`, so the build extracts the
 same facts byte for byte; the prose is Chinese: a lead naming what the entity is, one sentence per
 infobox relation (出生于1950年3月4日。, 总部设在[[Lunor]]。), a works list, and Chinese categories,
-disambiguation and list pages. Names stay as the world spells them (they are made-up names).
+disambiguation and list pages. Names stay as the world spells them (they are made-up names); class
+words among the values (an occupation, a genre, an industry...) are said in Chinese from the reviewed
+table ``corpora/synthetic_values_zh.toml`` in the prose (职业是作家), the infobox keeping the world's value.
 Each page is a pure function of (world, page unit), as the English pages are.
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
 
 from stillweb.corpora.records import RawPage
 from stillweb.corpora.synthetic.dates import decode_date
@@ -17,7 +22,10 @@ from stillweb.corpora.synthetic.facts import InfoboxField, format_number
 from stillweb.corpora.synthetic.wikitext_pages import ITALIC_KINDS, MAX_LISTED_WORKS, ArticleWriter, entity_pages, page
 from stillweb.corpora.synthetic.world import World
 
-__all__ = ["chinese_world_pages", "render_unit_zh", "ZH_SENTENCES", "ZH_KIND_NOUNS"]
+__all__ = ["chinese_world_pages", "render_unit_zh", "zh_value_word", "ZH_SENTENCES", "ZH_KIND_NOUNS", "ZH_VALUES_PATH"]
+
+# the world's categorical values (occupations, genres, ...) as Chinese words; names are never listed
+ZH_VALUES_PATH = Path(__file__).resolve().parent.parent / "synthetic_values_zh.toml"
 
 ZH_KIND_NOUNS = {"person": "人物", "city": "城市", "country": "国家", "company": "公司", "university": "大学",
                  "award": "奖项", "book": "书籍", "film": "电影", "album": "专辑", "event": "事件"}
@@ -40,6 +48,22 @@ ZH_SENTENCES = {
     "release_date": "{s}发行于{v}。", "runtime": "{s}片长{v}分钟。", "spouse": "{s}的配偶是{v}。",
     "starring": "{s}由{v}主演。", "students": "{s}有{v}名学生。", "tracks": "{s}收录{v}首曲目。",
 }
+
+
+def zh_value_word(relation: str, value: str) -> str:
+    """A text value of the world as Chinese prose says it: a class word in the reviewed table
+    (``corpora/synthetic_values_zh.toml``: ``occupation`` ``Writer`` -> 作家), anything else (a name) as written.
+
+    >>> zh_value_word("occupation", "Film director"), zh_value_word("currency", "Pouavian dram")
+    ('电影导演', 'Pouavian dram')
+    """
+    return _zh_values().get(relation, {}).get(value, value)
+
+
+@cache
+def _zh_values() -> dict[str, dict[str, str]]:
+    with open(ZH_VALUES_PATH, "rb") as handle:
+        return tomllib.load(handle)
 
 
 def chinese_world_pages(world: World) -> Iterator[RawPage]:
@@ -94,6 +118,8 @@ class _ChineseArticle(ArticleWriter):
             return f"{year}年{month}月{day}日"
         if fact.value_type == "number":
             return format_number(fact.value)
+        if fact.value_type == "text":
+            return zh_value_word(fact.relation, str(fact.value))
         return self.infobox_value(fact)
 
     def joined(self, relation: str) -> str:
