@@ -12,7 +12,8 @@ A variable is **keyed** when one of these holds:
   end of a relation that determines the variable from that end (:func:`determines`): the
   constant is the subject of a *functional* relation (``C@B author V``: the author of B) or the
   object of an *inverse-functional* one (``V capital C@Paris``: the country whose capital is Paris);
-- a keyed child pins it the same way, through the edge joining them;
+- a keyed neighbour pins it the same way, through the triple joining them (the key flows over the
+  formalization's triples until nothing changes: :func:`keyed_terms`);
 - an exact full date and an entity of a reviewed pair (``[pairs]`` of ``keys.toml``: born on March
   4, 1902 in Lunor) hold on it together, the entity a constant or a keyed child.
 
