@@ -39,7 +39,7 @@ from stillweb.corpora.tasks.compose_params import ComposeParams, Composition, qu
 from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.graph import FactGraph
-from stillweb.corpora.tasks.keys import functional, key_pairs, key_reason, pins
+from stillweb.corpora.tasks.keys import functional, key_pairs, key_reason, names, pins
 from stillweb.corpora.tasks.minimal import drop_redundant_branches, pivot_of
 from stillweb.corpora.tasks.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove import Proof, prove
@@ -326,9 +326,12 @@ class _Builder:
         return exact_condition(fact, self.graph.stated_form(fact.index))
 
     def _constant_ok(self, fact: Fact, entity: int) -> bool:
+        """An unused constant that does not name the variable it constrains ("Angolan Armed Forces"
+        for Angola, "Alaska Legislature" for Alaska: one lookup, no hop)."""
         if fact.is_edge:
             other = self._other(fact, entity)
-            return other not in self.used_entities and other != self.query.root.entity
+            return other not in self.used_entities and other != self.query.root.entity \
+                and not names(self.graph.label_of(other), self.graph.label_of(entity))
         return bool(fact.value.strip())
 
     def tighten(self, proof: Proof) -> bool:

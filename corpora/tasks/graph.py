@@ -154,13 +154,19 @@ class FactGraph:
 
     def said_label(self, label: str) -> str:
         """A constant's title as a question says it: without its disambiguator ("Springfield
-        (Illinois)" -> "Springfield") unless another entity of the world would read the same
-        ("National Assembly (Angola)" stays whole beside "National Assembly (Afghanistan)")."""
+        (Illinois)" -> "Springfield") unless another entity of the world would read the same; then
+        the disambiguator is said as a person says it: "Springfield, Illinois" for a place, "the
+        journalist Pia Kivistö" for a kind, never in parentheses."""
         if self._said is None:
             labels = {self.label_of(e) for f in self.facts for e in (f.subject, f.object) if e >= 0}
             self._said = Counter(entity_label(t) for t in labels)
         short = entity_label(label)
-        return short if short == label or self._said[short] <= 1 else label
+        if short == label or self._said[short] <= 1:
+            return short
+        qualifier = label[len(short):].strip()[1:-1].strip()
+        if qualifier[:1].isupper():
+            return f"{short}, {qualifier}"
+        return f"the {qualifier} {short}"
 
     def is_page(self, entity: int) -> bool:
         """True for a document's id, False for an entity known only by name."""

@@ -46,10 +46,11 @@ from stillweb.corpora.tasks.formalization import TARGET, is_constant, is_variabl
 from stillweb.corpora.tasks.query import Query, formalization
 from stillweb.corpora.wikitext.ontology import ontology, relation_type
 
-__all__ = ["KEYS_PATH", "functional", "inverse_functional", "determines", "pins", "key_pairs", "keyed_terms",
+__all__ = ["KEYS_PATH", "functional", "inverse_functional", "determines", "pins", "names", "key_pairs", "keyed_terms",
            "formalization_key_reason", "key_reason"]
 
 KEYS_PATH = Path(__file__).resolve().parent / "keys.toml"
+_QUALIFIER_RE = re.compile(r"\s+\([^()]*\)$")
 _FULL_DATE_RE = re.compile(r"-?\d{4}-\d{2}-\d{2}")
 
 
@@ -84,6 +85,17 @@ def determines(relation: str, known_is_subject: bool) -> bool:
 def pins(fact, entity: int) -> bool:
     """True when knowing the other end of ``fact`` pins ``entity`` (one of its ends)."""
     return determines(fact.relation, known_is_subject=fact.subject != entity)
+
+
+def names(label: str, other: str) -> bool:
+    """True when ``label`` names ``other`` in passing ("Angolan Armed Forces" names Angola, "Economy of
+    Angola" too): a constant that does so gives its variable away.
+
+    >>> names("Angolan Armed Forces", "Angola"), names("Alaska Legislature", "Alaska"), names("Luanda", "Angola")
+    (True, True, False)
+    """
+    short = " ".join(_QUALIFIER_RE.sub("", other).split()).lower()
+    return len(short) >= 4 and short in " ".join(label.split()).lower()
 
 
 def key_pairs() -> tuple[tuple[str, str], ...]:

@@ -85,8 +85,9 @@ def _ask_value(query: Query, noun: str, parts: tuple[list[str], list[str]], desc
         told = ""
     if told and rng.chance(0.75):
         return f"{told} {ask.format(np=f'this {noun}')}"
-    if rng.chance(0.9):
-        return ask.format(np=f"the {noun} {described}")
+    if rng.chance(0.9):  # one sentence; an ask with words after {np} ("In what year was {np} founded?") would split its verb
+        one = ask if ask.rstrip().endswith("{np}?") else f"{wh} is the {words.attribute} of {{np}}?"
+        return one.format(np=f"the {noun} {described}")
     frame = rng.choice(_SUBJECT_FRAMES).format(n=noun, a_n=with_article(noun), d=described)
     return f"{frame} {ask.format(np=f'this {noun}')}"
 

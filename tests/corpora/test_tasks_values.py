@@ -83,3 +83,29 @@ def test_pattern_counter_can_fail():
     stacked = "Which country uses X and whose currency is A and whose anthem is B and whose code is C?"
     assert question_patterns(stacked) == ["stacked_whose"]
     assert stock_opener_share(["Consider a city.", "Think of a town.", "Which city lies in Ka?"]) > MAX_STOCK_OPENER_SHARE
+
+
+def test_clues_never_name_their_variable_nor_show_parentheses():
+    """The second blind read (BENCHMARKS, issue 40): "a country that is home to Angolan Armed Forces" named its
+    answer; "Emanuelsson Springs (Dreildramavia)" showed a disambiguator; "...—was born founded?" split a verb."""
+    from stillweb.corpora.tasks.keys import names
+
+    assert names("Angolan Armed Forces", "Angola") and names("Economy of Angola", "Angola (country)")
+    assert not names("Luanda", "Angola") and not names("Ka", "Ka")  # short names are not matched inside words
+    titles = {0: "Springfield (Illinois)", 1: "Springfield (Ohio)", 2: "Pia Lee (journalist)", 3: "Pia Lee (singer)",
+              4: "Lunor (Ruritania)"}
+    world = MemoryWorld(titles, {i: "text" for i in titles}, [
+        dict(subject=i, relation="country", value="Ruritania", value_type="entity", evidence=i) for i in titles])
+    graph = FactGraph(world)
+    assert graph.said_label("Springfield (Illinois)") == "Springfield, Illinois"
+    assert graph.said_label("Pia Lee (journalist)") == "the journalist Pia Lee"
+    assert graph.said_label("Lunor (Ruritania)") == "Lunor"  # no other Lunor: said short
+
+
+def test_one_sentence_asks_keep_their_verb_together(small_snapshot):
+    import re
+
+    questions = [t.question for t in generate_task_list(small_snapshot, GenerationParams(count=120, seed=5)).tasks]
+    assert not any(re.search(r"\u2014(?:was born|died|is based) \w+\?$", q) for q in questions)  # "—was born founded?"
+    assert re.search(r"\u2014(?:was born|died|is based) \w+\?$", "the city where a person\u2014who ran\u2014was born founded?")
+    assert not any("(" in q for q in questions)
