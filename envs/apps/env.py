@@ -12,9 +12,11 @@ Every step's ``info`` carries ``state_fingerprint`` (the content of every table)
 ``world_time``, ``state_diff`` (the rows this step wrote: table, id, before, after),
 ``tool_flags``, ``action_flags`` and ``hallucination_counts`` (unknown endpoint, bad
 arguments, fabricated id: a ``not_found`` id, write after answer: a write in a
-follow-up turn that asked for no change). The reward is 0 until the end, then the
-binary outcome of :mod:`stillweb.envs.apps.scoring`, whose checks are in
-``info["reward_parts"]``.
+follow-up turn that asked for no change). The reward is 0 until the end, then the one
+outcome scorer's (:func:`~stillweb.envs.scoring.rewards.score_outcome`) with the binary check of
+:mod:`stillweb.envs.apps.scoring` as the outcome (``reward``: a ``RewardConfig`` weighting F1, gamma
+decay, penalties; default the outcome alone); ``info["reward_parts"]`` holds the checks, then the
+scorer's parts.
 
 >>> import gymnasium as gym, stillweb.envs  # doctest: +SKIP
 >>> env = gym.make("stillweb/Apps-v0", snapshot="snap/", tasks="core")  # doctest: +SKIP
@@ -31,9 +33,10 @@ from stillweb.corpora.apps.generate import shared_base
 from stillweb.corpora.apps.tasks import app_task_dir
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
-from stillweb.envs.apps.scoring import AppChecks, score_app_episode
+from stillweb.envs.apps.scoring import score_app_episode
 from stillweb.envs.apps.prompt import ANSWER_SCHEMA, APP_INSTRUCTIONS, APP_WORDS, user_header
 from stillweb.envs.core.counts import AppCounts
+from stillweb.envs.scoring.rewards import JudgedScore, RewardConfig, score_outcome
 from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
@@ -72,7 +75,8 @@ class AppsEnv(TextEnv):
         scripted_errors: keep the recovery tasks' own scripted errors (default true).
         max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors, max_action_chars:
             see :class:`~stillweb.envs.core.limits.EpisodeLimits`.
-        mask_truncated, actions: as in ``WikiQA-v0``.
+        mask_truncated, actions, reward: as in ``WikiQA-v0`` (the ``abstention`` part a config weights is the
+            check: the agent abstained exactly when the request cannot be done).
     """
 
     budget_note = "Not run: the episode's budget of {limit} calls is spent. Answer the user now."
@@ -82,8 +86,9 @@ class AppsEnv(TextEnv):
                  max_tool_calls: int = 64, max_calls_per_turn: int = 4, max_context_tokens: int = 65536,
                  max_format_errors: int | None = 3, mask_truncated: bool = True,
                  actions: ActionChecks | Mapping[str, Any] | None = None, render_mode: str | None = None,
-                 max_action_chars: int | None = None) -> None:
+                 max_action_chars: int | None = None, reward: RewardConfig | Mapping[str, Any] | None = None) -> None:
         self.render_mode = check_render_mode(render_mode)
+        self.reward_config = RewardConfig.from_value(reward)
         if tool_format not in APP_FORMATS:
             raise UsageError(f"tool_format must be one of {APP_FORMATS} for Apps-v0, got {tool_format!r} "
                              "(search_r1 has only <search>, no way to call an endpoint)")
@@ -209,11 +214,16 @@ class AppsEnv(TextEnv):
         turn = episode.task.extra["program"][episode.user_turn]
         return any(call["name"] in WRITE_ENDPOINTS for call in turn)
 
-    def score(self, step: StepOutcome, episode: _Episode, ending: str) -> AppChecks:
+    def score(self, step: StepOutcome, episode: _Episode, ending: str) -> JudgedScore:
+        """The app checks, their binary outcome scored by the one outcome scorer."""
         parsed = step.parsed
         abstained = bool(parsed is not None and parsed.abstained)
         finished = ending == "terminated" and parsed is not None and parsed.answer is not None
-        return score_app_episode(self.base, episode.task, episode.session.sums, episode.answers, abstained, finished)
+        checks = score_app_episode(self.base, episode.task, episode.session.sums, episode.answers, abstained, finished)
+        scored = score_outcome(episode.task, step.answer if finished else None, self.reward_config, abstained=abstained,
+                               steps=episode.turns, counts=episode.counts, parts={"abstention": checks.abstention},
+                               judged=checks.outcome)
+        return JudgedScore(checks.as_dict(), scored)
 
     def base_info(self) -> dict[str, Any]:
         episode = self._episode

@@ -8,8 +8,11 @@ turn (the ``answer`` function, or ``<answer>`` in the tongyi format) brings the 
 or, at a miss_func turn, the held-back functions with BFCL's own "I have updated some more
 functions" prompt; answering the last one ends the episode (*terminated*). A limit truncates it.
 
-The reward is 0 until the end, then BFCL's multi-turn checker, binary
-(:mod:`stillweb.envs.bfcl.check`); ``info["reward_parts"]`` names the check that failed. A call
+The reward is 0 until the end, then the one outcome scorer's
+(:func:`~stillweb.envs.scoring.rewards.score_outcome`) with BFCL's multi-turn checker, binary
+(:mod:`stillweb.envs.bfcl.check`), as the outcome (``reward``: a ``RewardConfig`` weighting gamma
+decay and penalties; default the outcome alone); ``info["reward_parts"]`` names the check that
+failed, then holds the scorer's parts. A call
 reaches BFCL's code only as an offered function name with its JSON arguments
 (:mod:`stillweb.envs.bfcl.api`; nothing is ``eval``-ed). Every step's ``info`` carries
 ``bfcl_version``, ``state_fingerprint`` and ``state_diff`` (the API attributes this step
@@ -39,6 +42,7 @@ from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
 from stillweb.envs.core.spaces import to_charset
+from stillweb.envs.scoring.rewards import JudgedScore, RewardConfig, score_outcome
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.core.task_loader import TaskPicker, TaskSet
 from stillweb.envs.core.messages import messages_info
@@ -91,7 +95,7 @@ class BfclEnv(TextEnv):
             ``"bfcl"`` (BFCL's own fixed seeds, as its leaderboard runs them).
         max_turns, max_tool_calls, max_calls_per_turn, max_context_tokens, max_format_errors, max_action_chars:
             see :class:`~stillweb.envs.core.limits.EpisodeLimits`.
-        mask_truncated, actions: as in ``WikiQA-v0``.
+        mask_truncated, actions, reward: as in ``WikiQA-v0``.
         snapshot: not used (BFCL-v0 reads no snapshot); accepted because a server session and the
             adapters pass their snapshot to every environment.
     """
@@ -103,8 +107,10 @@ class BfclEnv(TextEnv):
                  max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
                  max_calls_per_turn: int = 4, max_context_tokens: int = 131072, max_format_errors: int | None = 3,
                  mask_truncated: bool = True, actions: ActionChecks | Mapping[str, Any] | None = None,
-                 render_mode: str | None = None, snapshot: Any = None, max_action_chars: int | None = None) -> None:
+                 render_mode: str | None = None, snapshot: Any = None, max_action_chars: int | None = None,
+                 reward: RewardConfig | Mapping[str, Any] | None = None) -> None:
         self.render_mode = check_render_mode(render_mode)
+        self.reward_config = RewardConfig.from_value(reward)
         if tool_format not in BFCL_FORMATS:
             raise UsageError(f"tool_format must be one of {BFCL_FORMATS} for BFCL-v0, got {tool_format!r} "
                              "(search_r1 has only <search>, no way to call BFCL's functions)")
@@ -253,8 +259,14 @@ class BfclEnv(TextEnv):
     def tool_calls(self, episode: _Episode) -> int:
         return episode.tool_calls
 
-    def score(self, step: StepOutcome, episode: _Episode, ending: str) -> BfclChecks:
-        return self.check()
+    def score(self, step: StepOutcome, episode: _Episode, ending: str) -> JudgedScore:
+        """BFCL's checker, its binary outcome scored by the one outcome scorer."""
+        checks = self.check()
+        abstained = bool(step.parsed is not None and step.parsed.abstained)
+        answer = step.answer if ending == "terminated" else None
+        scored = score_outcome(episode.task, answer, self.reward_config, abstained=abstained, steps=episode.turns,
+                               counts=episode.counts, judged=checks.outcome)
+        return JudgedScore(checks.as_dict(), scored)
 
     def step_info(self, step: StepOutcome, episode: _Episode) -> dict[str, Any]:
         return {**super().step_info(step, episode), "state_diff": step.extra["diff"]}

@@ -20,6 +20,11 @@ rollout parser and its whole-passage observation. A recording made before names 
 :func:`replay_kwargs` re-creates its env with the format options its code had (``parser="strict"``,
 ``results="snippets"``), and it replays as it was.
 
+Version 5 (one outcome scorer, issue 44) added to ``Apps-v0``'s and ``BFCL-v0``'s ``reward_parts`` the
+scorer's parts (``f1``, ``gamma_decay``, ``abstained``, ``fabricated_answer``, ``penalty``, ``total``,
+``gamma_credits``, ``counts``) after their checks; no recorded value changed, so an older recording
+is compared without them.
+
 :func:`as_recorded` maps a replayed info back, field by field, and keeps only the keys the recorded
 info has (at every depth), so every value a version-1 recording holds is still checked.
 
@@ -38,7 +43,7 @@ from typing import Any
 
 __all__ = ["INFO_VERSION", "as_recorded", "info_version", "replay_kwargs"]
 
-INFO_VERSION = 4
+INFO_VERSION = 5
 # The search_r1 format's options before version 4 (stillweb's own parser and snippet view)
 SEARCH_R1_BEFORE_V4 = {"parser": "strict", "results": "snippets"}
 
@@ -65,9 +70,9 @@ def replay_kwargs(header: Mapping[str, Any]) -> dict[str, Any]:
 
 def as_recorded(info: Mapping[str, Any], recorded: Any, version: int) -> Any:
     """``info`` (replayed now) as a recording of ``version`` holds it, for comparison with ``recorded``."""
-    if version >= 3:  # version 4 changed no info field
+    if version >= 5:
         return dict(info)
-    if version >= 2:
+    if version >= 2:  # versions 3 and 4 changed no info field; 3 and 5 added some
         return _only_recorded_keys(dict(info), recorded)
     info = dict(info)
     if isinstance(info.get("tool_flags"), list):

@@ -12,7 +12,10 @@ outcome, token F1, the gamma-decayed credit and the penalties for the episode's 
 (:class:`~stillweb.envs.core.counts.EpisodeCounts`: unknown tools, bad arguments, format errors,
 and any count a subclass adds that has a ``penalty_<count>`` weight). A layer adds its own parts
 (``parts``) and its condition on the outcome (``gate``): WikiQA-v0's citations and evidence rubric
-(:mod:`stillweb.envs.wikiqa.citations`) is one.
+(:mod:`stillweb.envs.wikiqa.citations`) is one. An environment that checks its outcome by state
+(tau-bench style: Apps-v0's end state, BFCL's multi-turn checker) passes that check as ``judged``,
+the outcome in place of the answer match, and reports its checks beside the scorer's parts
+(:class:`JudgedScore`).
 
 Abstention: on an unanswerable task (``TaskRecord.answerable`` false) abstaining is
 the correct outcome (``outcome`` 1, ``abstention`` 1) and answering is a
@@ -39,7 +42,7 @@ from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.envs.core.config import config_from
 from stillweb.envs.core.counts import EpisodeCounts
 
-__all__ = ["RewardConfig", "OutcomeScore", "score_outcome", "gamma_credits", "REWARD_PARTS", "PENALIZED"]
+__all__ = ["RewardConfig", "OutcomeScore", "JudgedScore", "score_outcome", "gamma_credits", "REWARD_PARTS", "PENALIZED"]
 
 # The weighted parts and the penalized counts, in the order the total sums them.
 REWARD_PARTS = ("outcome", "f1", "gamma_decay", "citation_precision", "citation_recall", "rubric", "abstention")
@@ -116,22 +119,59 @@ class OutcomeScore:
                 "total": self.total, "gamma_credits": list(self.gamma_credits), "counts": dict(self.counts), **self.parts}
 
 
+@dataclass(frozen=True)
+class JudgedScore:
+    """An environment's own checks (``checks``: its check dict, e.g. Apps-v0's state match) and the one
+    scorer's score of their judgement; ``info["reward_parts"]`` is the checks, then the scorer's other parts.
+
+    >>> from stillweb.corpora.tasks.record import TaskRecord
+    >>> task = TaskRecord.from_dict({"question": "q", "answer": "done"})
+    >>> judged = JudgedScore({"outcome": 1.0, "failed_check": None}, score_outcome(task, "ok", steps=2, judged=1.0))
+    >>> judged.total, list(judged.as_dict())[:4]
+    (1.0, ['outcome', 'failed_check', 'f1', 'gamma_decay'])
+    """
+
+    checks: Mapping[str, Any]
+    score: OutcomeScore
+
+    @property
+    def total(self) -> float:
+        """The reward: the scorer's total."""
+        return self.score.total
+
+    @property
+    def outcome(self) -> float:
+        """The scored outcome (``info["outcome"]``)."""
+        return self.score.outcome
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready parts: the checks as the environment reports them, then the scorer's parts they lack."""
+        return {**self.checks, **{name: value for name, value in self.score.as_dict().items() if name not in self.checks}}
+
+
 def score_outcome(task: TaskRecord, answer: str | None, config: RewardConfig | None = None, *, abstained: bool = False,
                   steps: int = 1, counts: EpisodeCounts | None = None, gate: bool = True,
-                  parts: Mapping[str, float] | Callable[[float], Mapping[str, float]] | None = None) -> OutcomeScore:
+                  parts: Mapping[str, float] | Callable[[float], Mapping[str, float]] | None = None,
+                  judged: float | None = None) -> OutcomeScore:
     """Score an episode's ``answer`` (``None``: it did not answer) for ``task`` under ``config`` (default:
     the outcome alone). ``abstained``: the answer is the stated reason of an abstention; ``steps``: the
     episode's length (gamma decay); ``counts``: its counts (each penalized by its ``penalty_<name>``);
     ``gate`` false zeroes the outcome of a matching answer (a layer's condition); ``parts``: a layer's
-    parts (or a function of the answer's match score giving them), weighted by the config's field of the same name.
+    parts (or a function of the answer's match score giving them), weighted by the config's field of the same name
+    (a layer's part replaces the scorer's of that name). ``judged``: the environment's own judgement of the
+    episode (a state check), the outcome in place of the answer match, answerable task or not (the check decides
+    what an abstention earns).
     """
     config = config or RewardConfig()
     answer = None if abstained else answer  # an abstention's reason is not an answer
     rule = config.answer_match or task.answer_match  # the set's rule (imported sets: em...), else stillweb's
-    match = match_score(rule, answer, task.golds) if answer is not None and task.golds else 0.0
+    if judged is not None:
+        match = float(judged)
+    else:
+        match = match_score(rule, answer, task.golds) if answer is not None and task.golds else 0.0
     fabricated = not task.answerable and answer is not None
     abstention = float(abstained and not task.answerable)
-    outcome = (match if gate else 0.0) if task.answerable else abstention
+    outcome = (match if gate else 0.0) if task.answerable or judged is not None else abstention
     credits = gamma_credits(outcome, max(steps, 1), config.gamma)
     decayed = {"first": credits[0], "last": credits[-1], "mean": sum(credits) / len(credits)}[config.gamma_scalar]
     f1 = best_f1(answer, task.golds) if answer is not None else 0.0

@@ -49,3 +49,18 @@ def test_wikiqa_citations_layer_on_the_same_score():
     assert (parts.outcome, parts.total, parts.penalty) == (base.outcome, base.total, base.penalty) == (1.0, 1.25, 0.25)
     ungated = score_episode(task, EpisodeTrace(answer="Town", steps=2, cited=(9,)), config)
     assert ungated.outcome == 0.0 and not ungated.provenance_ok
+
+
+def test_a_judged_outcome_replaces_the_answer_match_and_reports_beside_the_checks():
+    from stillweb.envs.scoring.rewards import JudgedScore
+
+    impossible = TaskRecord.from_dict({"question": "Delete it", "answer": "", "answerable": False})
+    assert score_outcome(TASK, "wrong", judged=1.0).outcome == 1.0 and score_outcome(TASK, "1809", judged=0.0).outcome == 0.0
+    assert score_outcome(impossible, None, abstained=True, judged=0.0).outcome == 0.0  # the check decides, not abstaining
+    answered = score_outcome(impossible, "Done.", RewardConfig(penalty_fabricated_answer=1.0), judged=1.0)
+    assert (answered.outcome, answered.fabricated_answer, answered.total) == (1.0, True, 0.0)
+    layered = score_outcome(TASK, None, RewardConfig(abstention=0.5), parts={"abstention": 1.0}, judged=0.0)
+    assert layered.total == 0.5 and layered.as_dict()["abstention"] == 1.0  # a layer's part replaces the scorer's
+    judged = JudgedScore({"outcome": 1.0, "abstention": 0.0}, score_outcome(TASK, "x", steps=3, judged=1.0))
+    assert judged.as_dict()["abstention"] == 0.0 and judged.as_dict()["gamma_credits"] == [1.0 * 0.95 ** 2, 0.95, 1.0]
+    assert (judged.total, judged.outcome) == (1.0, 1.0)
