@@ -135,7 +135,9 @@ def _with_passage(task: TaskRecord, snapshot: Snapshot | None) -> TaskRecord:
         return task
     docs = dict.fromkeys([*task.evidence_docs, *(item.doc_id for item in task.evidence if item.doc_id is not None)])
     for doc_id in docs if snapshot is not None else ():
-        sentence = _sentence_with(snapshot.get(doc_id).text, task.answer) if doc_id is not None and doc_id >= 0 else None
+        text = snapshot.get(doc_id).text if doc_id is not None and doc_id >= 0 else ""
+        # the answer as the question says it, else an alias as the page writes it ("November 14, 1915" / 1915-11-14)
+        sentence = next(filter(None, (_sentence_with(text, form) for form in (task.answer, *task.aliases))), None)
         if sentence:
             return replace(task, extra={**task.extra, "passage": sentence, "title": snapshot.title_of(doc_id)})
     raise UsageError(f"{TAKES}; task {task.task_id!r} has no passage and no evidence document stating "

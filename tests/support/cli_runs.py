@@ -63,6 +63,7 @@ PRINTING_COMMANDS = [
     ("apps-export", ["apps", "export", "{apps}", "core", "--out", "{out}"]),
     ("replay", ["replay", "{rec}"]),
     ("health", ["health", "{rec}"]),
+    ("check", ["check", "stillweb/WikiQA-v0", "--snapshot", "{snap}", "--tasks", "hard", "--max-tasks", "2"]),
     ("freeze-info", ["freeze", "info", "{store}", "--usage", "{usage}"]),
     ("freeze-verify", ["freeze", "verify", "{store}"]),
     ("freeze-merge", ["freeze", "merge", "{store}", "{store2}", "--out", "{out}"]),
