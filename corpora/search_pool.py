@@ -7,9 +7,12 @@ work; so threads stop well short of two cores (``scripts/bench_search.py batch``
 measures both). A :class:`SearchPool` instead keeps worker processes, each
 with the snapshot opened read-only (its files are memory-mapped, so the page
 cache is shared), and hands them contiguous slices of the batch; the calling
-process searches slices too (``local``), so ``workers`` cores take
+process searches queries too (``local``), so ``workers`` cores take
 ``workers - 1`` processes and no core waits on a parent that only relays
-(issue 43). Every worker
+(issue 43). The calling process feeds the workers between two of its own
+queries, with no thread of its own: a feeder thread would contend for the GIL
+with this process's titles and snippets, and wait on it (at a batch of 64 the
+threaded version reached 1.49x one core on two idle cores). Every worker
 runs the same :meth:`Snapshot.search` on the same files, so a batch answers
 exactly what the queries answer one by one, in input order. The pool does not
 know the snapshot class: it is handed the function that opens one in a worker
@@ -42,6 +45,8 @@ __all__ = ["Searcher", "SearchPool"]
 
 CHUNKS_PER_WORKER = 4  # slack so a slow slice (or a core taken by another process) does not idle the others
 _CLOSE_WAIT_SECONDS = 5.0
+_AHEAD = 2  # slices sent to a worker before its first answer comes back: one searching, one waiting in the pipe
+_MIN_SLICE = 2  # queries: a round trip costs about a quarter of a query
 
 
 class Searcher(Protocol):
@@ -88,15 +93,12 @@ class SearchPool:
             return []
         with self._lock:
             self._start(self.workers - 1 if local is not None else self.workers)
-            share = len(self._connections) + (local is not None)
-            size = -(-len(queries) // (share * CHUNKS_PER_WORKER))
+            if local is not None:
+                return self._share(queries, k, local)
+            size = -(-len(queries) // (len(self._connections) * CHUNKS_PER_WORKER))
             chunks = [queries[start : start + size] for start in range(0, len(queries), size)]
             answers: list[list | None] = [None] * len(chunks)
-            pending = collections.deque(range(len(chunks)))  # workers take slices from the front, this process from the back
-            if local is not None:
-                self._share(chunks, answers, pending, k, local)
-            else:
-                self._relay(chunks, answers, pending, k)
+            self._relay(chunks, answers, collections.deque(range(len(chunks))), k)
         return [page for chunk in answers for page in chunk]
 
     def _relay(self, chunks: list[list[str]], answers: list, pending: collections.deque, k: int) -> None:
@@ -115,36 +117,55 @@ class SearchPool:
                 answers[busy.pop(connection)] = _results(_receive(connection))
                 feed(connection)
 
-    def _share(self, chunks: list[list[str]], answers: list, pending: collections.deque, k: int, local: Searcher) -> None:
-        """This process searches slices from the back while one thread per worker keeps its worker fed from
-        the front (a worker never waits for this process to finish a slice of its own; tantivy and the
-        pipes release the GIL)."""
-        lock = threading.Lock()
-        failures: list[BaseException] = []
+    def _share(self, queries: list[str], k: int, local: Searcher) -> list[list[SearchResult]]:
+        """This process searches queries one at a time from the back while the workers take slices from the front.
 
-        def take(front: bool) -> int | None:
-            with lock:
-                return None if not pending or failures else pending.popleft() if front else pending.pop()
+        No thread: between two of its own queries this process polls the pipes, collects a finished slice and
+        sends the next, keeping each worker :data:`_AHEAD` slices ahead (one searching, one waiting in the pipe)
+        so a worker never idles on a round trip, and never contending for the GIL with this process's own
+        titles and snippets. Slices shrink as the batch runs out (guided scheduling: a share of what remains),
+        so the last ones end about together."""
+        answers: list = [None] * len(queries)
+        front, back = 0, len(queries)  # workers take queries[front:...], this process queries[back - 1]
+        busy: dict[Connection, collections.deque] = {connection: collections.deque() for connection in self._connections}
+        cores = len(self._connections) + 1
 
         def feed(connection: Connection) -> None:
-            try:
-                while (number := take(front=True)) is not None:
-                    _send(connection, (chunks[number], k))
-                    answers[number] = _results(_receive(connection))
-            except BaseException as error:  # re-raised by the caller's thread below
-                failures.append(error)
+            nonlocal front
+            while front < back and len(busy[connection]) < _AHEAD:
+                size = max(_MIN_SLICE, -(-(back - front) // (cores * _AHEAD * 2)))
+                end = min(back, front + size)
+                busy[connection].append(front)
+                _send(connection, (queries[front:end], k))
+                front = end
 
-        feeders = [threading.Thread(target=feed, args=(connection,), daemon=True) for connection in self._connections]
-        for feeder in feeders:
-            feeder.start()
+        def collect(connection: Connection) -> None:
+            first = busy[connection].popleft()
+            pages = _results(_receive(connection))
+            answers[first : first + len(pages)] = pages
+
         try:
-            while (number := take(front=False)) is not None:
-                answers[number] = [local.search(query, k) for query in chunks[number]]
-        finally:
-            for feeder in feeders:
-                feeder.join()
-        if failures:
-            raise failures[0]
+            for connection in self._connections:
+                feed(connection)
+            while front < back:
+                back -= 1
+                answers[back] = local.search(queries[back], k)
+                for connection in wait(list(self._connections), 0):
+                    collect(connection)
+                    feed(connection)
+            for connection in self._connections:
+                while busy[connection]:
+                    collect(connection)
+        except BaseException:
+            for connection in self._connections:  # leave no answer in a pipe for the next batch to read
+                while busy[connection]:
+                    busy[connection].popleft()
+                    try:
+                        connection.recv()
+                    except (EOFError, OSError):
+                        break
+            raise
+        return answers
 
     def _start(self, processes: int) -> None:
         if self._processes or processes < 1:

@@ -67,6 +67,32 @@ def test_this_process_searches_a_share_beside_one_worker_fewer(snapshot):
     assert 0 < len(local_calls) < len(queries)  # the workers answered the rest
 
 
+def test_every_batch_size_answers_in_input_order(snapshot):
+    """The workers take shrinking slices from the front and this process single queries from the back:
+    every split point, odd sizes and a batch of one slice alike, gives the one-by-one answers."""
+    queries = batch_queries(snapshot, 14)
+    expected = [snapshot.search(query, 4) for query in queries]
+    for size in [*range(MIN_POOL_BATCH, MIN_POOL_BATCH + 12), len(queries) // 2 + 1, len(queries)]:
+        for start in (0, len(queries) - size):
+            assert snapshot.search_many(queries[start : start + size], 4, workers=2) == expected[start : start + size]
+
+
+def test_a_failing_local_search_leaves_no_answer_in_the_pipes(snapshot):
+    """When this process's own share raises mid-batch, the slices the workers were sent are still read,
+    so the next batch gets its own answers and not the old ones."""
+    queries = batch_queries(snapshot, 30)
+    expected = [snapshot.search(query, 10) for query in queries]
+    snapshot.search_many(queries, 10, workers=2)
+
+    class Failing:
+        def search(self, query, k):
+            raise RuntimeError(f"no search for {query!r}")
+
+    with pytest.raises(RuntimeError, match="no search for"):
+        snapshot._pool.search_many(queries, 10, local=Failing())
+    assert snapshot.search_many(list(reversed(queries)), 10, workers=2) == list(reversed(expected))
+
+
 def test_search_many_names_the_bad_query_or_argument(snapshot):
     with pytest.raises(ValueError, match=r"queries\[2\]"):
         snapshot.search_many(["river", "film", "   ", "album"])
