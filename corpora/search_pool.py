@@ -46,7 +46,8 @@ __all__ = ["Searcher", "SearchPool"]
 CHUNKS_PER_WORKER = 4  # slack so a slow slice (or a core taken by another process) does not idle the others
 _CLOSE_WAIT_SECONDS = 5.0
 _AHEAD = 2  # slices sent to a worker before its first answer comes back: one searching, one waiting in the pipe
-_MIN_SLICE = 2  # queries: a round trip costs about a quarter of a query
+_MIN_SLICE = 1  # query: the slices shrink to one as the batch runs out
+_GUIDE = 4  # a slice is 1/(cores * _AHEAD * _GUIDE) of the queries left (guided scheduling)
 
 
 class Searcher(Protocol):
@@ -133,7 +134,7 @@ class SearchPool:
         def feed(connection: Connection) -> None:
             nonlocal front
             while front < back and len(busy[connection]) < _AHEAD:
-                size = max(_MIN_SLICE, -(-(back - front) // (cores * _AHEAD * 2)))
+                size = max(_MIN_SLICE, -(-(back - front) // (cores * _AHEAD * _GUIDE)))
                 end = min(back, front + size)
                 busy[connection].append(front)
                 _send(connection, (queries[front:end], k))
