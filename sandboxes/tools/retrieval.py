@@ -133,7 +133,8 @@ def golden_first(snapshot: Snapshot, query: str, k: int, golden_docs: tuple[int,
     head = [SearchResult(doc, snapshot.title_of(doc), scores.get(doc, 0.0),
                          make_snippet(snapshot.text_of(doc).encode("utf-8"), needles), snapshot.source_id_of(doc))
             for doc in golden]
-    return (head + [result for result in ranking if result.doc_id not in set(golden)])[:k]
+    shown = set(golden)
+    return (head + [result for result in ranking if result.doc_id not in shown])[:k]
 
 
 def add_noise(snapshot: Snapshot, query: str, results: list[SearchResult], settings: SearchSettings) -> list[SearchResult]:
@@ -149,15 +150,14 @@ def add_noise(snapshot: Snapshot, query: str, results: list[SearchResult], setti
     shown = {result.doc_id for result in results}
     candidates = [result for result in snapshot.search(query, DISTRACTOR_DEPTH) if result.doc_id not in shown]
     order = iter(KeyedRng(0, "distractors", *key).shuffled(candidates))  # drawn lazily: few texts are read
-    needles = [_words(answer) for answer in settings.answers if _words(answer).strip()]
-    noisy = []
-    for slot, result in enumerate(results):
-        distractor = None
-        if replaced[slot]:
-            distractor = next((candidate for candidate in order
-                               if not any(needle in _words(snapshot.text_of(candidate.doc_id)) for needle in needles)), None)
-        noisy.append(distractor or result)
-    return noisy
+    needles = [needle for needle in map(_words, settings.answers) if needle.strip()]
+
+    def answer_free(candidate: SearchResult) -> bool:  # each candidate's text is read and split once
+        words = _words(snapshot.text_of(candidate.doc_id)) if needles else ""
+        return not any(needle in words for needle in needles)
+
+    return [next(filter(answer_free, order), None) or result if replaced[slot] else result
+            for slot, result in enumerate(results)]
 
 
 def _words(text: str) -> str:
