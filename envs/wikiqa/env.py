@@ -226,8 +226,9 @@ class WikiQAEnv(TextEnv):
     # -- the core's hooks ----------------------------------------------------------------
 
     def begin_step(self, step: StepOutcome, episode: _Episode) -> None:
-        """Key the search noise by this step's turn."""
-        self._set_search_settings(episode.steps)
+        """Key the search noise by this step's turn (only the noise reads the turn: without it, nothing to do)."""
+        if self._search_settings.search_noise > 0.0:
+            self._set_search_settings(episode.steps)
 
     def on_answer(self, step: StepOutcome, episode: _Episode) -> None:
         """An answer (or abstention) ends the episode; its citations are resolved to doc ids."""
