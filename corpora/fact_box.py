@@ -26,7 +26,7 @@ Birth place: Lunor
 from __future__ import annotations
 
 import tomllib
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from stillweb.corpora.records import ParsedPage
@@ -56,7 +56,13 @@ def fact_label(relation: str, language: str | None = None, script: str | None = 
     label = _zh_labels().get(relation) if language == "zh" else None
     if label is None:
         label = relation.replace("_", " ").strip().capitalize()
-    return convert_text(label, script) if script is not None and not label.isascii() else label
+    return _in_script(label, script) if script is not None and not label.isascii() else label
+
+
+@lru_cache(maxsize=1 << 12)
+def _in_script(label: str, script: str) -> str:
+    """``label`` through OpenCC, once per label and script (the same labels head every page's fact box)."""
+    return convert_text(label, script)
 
 
 @cache
