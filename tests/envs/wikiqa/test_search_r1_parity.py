@@ -64,8 +64,8 @@ def test_docs_show_the_table():
     """docs/environments.md holds the same table, row for row."""
     text = DOCS.read_text(encoding="utf-8")
     start = text.index("<!-- search_r1 parser table -->")
-    rows = [line for line in text[start:].splitlines()[3:] if line.startswith("| ")]
-    rows = rows[: len(PARSER_TABLE)]
+    lines = text[start:].splitlines()[3:]
+    rows = lines[: next((i for i, line in enumerate(lines) if not line.startswith("| ")), len(lines))]  # the whole table
     cells = [[cell.strip() for cell in re.split(r"(?<!\\)\|", row.strip()[1:-1])] for row in rows]
     expected = [[case, "`" + text.replace("\n", "\\n").replace("|", "\\|") + "`", rollout, strict]
                 for case, text, rollout, strict in PARSER_TABLE]
