@@ -45,8 +45,10 @@ def test_a_bad_mode_is_refused_naming_the_modes(snap, capsys):
 
 def test_pass_hat_k_is_below_pass_at_k_for_a_flaky_task():
     assert pass_hat_k(8, 4, 2) < 0.5 < pass_at_k(8, 4, 2)
+    assert (pass_hat_k(8, 4, 2), pass_at_k(8, 4, 2)) == (pytest.approx(6 / 28), pytest.approx(1 - 6 / 28))  # C(4,2)/C(8,2)
     assert pass_hat_k(8, 8, 4) == pass_at_k(8, 8, 4) == 1.0
     assert pass_hat_k(8, 0, 4) == pass_at_k(8, 0, 4) == 0.0
     rates = mean_pass_rates([(4, 2), (2, 2), (0, 0)])
     assert rates["k"] == 2 and rates["tasks"] == 2
     assert rates["pass_hat_k"] == pytest.approx((1 / 6 + 1) / 2) and json.dumps(rates)
+    assert rates["pass_at_k"] == pytest.approx((5 / 6 + 1) / 2)
