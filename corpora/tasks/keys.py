@@ -47,7 +47,7 @@ from stillweb.corpora.tasks.query import Query, formalization
 from stillweb.corpora.wikitext.ontology import ontology, relation_type
 
 __all__ = ["KEYS_PATH", "functional", "inverse_functional", "determines", "pins", "names", "key_pairs", "keyed_terms",
-           "formalization_key_reason", "key_reason"]
+           "formalization_key_reason", "inexact_labels", "key_reason"]
 
 KEYS_PATH = Path(__file__).resolve().parent / "keys.toml"
 _QUALIFIER_RE = re.compile(r"\s+\([^()]*\)$")
@@ -146,9 +146,14 @@ def formalization_key_reason(triples: Sequence[Sequence[str]], inexact: Iterable
     return "no_key"
 
 
+def inexact_labels(obfuscations: Iterable) -> list[str]:
+    """The constant labels obfuscation wrote as periods and ranges (a description keeps its name exact):
+    the ``inexact`` of :func:`formalization_key_reason`, for the generator and the verifier alike."""
+    return [o.obfuscated for o in obfuscations if o.kind != "entity_to_description"]
+
+
 def key_reason(query: Query) -> str | None:
     """:func:`formalization_key_reason` of a composed query (its obfuscated periods and ranges inexact)."""
     if query.literal_answer and not functional(query.answer_relation):
         return "answer_not_functional"
-    inexact = [o.obfuscated for o in query.obfuscations if o.kind != "entity_to_description"]
-    return formalization_key_reason(formalization(query), inexact)
+    return formalization_key_reason(formalization(query), inexact_labels(query.obfuscations))

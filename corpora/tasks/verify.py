@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from stillweb.corpora.tasks.formalization import TARGET, is_constant
-from stillweb.corpora.tasks.keys import formalization_key_reason
+from stillweb.corpora.tasks.keys import formalization_key_reason, inexact_labels
 from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.resolve import FactTables, FormalizationError, name_key, solve
 from stillweb.corpora.tasks.splits import SPLITS
@@ -148,7 +148,7 @@ def verify_task(task: TaskRecord, tables: FactTables) -> TaskCheck:
     answers = _distinct(solved.answers, tables)
     golds = {name_key(gold) for gold in task.golds}
     found = any(golds & (tables.forms.get(value, set()) | {name_key(tables.labels[value])}) for value in solved.answers)
-    inexact = [o.obfuscated for o in task.obfuscations if o.kind != "entity_to_description"]
+    inexact = inexact_labels(task.obfuscations)
     keyed = formalization_key_reason(task.formalization, inexact) is None
     redundant = ()
     if task.answerable and len(answers) == 1 and found:
