@@ -38,7 +38,7 @@ from stillweb.corpora.tasks.phrasing import (
 from stillweb.corpora.tasks.query import Constant, Node, Query
 from stillweb.corpora.tasks.types import entity_classes, is_person, relation_signature, variable_noun
 
-__all__ = ["render_question"]
+__all__ = ["render_question", "told_apart"]
 
 _NAME_FRAMES = ("What is the name of the {n} {d}?", "Name the {n} {d}.", "Identify the {n} {d}.")
 _LEAD_RATE = 0.6  # entity questions that tell their one variable first, then ask
@@ -114,6 +114,14 @@ def _join(parts: list[str]) -> str:
     return ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
+def told_apart(query: Query, nouns: dict[str, str]) -> set[str]:
+    """The variables told in a sentence of their own first (deep or busy, their noun in ``nouns`` no
+    other variable's): the English and Chinese questions pick them alike."""
+    said = list(nouns.values())
+    return {n.name for n in query.nodes if n.parent is not None and said.count(nouns[n.name]) == 1
+            and (n.depth >= 2 or len(n.children) + len(n.constants) >= 3)}
+
+
 class _Text:
     """Noun phrases of one question, with deep variables told in sentences of their own."""
 
@@ -122,8 +130,7 @@ class _Text:
         self.nouns = {n.name: variable_noun(graph, query, n) for n in query.nodes}
         self.people = {n.name: is_person(graph, query, n) for n in query.nodes}
         nouns = list(self.nouns.values())
-        self.told_apart = {n.name for n in query.nodes if n.parent is not None and nouns.count(self.nouns[n.name]) == 1
-                           and (n.depth >= 2 or len(n.children) + len(n.constants) >= 3)}
+        self.told_apart = told_apart(query, self.nouns)
         root = query.root  # an entity asked through one variable: that variable told first (WebShaper's shape)
         self.lead = {root.children[0]} if (not query.literal_answer and len(root.children) == 1 and not root.constants
                                            and nouns.count(self.nouns[root.children[0]]) == 1

@@ -23,7 +23,7 @@ from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrasing import entity_label, relation_words
 from stillweb.corpora.tasks.query import Constant, Node, Query
 from stillweb.corpora.tasks.types import entity_classes, is_person, relation_signature, variable_noun
-from stillweb.corpora.tasks.verbalize import render_question
+from stillweb.corpora.tasks.verbalize import render_question, told_apart
 
 __all__ = ["PHRASING_ZH_PATH", "question_language", "render_question_in_language", "render_question_zh",
            "zh_date", "year_period_text", "zh_relations"]
@@ -83,9 +83,7 @@ class _ZhText:
         self.query, self.graph, self.rng = query, graph, rng
         self.people = {n.name: is_person(graph, query, n) for n in query.nodes}
         self.nouns = {n.name: zh_noun(variable_noun(graph, query, n), self.people[n.name]) for n in query.nodes}
-        nouns = list(self.nouns.values())
-        self.told_apart = {n.name for n in query.nodes if n.parent is not None and nouns.count(self.nouns[n.name]) == 1
-                           and (n.depth >= 2 or len(n.children) + len(n.constants) >= 3)}
+        self.told_apart = told_apart(query, self.nouns)
         self.intros: list[str] = []
 
     def description(self, node: Node) -> tuple[str, bool]:
