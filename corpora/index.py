@@ -230,10 +230,9 @@ class SearchIndex:
         lenient parser for text that is not valid query syntax (``don't``, ``alpha (``...); with
         ``"terms"`` every text is read as its terms.
         """
-        # Lone surrogates cannot cross into Rust: replace them, as a browser would.
         if self.passages:
             return [(doc_id, score) for doc_id, score, _start in self.search_passages(query, k, fields)]
-        text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
+        text = _rust_safe(query[:MAX_QUERY_CHARS])  # lone surrogates replaced, as a browser would
         parsed = self._parse(text, list(fields or self.fields))
         if self._single_segment:
             return self._top_single_segment(parsed, k)
@@ -242,7 +241,7 @@ class SearchIndex:
     def search_passages(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float, int]]:
         """Format 4 pages: the top ``k`` ``(doc_id, score, byte offset of the best passage)``, as
         :meth:`search` ranks them."""
-        text = query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
+        text = _rust_safe(query[:MAX_QUERY_CHARS])
         parsed = self._parse(text, list(fields or self.fields))
         if self._title_exact_boost and fields is None:
             parsed = with_exact_title(self._index.schema, parsed, text, self._title_exact_boost)
