@@ -8,8 +8,7 @@ environment scores with the one outcome scorer, :func:`~stillweb.envs.scoring.re
 the recorded actions (the environment is deterministic: the observations must come out as recorded, or
 the episode is reported ``diverged``), and writes a new recording in which each step that ended an
 episode carries ``rescored`` (the new ``reward``, ``outcome`` and ``reward_parts``) beside the recorded
-ones. An environment that takes no reward config (``Apps-v0`` and ``BFCL-v0`` are checked by their final
-state) is refused. The summary counts the episodes whose reward changed, by reason: the first of :data:`_REASONS`
+ones. An environment that takes no reward config (``Lookup-v0``) is refused. The summary counts the episodes whose reward changed, by reason: the first of :data:`_REASONS`
 whose part changed (``outcome`` when the answer-match rule judges the answer otherwise, ``penalty`` when
 a penalty weight did), or ``weights`` when only the combination of unchanged parts did.
 
@@ -99,7 +98,7 @@ def rescore(path: str | Path, reward: RewardConfig | Mapping[str, Any], out: str
     diverged_episode = False
     try:
         outcomes = list(rerun(header, records, reward=config, **kwarg_overrides))
-    except TypeError as error:  # an environment without a reward config (Lookup-v0, BFCL-v0)
+    except TypeError as error:  # an environment without a reward config (Lookup-v0)
         raise UsageError(f"{header.get('env_id')} takes no reward config: {error}") from None
     for outcome in outcomes:
         record = outcome.record
