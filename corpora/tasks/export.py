@@ -136,9 +136,8 @@ def verl_row(task: TaskRecord, name: str, index: int, fingerprint: str | None = 
              data_source: str | None = None) -> dict:
     """One task in the verl/Search-R1 parquet layout (``data_source``: see the module docstring);
     ``fingerprint``: the snapshot's, recorded so that ``evidence_docs`` are read back only over it."""
-    known = task.source in ("hotpotqa", "2wikimultihopqa", "musique")
-    data_source = (data_source or task.extra.get("data_source") or (data_source_of(task.source or "") if known else None)
-                   or f"stillweb/{name}")
+    own = task.source if task.source in SEARCH_R1_DATA_SOURCES else None  # an import format that is a data source
+    data_source = data_source or task.extra.get("data_source") or own or f"stillweb/{name}"
     return {
         "id": task.task_id,
         "question": search_r1_question(task.question),

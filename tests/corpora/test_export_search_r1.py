@@ -9,7 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.tasks.export import SEARCH_R1_DATA_SOURCES, SEARCH_R1_PREFIX, export_tasks
+from stillweb.corpora.tasks.export import SEARCH_R1_DATA_SOURCES, SEARCH_R1_PREFIX, export_tasks, verl_row
+from stillweb.corpora.tasks.importers import FORMAT_NAMES
+from stillweb.corpora.tasks.record import TaskRecord
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
 from support.wiki18 import NQ_ROWS, build_wiki18, write_rows
 
@@ -86,6 +88,14 @@ def test_the_data_source_comes_from_the_flag_or_the_file(wiki18, tmp_path, file_
     assert {row["data_source"] for row in rows} == {expected}
     assert sorted(row["id"] for row in rows) == sorted(row["id"] for row in NQ_ROWS)
     assert all(row["golden_answers"] == row["reward_model"]["ground_truth"]["target"] for row in rows)
+
+
+@pytest.mark.parametrize("format_name", FORMAT_NAMES)
+def test_an_import_format_named_as_a_data_source_gives_it(format_name):
+    task = TaskRecord(task_id="t", question="who?", answer="x", source=format_name)
+    expected = format_name if format_name in SEARCH_R1_DATA_SOURCES else "stillweb/qa"
+    assert verl_row(task, "qa", 0)["data_source"] == expected
+    assert {"hotpotqa", "2wikimultihopqa", "musique"} <= set(FORMAT_NAMES) & set(SEARCH_R1_DATA_SOURCES)
 
 
 def test_an_unknown_data_source_is_refused_naming_the_known_ones(wiki18, tmp_path):
