@@ -37,7 +37,7 @@ _RESEARCH_WORDS = {
         f"{_ABSTAIN} abstain instead of guessing:\n{{example_abstain}}"),
     "search_r1": None,  # Search-R1's own instruction: the research question answering it was trained on
 }
-_RESEARCH_ROLE = PromptWords("You are a research assistant. Use the tools to find evidence and answer only when it supports the answer.")
+_RESEARCH_ROLE = PromptWords(_RESEARCH_WORDS["openai"].role)  # another format: the role line alone
 
 
 def research_words(format_name: str) -> PromptWords | None:
