@@ -141,8 +141,10 @@ def _import(snapshot_path: str | Path, files: Sequence[str | Path], name: str, o
     qrels = Qrels.read(options.qrels)
     snapshot = Snapshot.open(snapshot_path)
     try:
-        formats, records, mapped, skipped = _read_all(files, snapshot, options, qrels)
-        checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress)
+        mapper = EvidenceMapper(snapshot)
+        formats, records, mapped, skipped = _read_all(files, mapper, options, qrels)
+        checks = check_tasks(snapshot, mapped, options.k, options.retrieval, options.workers, options.progress,
+                             mapper.texts)  # the texts the mapping has just read, not read again
     finally:
         snapshot.close()  # the retrieval check's search workers
     kept = [(record, check) for record, check in zip(records, checks)
@@ -165,11 +167,10 @@ def _import(snapshot_path: str | Path, files: Sequence[str | Path], name: str, o
                          dict((summary or {}).get("unmapped", {})), len(records) - len(kept), summary, skipped)
 
 
-def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOptions,
+def _read_all(files: Sequence[str | Path], mapper: EvidenceMapper, options: ImportOptions,
               qrels: Qrels) -> tuple[dict[str, str], list[TaskRecord], list[MappedTask], dict[str, int]]:
     """Every row of ``files`` (its qrels judgements added) as a record and what its check needs;
     the format of each file; the questions skipped, by reason (``strict``: an error)."""
-    mapper = EvidenceMapper(snapshot)
     records, mapped, formats, seen, skipped = [], [], {}, {}, Counter()
     bar = progress_bar(total=None, desc="importing", unit="question", enabled=options.progress)
     try:
@@ -193,7 +194,7 @@ def _read_all(files: Sequence[str | Path], snapshot: Snapshot, options: ImportOp
                     raise ImportFileError(f"task id {task_id!r} repeated: {seen[task_id]} and {where}; ids must be "
                                           "unique across the imported files (import them as separate sets)")
                 seen[task_id] = where
-                record, task = _task(row, format_name, task_id, where, file_split, mapper, snapshot, options)
+                record, task = _task(row, format_name, task_id, where, file_split, mapper, mapper.snapshot, options)
                 records.append(record)
                 mapped.append(task)
                 bar.update(1)
