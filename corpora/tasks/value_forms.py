@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from stillweb.corpora.wikitext.dates import MONTH_NAMES
 
-__all__ = ["date_forms", "number_forms", "value_forms", "number_text", "range_text"]
+__all__ = ["date_forms", "number_forms", "value_forms", "number_text", "range_text", "grouped_number"]
 
 _MAGNITUDES = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
 
@@ -27,6 +27,11 @@ def number_text(number: float) -> str:
     for scale, word in _MAGNITUDES:
         if abs(number) >= scale:
             return f"{round(number / scale, 3):,.3f}".rstrip("0").rstrip(".") + f" {word}"
+    return grouped_number(number)
+
+
+def grouped_number(number: float) -> str:
+    """A number with thousands separators, a whole one without its ".0": "2,392,976", "36.5"."""
     return f"{int(number):,}" if number == int(number) else f"{number:,}"
 
 

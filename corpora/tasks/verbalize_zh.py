@@ -22,6 +22,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrasing import entity_label, relation_words
 from stillweb.corpora.tasks.query import Constant, Node, Query
+from stillweb.corpora.tasks.value_forms import grouped_number
 from stillweb.corpora.tasks.types import entity_classes, is_person, relation_signature, variable_noun
 from stillweb.corpora.tasks.verbalize import render_question, told_apart
 
@@ -129,7 +130,7 @@ class _ZhText:
         if condition.kind == "year_range":
             return year_period_text(int(condition.low), int(condition.high))
         if condition.kind == "number_range":
-            return f"{_number(condition.low)}至{_number(condition.high)}"
+            return f"{grouped_number(condition.low)}至{grouped_number(condition.high)}"
         fact = self.graph.facts[constant.fact]
         if condition.kind == "entity" or fact.value_type == "entity":
             return "或".join(entity_label(label) for label in condition.labels)
@@ -161,7 +162,7 @@ def zh_value(value: str, value_type: str, date: str | None, number: float | None
     if value_type == "year" or (date and len(date) == 4):
         return f"{int((date or value)[:4])}年"
     if value_type == "number" and number is not None:
-        return _number(number)
+        return grouped_number(number)
     return value
 
 
@@ -206,7 +207,3 @@ def _nouns() -> dict[str, str]:
 def _data() -> dict:
     with open(PHRASING_ZH_PATH, "rb") as handle:
         return tomllib.load(handle)
-
-
-def _number(value: float) -> str:
-    return f"{int(value):,}" if value == int(value) else f"{value:,}"
