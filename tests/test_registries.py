@@ -1,5 +1,5 @@
 """One list per concept: every list of environments, call formats, import and export formats, answer-match
-rules, corpus formats and retrieval modes that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
+rules, corpus formats, retrieval modes and languages that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
 ``<!-- /registry -->`` and must name exactly the registry's entries; the CLI's choices and help and
 ``/openapi.json`` read the registries."""
 
@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from stillweb.cli.main import make_parser
+from stillweb.corpora.analyzers import LANGUAGES
 from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS
 from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
 from stillweb.corpora.tasks.export import EXPORT_FORMATS
 from stillweb.corpora.tasks.importers import FORMAT_NAMES
+from stillweb.corpora.wikitext.variants import SCRIPTS
 from stillweb.envs.registration import ENV_IDS, SERVED_ENV_IDS
 from stillweb.sandboxes.formats import FORMATS
 from stillweb.sandboxes.tools.retrieval import RETRIEVAL_MODES
@@ -29,6 +31,7 @@ REGISTRIES = {
     "answer-matches": ANSWER_MATCHES,  # corpora/tasks/answer_match.py
     "corpus-formats": CORPUS_FORMATS,  # corpora/sources/corpus_formats.py
     "retrieval-modes": tuple(RETRIEVAL_MODES),  # sandboxes/tools/retrieval.py
+    "languages": LANGUAGES,  # corpora/analyzers.py
 }
 MARKED = re.compile(r"<!-- registry: ([\w-]+) -->(.*?)<!-- /registry -->", re.S)
 CODE = re.compile(r"`([^`\n]+)`")
@@ -95,6 +98,8 @@ def _choices(parser: argparse.ArgumentParser, option: str) -> tuple:
     (("tasks", "export"), "--format", (*EXPORT_FORMATS, "sft")),
     (("tasks", "profile"), "--tool-format", tuple(FORMATS)),
     (("build", "corpus"), "--format", CORPUS_FORMATS),
+    (("build", "corpus"), "--language", LANGUAGES),
+    (("build", "wikipedia"), "--script", SCRIPTS),
 ])
 def test_cli_choices_are_the_registries(path, option, expected):
     assert _choices(_subparser(make_parser(), *path), option) == tuple(expected)
