@@ -146,15 +146,14 @@ class SearchR1Format(ToolCallFormat):
 
     def _passages(self, result: ToolResult) -> str:
         """Search-R1's ``_passages2string`` over the hits' whole contents (other results: their text)."""
-        data = result.data if result.flag is None and result.name == "search" and isinstance(result.data, dict) else None
-        if data is None or "queries" not in data:
+        hits = _ranked_hits(result)
+        if hits is None:
             return result.text
         reference = ""
-        for query in data["queries"]:
-            for rank, hit in enumerate(query["results"], 1):
-                contents = self._contents(hit["doc_id"]) if self._contents else f"{hit['title']}\n{hit['snippet']}"
-                title, _newline, text = contents.partition("\n")
-                reference += f"Doc {rank}(Title: {title}) {text}\n"
+        for rank, hit in hits:
+            contents = self._contents(hit["doc_id"]) if self._contents else f"{hit['title']}\n{hit['snippet']}"
+            title, _newline, text = contents.partition("\n")
+            reference += f"Doc {rank}(Title: {title}) {text}\n"
         return reference
 
     def system_prompt(self, schemas: list[dict], max_calls_per_turn: int | None = None,
@@ -239,12 +238,16 @@ def _loose_thought(text: str) -> str:
     return text.replace("<think>", " ").replace("</think>", " ").strip()
 
 
-def _information(result: ToolResult) -> str:
+def _ranked_hits(result: ToolResult) -> list[tuple[int, dict]] | None:
+    """``(rank within its query, hit)`` of a search result's hits, query after query; ``None`` for any other result."""
     data = result.data if result.flag is None and result.name == "search" and isinstance(result.data, dict) else None
     if data is None or "queries" not in data:
+        return None
+    return [(rank, hit) for query in data["queries"] for rank, hit in enumerate(query["results"], 1)]
+
+
+def _information(result: ToolResult) -> str:
+    hits = _ranked_hits(result)
+    if hits is None:
         return result.text
-    lines = []
-    for query in data["queries"]:
-        for rank, hit in enumerate(query["results"], 1):
-            lines.append(f"Doc {rank}(Title: {hit['title']}) {hit['snippet']}")
-    return "\n".join(lines) if lines else "No results."
+    return "\n".join(f"Doc {rank}(Title: {hit['title']}) {hit['snippet']}" for rank, hit in hits) or "No results."
