@@ -139,11 +139,15 @@ def _hotpot_f1(prediction: str, gold: str) -> float:
     predicted, expected = qa_normalize(prediction), qa_normalize(gold)
     if (predicted in _YES_NO or expected in _YES_NO) and predicted != expected:
         return 0.0
-    predicted_tokens, expected_tokens = predicted.split(), expected.split()
-    same = sum((Counter(predicted_tokens) & Counter(expected_tokens)).values())
-    if same == 0:
+    return _overlap_f1(predicted.split(), expected.split())
+
+
+def _overlap_f1(predicted: list[str], expected: list[str]) -> float:
+    """The F1 of the tokens two answers share (SQuAD's and HotpotQA's arithmetic)."""
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
         return 0.0
-    precision, recall = same / len(predicted_tokens), same / len(expected_tokens)
+    precision, recall = common / len(predicted), common / len(expected)
     return 2 * precision * recall / (precision + recall)
 
 
@@ -196,14 +200,7 @@ def token_f1(prediction: str, gold: str) -> float:
     >>> token_f1("Charles Darwin", "Darwin")
     0.6666666666666666
     """
-    predicted = _f1_tokens(normalize_answer(prediction))
-    expected = _f1_tokens(normalize_answer(gold))
-    common = sum((Counter(predicted) & Counter(expected)).values())
-    if common == 0:
-        return 0.0
-    precision = common / len(predicted)
-    recall = common / len(expected)
-    return 2 * precision * recall / (precision + recall)
+    return _overlap_f1(_f1_tokens(normalize_answer(prediction)), _f1_tokens(normalize_answer(gold)))
 
 
 def _f1_tokens(normalized: str) -> list[str]:
