@@ -358,7 +358,8 @@ def build_snapshot(
 def copy_with_index(snapshot: str | Path, out: str | Path, parameters: dict, format: str) -> Path:
     """A copy at ``out`` of the page snapshot at ``snapshot``, its index rebuilt with ``parameters``
     and its manifest saying ``format``: the same pages as an older format indexed them (e.g.
-    ``INDEX_PARAMETERS``, format 3), to compare rankings in tests and benchmarks. The copy's file
+    ``INDEX_PARAMETERS``, format 3), to compare rankings in tests and benchmarks. Its fingerprint is
+    recomputed (the index parameters are part of it: another ranking, another fingerprint); its file
     hashes are not updated (``stillweb verify`` flags its index)."""
     source, out = Path(snapshot), Path(out)
     shutil.copytree(source, out, ignore=shutil.ignore_patterns("index"))
@@ -367,6 +368,7 @@ def copy_with_index(snapshot: str | Path, out: str | Path, parameters: dict, for
     for doc_id, title, text in zip(*(table.column(name).to_pylist() for name in ("doc_id", "title", "text"))):
         builder.add(doc_id, title, text)
     manifest = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
-    manifest.update(format=format, index=dict(parameters, segments=builder.finish()))
+    manifest.update(format=format, index=dict(parameters, segments=builder.finish()),
+                    fingerprint=content_fingerprint(out, parameters))
     write_manifest_as_is(out, manifest)
     return out

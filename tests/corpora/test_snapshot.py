@@ -218,6 +218,11 @@ def snap3(snap, tmp_path_factory) -> Snapshot:
                                          "stillweb-snapshot/3"))
 
 
+def test_a_copy_indexed_another_way_has_another_fingerprint(snap, snap3):
+    """The index parameters are part of the fingerprint: a format 3 copy ranks differently, so it is not the same snapshot."""
+    assert snap3.manifest["index"] != snap.manifest["index"] and snap3.fingerprint != snap.fingerprint
+
+
 def test_single_segment_ranking_equals_the_tie_safe_ranking(snap3):
     """The fast path trusts tantivy's tie order in one doc_id-sorted segment; prove it on a tie-heavy corpus."""
     index = snap3._index
