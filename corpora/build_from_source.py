@@ -74,7 +74,7 @@ def build_synthetic(articles: int, seed: int, out: str | Path, *, workers: int =
     ``on_ray``: parse the written dump's page ranges as Ray tasks (:mod:`stillweb.corpora.ray_build`;
     the same snapshot, fingerprint included); ``workers`` is then unused.
     ``dump_style="wikipedia"`` writes the intermediate dump with English
-    Wikipedia's infobox habits (``xml_export.wikipedia_style_pages``): the
+    Wikipedia's infobox habits (``wiki_habits.wikipedia_style_pages``): the
     same world and true facts, read back through the infobox mapping.
     ``language="zh"`` writes the world's prose in Chinese (:mod:`stillweb.corpora.synthetic.chinese_pages`,
     the same infoboxes, so the same facts byte for byte) and indexes it as Chinese.

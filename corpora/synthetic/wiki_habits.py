@@ -1,4 +1,16 @@
-"""The synthetic world's infoboxes written in English Wikipedia's habits (see ``xml_export``).
+"""The synthetic world's infoboxes written in English Wikipedia's habits.
+
+``wikipedia_style_pages(world)`` yields the world's pages with each infobox
+rewritten the way English Wikipedia writes it: real template names
+(``Infobox scientist``, ``Infobox musical artist``, ``Infobox officeholder``),
+real keys (``released``, ``label``, ``artist``, ``hq_location_city``,
+``population_total``...), numbered label pairs (``leader_title1`` /
+``leader_name1``, ``established_event1`` / ``established_date1``,
+``subdivision_type`` / ``subdivision_name``), date templates with ages
+(``{{birth date and age|...}}``), units (``120 minutes``), references after
+values, ``{{hlist}}`` and ``<br />`` lists and ``[[City]], [[Country]]`` places.
+Ingested, it must give back exactly the world's true facts: a test of the
+infobox mapping against Wikipedia's conventions.
 
 Each entity article keeps its prose; only its infobox is rewritten from the
 entity's facts (:func:`~stillweb.corpora.synthetic.facts.entity_facts`), so

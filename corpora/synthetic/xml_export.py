@@ -1,22 +1,10 @@
-"""MediaWiki export XML (schema 0.10) for a stream of pages, and the world's pages in Wikipedia's habits.
+"""MediaWiki export XML (schema 0.10) for a stream of pages.
 
 ``write_xml_dump(pages, path)`` writes pages one at a time (the dump is never
 held in memory), bz2-compressed when ``path`` ends with ``.bz2``. Page and
 revision ids count from 1 in stream order and every revision carries the same
 fixed timestamp, so the same pages always give the same bytes. The output reads
 back with ``mwxml`` and with stillweb's own dump reader.
-
-``wikipedia_style_pages(world)`` yields the world's pages with each infobox
-rewritten the way English Wikipedia writes it: real template names
-(``Infobox scientist``, ``Infobox musical artist``, ``Infobox officeholder``),
-real keys (``released``, ``label``, ``artist``, ``hq_location_city``,
-``population_total``...), numbered label pairs (``leader_title1`` /
-``leader_name1``, ``established_event1`` / ``established_date1``,
-``subdivision_type`` / ``subdivision_name``), date templates with ages
-(``{{birth date and age|...}}``), units (``120 minutes``), references after
-values, ``{{hlist}}`` and ``<br />`` lists and ``[[City]], [[Country]]`` places.
-Ingested, it must give back exactly the world's true facts: a test of the
-infobox mapping against Wikipedia's conventions.
 """
 
 from __future__ import annotations
@@ -29,7 +17,6 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from stillweb.corpora.records import RawPage
-from stillweb.corpora.synthetic.wiki_habits import wikipedia_style_pages
 
 __all__ = ["write_xml_dump", "FIXED_TIMESTAMP", "mediawiki_sha1"]
 
