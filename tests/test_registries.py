@@ -1,5 +1,5 @@
 """One list per concept: every list of environments, call formats, import and export formats, answer-match
-rules, corpus formats, retrieval modes and languages that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
+rules, corpus formats, retrieval modes, languages and Search-R1 data sources that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
 ``<!-- /registry -->`` and must name exactly the registry's entries; the CLI's choices and help and
 ``/openapi.json`` read the registries."""
 
@@ -15,7 +15,7 @@ from stillweb.cli.main import make_parser
 from stillweb.corpora.analyzers import LANGUAGES
 from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS
 from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
-from stillweb.corpora.tasks.export import EXPORT_FORMATS
+from stillweb.corpora.tasks.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
 from stillweb.corpora.tasks.importers import FORMAT_NAMES
 from stillweb.corpora.wikitext.variants import SCRIPTS
 from stillweb.envs.registration import ENV_IDS, SERVED_ENV_IDS
@@ -32,6 +32,7 @@ REGISTRIES = {
     "corpus-formats": CORPUS_FORMATS,  # corpora/sources/corpus_formats.py
     "retrieval-modes": tuple(RETRIEVAL_MODES),  # sandboxes/tools/retrieval.py
     "languages": LANGUAGES,  # corpora/analyzers.py
+    "search-r1-data-sources": SEARCH_R1_DATA_SOURCES,  # corpora/tasks/export.py
 }
 MARKED = re.compile(r"<!-- registry: ([\w-]+) -->(.*?)<!-- /registry -->", re.S)
 CODE = re.compile(r"`([^`\n]+)`")
@@ -96,6 +97,8 @@ def _choices(parser: argparse.ArgumentParser, option: str) -> tuple:
     (("tasks", "import"), "--format", FORMAT_NAMES),
     (("tasks", "import"), "--answer-match", ANSWER_MATCHES),
     (("tasks", "export"), "--format", (*EXPORT_FORMATS, "sft")),
+    (("tasks", "import"), "--data-source", SEARCH_R1_DATA_SOURCES),
+    (("tasks", "export"), "--data-source", SEARCH_R1_DATA_SOURCES),
     (("tasks", "profile"), "--tool-format", tuple(FORMATS)),
     (("build", "corpus"), "--format", CORPUS_FORMATS),
     (("build", "corpus"), "--language", LANGUAGES),
