@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from stillweb.corpora.tasks.patterns import PATTERNS, question_patterns, stock_opener_share
+from stillweb.corpora.tasks.patterns import PATTERNS, STOCK_OPENERS, question_patterns, stock_opener_share
 from stillweb.corpora.tasks.phrasing import known_relations
 from stillweb.corpora.tasks.record import TaskRecord
 
@@ -108,7 +108,7 @@ def format_task_stats(stats: dict) -> list[str]:
         f"- malformed: {stats['malformed']} of {stats['tasks']} ({100 * stats['malformed_rate']:.1f}%); reasons: {reasons}",
         "- sentence patterns a person would not write (tasks): "
         + ", ".join(f"{k}: {v}" for k, v in stats.get("patterns", {}).items()),
-        f"- stock openers (Think of / Consider / Take / There is): {100 * stats.get('stock_opener_share', 0.0):.1f}% of questions",
+        f"- stock openers ({' / '.join(STOCK_OPENERS)}): {100 * stats.get('stock_opener_share', 0.0):.1f}% of questions",
     ]
 
 
