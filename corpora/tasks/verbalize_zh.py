@@ -30,6 +30,7 @@ __all__ = ["PHRASING_ZH_PATH", "question_language", "render_question_in_language
            "zh_date", "year_period_text", "zh_relations"]
 
 PHRASING_ZH_PATH = Path(__file__).resolve().parent / "phrasing_zh.toml"
+_ZH_INTRO_FRAMES = ("有一个{d}的{n}。", "考虑一个{d}的{n}。")  # a variable told in a sentence of its own first
 
 
 def question_language(graph: FactGraph) -> str:
@@ -70,7 +71,7 @@ def _ask_value(query: Query, graph: FactGraph, noun: str, described: str, rng: K
         wh = "多少" if graph.facts[query.answer_fact].value_type == "number" else "什么"
     if rng.chance(0.4):
         return f"{described}的{noun}的{attribute}是{wh}？"
-    told = rng.choice(("有一个{d}的{n}。", "考虑一个{d}的{n}。")).format(d=described, n=noun)
+    told = rng.choice(_ZH_INTRO_FRAMES).format(d=described, n=noun)
     ask = spec.get("ask")
     if ask and rng.chance(0.7):
         return told + ask.format(np=f"这个{noun}")
@@ -121,7 +122,7 @@ class _ZhText:
         noun = self.nouns[node.name]
         described, _forward = self.description(node)
         if node.name in self.told_apart:
-            self.intros.append(self.rng.choice(("有一个{d}的{n}。", "考虑一个{d}的{n}。")).format(d=described, n=noun))
+            self.intros.append(self.rng.choice(_ZH_INTRO_FRAMES).format(d=described, n=noun))
             return f"该{noun}"
         return f"{described}的{noun}" if described else f"某个{noun}"
 
