@@ -132,9 +132,13 @@ def _check_member(env_id: Any, weight: Any) -> None:
 
 def _make_member(env_id: str, shared: Mapping[str, Any], own: Mapping[str, Any]) -> gym.Env:
     """``gym.make(env_id, ...)`` with the shared kwargs its constructor accepts, then its own."""
+    return gym.make(env_id, disable_env_checker=True, **{**accepted_kwargs(env_id, shared), **dict(own)})
+
+
+def accepted_kwargs(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``kwargs`` the constructor registered as ``env_id`` accepts (all of them if it takes ``**kwargs``)."""
     spec = gym.spec(env_id)
     entry = spec.entry_point if callable(spec.entry_point) else gym.envs.registration.load_env_creator(spec.entry_point)
     parameters = inspect.signature(entry).parameters
     takes_any = any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values())
-    kwargs = {key: value for key, value in shared.items() if takes_any or key in parameters}
-    return gym.make(env_id, disable_env_checker=True, **{**kwargs, **dict(own)})
+    return {key: value for key, value in kwargs.items() if takes_any or key in parameters}

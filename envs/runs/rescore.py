@@ -27,6 +27,7 @@ from typing import Any
 
 from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.errors import UsageError
+from stillweb.envs.mixture import accepted_kwargs
 from stillweb.envs.runs.recorded_snapshot import locate_snapshot
 from stillweb.envs.runs.recording import open_recording, rerun
 from stillweb.envs.scoring.rewards import RewardConfig
@@ -96,10 +97,10 @@ def rescore(path: str | Path, reward: RewardConfig | Mapping[str, Any], out: str
     summary = RescoreSummary(out)
     written = {number: record for number, record in records}
     diverged_episode = False
-    try:
-        outcomes = list(rerun(header, records, reward=config, **kwarg_overrides))
-    except TypeError as error:  # an environment without a reward config (Lookup-v0)
-        raise UsageError(f"{header.get('env_id')} takes no reward config: {error}") from None
+    env_id = header.get("env_id")
+    if not isinstance(env_id, str) or not accepted_kwargs(env_id, {"reward": config}):  # Lookup-v0
+        raise UsageError(f"{env_id} takes no reward config (its constructor has no 'reward' argument)")
+    outcomes = list(rerun(header, records, reward=config, **kwarg_overrides))
     for outcome in outcomes:
         record = outcome.record
         if record.get("type") == "reset":
