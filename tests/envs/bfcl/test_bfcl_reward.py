@@ -40,9 +40,10 @@ def test_the_reward_is_the_checker_s_outcome_on_scripted_episodes():
             assert {key: parts[key] for key in old.as_dict()} == old.as_dict(), (task_id, name)
             assert parts["total"] == reward and parts["counts"] == info["hallucination_counts"]
             rewards[task_id, name] = reward
-    assert {name: rewards[TASKS[0], name] for name in CASES} == {
-        "reference": 1.0, "format_error_then_reference": 1.0, "unknown_function_then_reference": 1.0,
-        "reply_only": 0.0, "truncated": 0.0}
+    for task_id in TASKS:
+        assert {name: rewards[task_id, name] for name in CASES} == {
+            "reference": 1.0, "format_error_then_reference": 1.0, "unknown_function_then_reference": 1.0,
+            "reply_only": 0.0, "truncated": 0.0}, task_id
 
 
 def test_a_reward_config_weights_gamma_decay_and_penalties_over_the_check():
@@ -54,4 +55,8 @@ def test_a_reward_config_weights_gamma_decay_and_penalties_over_the_check():
         counts = info["hallucination_counts"]
         expected = old.outcome * 0.9 ** (steps - 1) - 0.25 * counts["format_error"] - 0.125 * counts["unknown_tool"]
         assert reward == pytest.approx(expected), name
+        penalized = {"format_error_then_reference": "format_error", "unknown_function_then_reference": "unknown_tool"}
+        if name in penalized:  # each weight is exercised: the episode passed and paid exactly one penalty
+            assert old.outcome == 1.0 and counts[penalized[name]] == 1, name
+            assert reward < 0.9 ** (steps - 1), name
     assert counts["format_error"] >= 3 and reward == pytest.approx(-0.25 * counts["format_error"])
