@@ -1,7 +1,7 @@
 """One list per concept: every list of environments, call formats, import and export formats, answer-match
-rules, corpus formats, retrieval modes, languages and Search-R1 data sources that README.md and docs/ write out is marked ``<!-- registry: KIND -->`` ...
-``<!-- /registry -->`` and must name exactly the registry's entries; the CLI's choices and help and
-``/openapi.json`` read the registries."""
+rules, corpus formats, retrieval modes, languages and Search-R1 data sources that README.md and docs/ write
+out is marked ``<!-- registry: KIND -->`` ... ``<!-- /registry -->`` and must name exactly the registry's
+entries; the CLI's choices and help and ``/openapi.json`` read the registries."""
 
 from __future__ import annotations
 
