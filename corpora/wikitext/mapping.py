@@ -25,6 +25,7 @@ from pathlib import Path
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.wikitext.ontology import ontology, property_relation, relation_type
 from stillweb.corpora.wikitext.titles import template_key
+from stillweb.corpora.wikitext.variants import to_simplified
 
 __all__ = ["MAPPING_PATH", "FieldRule", "InfoboxMapping", "infobox_mapping", "fold_key", "zh_field_key"]
 
@@ -164,8 +165,6 @@ def zh_field_key(key: str) -> str:
     >>> zh_field_key("出生地點"), zh_field_key("籍贯")
     ('birth_place', '籍贯')
     """
-    from stillweb.corpora.wikitext.variants import to_simplified
-
     simplified = to_simplified(key)
     return _zh_keys().get(simplified, simplified)
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from mwparserfromhell.nodes import Template
 
+from stillweb.corpora.wikitext.variants import to_simplified
+
 __all__ = ["normalize_title", "namespace_kind", "template_name", "template_key", "is_infobox", "is_disambiguation", "unique"]
 
 
@@ -56,8 +58,6 @@ def template_name(template: Template) -> str:
     for prefix in _ZH_TEMPLATE_PREFIXES:
         if name.startswith(prefix):
             name = name[len(prefix):].strip()
-    from stillweb.corpora.wikitext.variants import to_simplified
-
     return zh_template_names().get(to_simplified(name), name)
 
 
