@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stillweb.envs.registration import SERVED_ENV_IDS
 from stillweb.sandboxes.formats import FORMATS
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.dense import SEARCH_MODES
 from stillweb.corpora.index import MAX_K
 from stillweb.server.plumbing import ErrorBody
 
@@ -131,7 +132,7 @@ class RetrieveRequest(BaseModel):
     topk: int | None = Field(default=None, ge=1, le=MAX_K, description="passages per query (default 3)", examples=[3])
     return_scores: bool = Field(default=False, examples=[True])
     max_chars: int = Field(default=2000, ge=1, le=1_000_000, description="characters of 'contents' per document", examples=[2000])
-    retriever: Literal["bm25", "dense", "hybrid"] = Field(
+    retriever: Literal[SEARCH_MODES] = Field(
         default="bm25", description="ranking: bm25, or dense / hybrid on a snapshot with a dense index (stillweb build dense)")
     snapshot: SnapshotName
 
