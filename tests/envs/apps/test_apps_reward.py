@@ -63,6 +63,10 @@ def test_a_reward_config_weights_gamma_decay_and_penalties_over_the_checks(apps_
             - 0.25 * info["hallucination_counts"]["format_error"] - 1.0 * parts["fabricated_answer"]
         assert reward == pytest.approx(expected) and parts["gamma_decay"] == pytest.approx(old.outcome * 0.5 ** (steps - 1))
         assert parts["fabricated_answer"] == (name == "answer_when_impossible"), name
+        if name == "format_error_then_reference":  # the format-error weight is exercised on a passed episode
+            assert old.outcome == 1.0 and info["hallucination_counts"]["format_error"] == 1, name
+        if name == "abstain_when_impossible":  # and the abstention weight
+            assert old.abstention == 1.0, name
     assert AppsEnv(apps_snapshot, "core").reward_config.outcome == 1.0
 
 
