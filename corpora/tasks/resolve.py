@@ -39,7 +39,7 @@ from stillweb.corpora.manifest import read_snapshot_table
 from stillweb.corpora.errors import DataError
 from stillweb.corpora.tasks.value_forms import value_forms
 
-__all__ = ["FactTables", "FormalizationError", "Solved", "parse_period", "parse_range", "name_key", "solve"]
+__all__ = ["FactTables", "FormalizationError", "Solved", "parse_period", "parse_range", "name_key", "reachable", "solve"]
 
 TARGET = "?"
 
@@ -253,7 +253,7 @@ def solve(triples: Sequence[Sequence[str]], tables: FactTables) -> Solved:
         raise FormalizationError("no target '?' in the formalization")
     variables = len(around)
     joins = [t for t in triples if _is_variable(t[0]) and _is_variable(t[2])]
-    if len(joins) != variables - 1 or len(_reachable(joins)) != variables:
+    if len(joins) != variables - 1 or len(reachable(joins)) != variables:
         raise FormalizationError("the variables do not form one tree (a cycle, or parts not joined to '?')")
     pivot, via = TARGET, None
     if len(around[TARGET]) == 1:
@@ -278,7 +278,8 @@ def solve(triples: Sequence[Sequence[str]], tables: FactTables) -> Solved:
     return Solved(frozenset(answers), tuple(branches) if len(supports) > 1 else (), hops + (1 if via is not None else 0))
 
 
-def _reachable(joins: list[tuple[str, str, str]]) -> set[str]:
+def reachable(joins: Sequence[Sequence[str]]) -> set[str]:
+    """The terms joined to the target ``?`` through ``joins`` (triples between variables), ``?`` included."""
     reached, frontier = {TARGET}, [TARGET]
     while frontier:
         term = frontier.pop()

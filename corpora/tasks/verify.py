@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from stillweb.corpora.tasks.formalization import TARGET, is_constant
+from stillweb.corpora.tasks.formalization import is_constant
 from stillweb.corpora.tasks.keys import formalization_key_reason, inexact_labels
 from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.resolve import FactTables, FormalizationError, name_key, solve
+from stillweb.corpora.tasks.resolve import FactTables, FormalizationError, name_key, reachable, solve
 from stillweb.corpora.tasks.splits import SPLITS
 from stillweb.corpora.tasks.store import read_tasks, task_set_dir
 
@@ -163,15 +163,8 @@ def verify_task(task: TaskRecord, tables: FactTables) -> TaskCheck:
 def _without(triples, branch) -> list:
     """The triples still joined to the target ``?`` (through variables) once the triple ``branch`` is removed."""
     rest = [t for t in triples if tuple(t) != tuple(branch)]
-    reached, grown = {TARGET}, True
-    while grown:
-        grown = False
-        for subject, _, obj in rest:
-            if ((subject in reached and not is_constant(subject)) or (obj in reached and not is_constant(obj))) \
-                    and not {subject, obj} <= reached:
-                reached |= {subject, obj}
-                grown = True
-    return [t for t in rest if {t[0], t[2]} <= reached]
+    joined = reachable([t for t in rest if not is_constant(t[0]) and not is_constant(t[2])])
+    return [t for t in rest if all(term in joined for term in (t[0], t[2]) if not is_constant(term))]
 
 
 def _distinct(values: frozenset[int], tables: FactTables) -> dict[str, str]:
