@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from stillweb.corpora.dense import SEARCH_MODES
 from stillweb.corpora.errors import UsageError
 
 EXAMPLES = """examples:
@@ -41,7 +42,7 @@ def register(subparsers) -> None:
     retrieval.add_argument("--baseline", choices=["bm25s", "pyserini"], action="append", default=[],
                            help="also run this engine on the same rows and compare (repeatable): bm25s (eval extra) "
                                 "or pyserini (pyserini extra and a JDK 17: bash scripts/install_jdk.sh)")
-    retrieval.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], action="append",
+    retrieval.add_argument("--retriever", choices=SEARCH_MODES, action="append",
                            help="stillweb's ranking to score (repeatable; default bm25; dense and hybrid need a dense "
                                 "index); each beyond bm25 is reported as stillweb-MODE")
     retrieval.add_argument("--json", action="store_true", help="print the scores as JSON")
