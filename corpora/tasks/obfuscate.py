@@ -20,7 +20,7 @@ from stillweb.corpora.records import Fact
 from stillweb.corpora.tasks.graph import fact_year, normalize_text
 from stillweb.corpora.tasks.query import Condition
 from stillweb.corpora.tasks.record import Obfuscation
-from stillweb.corpora.tasks.value_forms import range_text
+from stillweb.corpora.tasks.value_forms import grouped_number, range_text
 
 __all__ = ["exact_condition", "obfuscated_condition", "year_period", "number_range"]
 
@@ -76,12 +76,8 @@ def number_range(number: float, rng: KeyedRng) -> tuple[float, float, str]:
     low = math.floor(number / magnitude) * magnitude
     widths = [k for k in (1, 2, 5) if low + magnitude * k <= 2 * low] or [1]  # at most 2x wide: still a clue
     high = low + magnitude * rng.choice(widths)  # low >= magnitude, so width 1 always fits and high > number
-    phrase = f"{_format_number(low)}–{_format_number(high)}"  # questions say range_text: "90–140 billion"
+    phrase = f"{grouped_number(low)}–{grouped_number(high)}"  # questions say range_text: "90–140 billion"
     return float(low), float(high), phrase
-
-
-def _format_number(value: float) -> str:
-    return f"{int(value):,}" if value == int(value) else f"{value:,}"
 
 
 def _transform(kind: str, fact: Fact, phrase: str, low: float, high: float) -> Obfuscation:
