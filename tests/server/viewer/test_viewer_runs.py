@@ -355,6 +355,7 @@ def test_pass_at_k_and_pass_hat_k_are_over_the_filtered_tasks(runs):
     from math import comb
 
     client, _, _, episodes, _ = runs
+    shown = []
     for params, keep in (({}, lambda e: True), ({"turns_min": "2"}, lambda e: e.turns >= 2)):
         tries: dict[str, list[bool]] = {}
         for episode in episodes:
@@ -369,3 +370,5 @@ def test_pass_at_k_and_pass_hat_k_are_over_the_filtered_tasks(runs):
         assert figure(page, "pass_rates") == f"{at_k:.3f} / {hat_k:.3f}"
         assert f"(k={k}, {len(tries)} tasks)" in page
         assert hat_k < at_k  # the reliability of a run that is not always right is below its best of k
+        shown.append(tries)
+    assert shown[0] != shown[1]  # the filter leaves out episodes: the figures are over the filtered tasks
