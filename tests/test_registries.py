@@ -1,7 +1,7 @@
 """One list per concept: every list of environments, call formats, import and export formats, answer-match
-rules, corpus formats, retrieval modes, languages and Search-R1 data sources that README.md and docs/ write
-out is marked ``<!-- registry: KIND -->`` ... ``<!-- /registry -->`` and must name exactly the registry's
-entries; the CLI's choices and help and ``/openapi.json`` read the registries."""
+rules, corpus formats, retrieval modes, noise schedules, languages and Search-R1 data sources that README.md
+and docs/ write out is marked ``<!-- registry: KIND -->`` ... ``<!-- /registry -->`` and must name exactly the
+registry's entries; the CLI's choices and help and ``/openapi.json`` read the registries."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from stillweb.corpora.tasks.importers import FORMAT_NAMES
 from stillweb.corpora.wikitext.variants import SCRIPTS
 from stillweb.envs.registration import ENV_IDS, SERVED_ENV_IDS
 from stillweb.sandboxes.formats import FORMATS
-from stillweb.sandboxes.tools.retrieval import RETRIEVAL_MODES
+from stillweb.sandboxes.tools.retrieval import RETRIEVAL_MODES, SCHEDULES
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRIES = {
@@ -31,6 +31,7 @@ REGISTRIES = {
     "answer-matches": ANSWER_MATCHES,  # corpora/tasks/answer_match.py
     "corpus-formats": CORPUS_FORMATS,  # corpora/sources/corpus_formats.py
     "retrieval-modes": tuple(RETRIEVAL_MODES),  # sandboxes/tools/retrieval.py
+    "noise-schedules": SCHEDULES,  # sandboxes/tools/retrieval.py
     "languages": LANGUAGES,  # corpora/analyzers.py
     "search-r1-data-sources": SEARCH_R1_DATA_SOURCES,  # corpora/tasks/export.py
 }
