@@ -84,12 +84,12 @@ def serving_line(host: str, port: int, snapshots: list[str], path: str = "") -> 
     """``listening on http://HOST:PORT/PATH: snapshot ..., task sets ..., envs ...`` (what a server serves, where)."""
     from pathlib import Path
 
-    from stillweb.server.sessions import default_env_ids
+    from stillweb.envs.registration import SERVED_ENV_IDS
 
     names = ", ".join(str(Path(snapshot).resolve()) for snapshot in snapshots)
     task_sets = sorted({folder.name for snapshot in snapshots for folder in (Path(snapshot) / "tasks").glob("*") if folder.is_dir()})
     return (f"listening on http://{host}:{port}/{path}: snapshot {names}, task sets {', '.join(task_sets) or 'none'}, "
-            f"envs {', '.join(default_env_ids())} (Ctrl-C stops it; API docs at /docs)")
+            f"envs {', '.join(SERVED_ENV_IDS)} (Ctrl-C stops it; API docs at /docs)")
 
 
 def _frozen_spec(path: str) -> dict:

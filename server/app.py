@@ -28,7 +28,8 @@ from fastapi import FastAPI
 
 import stillweb.envs  # noqa: F401 - registers the environments the sessions serve
 from stillweb.server.session_store import SessionStore
-from stillweb.server.sessions import add_session_routes, default_env_ids
+from stillweb.envs.registration import SERVED_ENV_IDS
+from stillweb.server.sessions import add_session_routes
 from stillweb.corpora.shared import shared_snapshot
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes
 from stillweb.server.plumbing import ServerSettings, create_base_app
@@ -69,7 +70,7 @@ def make_app(
     catalog = SnapshotCatalog([shared_snapshot(path) for path in snapshots], frozen_tools)
     add_tool_routes(app, catalog)
     store = SessionStore(settings.max_sessions, settings.idle_timeout_s)
-    add_session_routes(app, catalog, default_env_ids() if env_ids is None else env_ids, store)
+    add_session_routes(app, catalog, SERVED_ENV_IDS if env_ids is None else env_ids, store)
     return app
 
 

@@ -37,7 +37,6 @@ from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stillweb.corpora.tasks.store import check_task_set_name
-from stillweb.envs.registration import SERVED_ENV_IDS
 from stillweb.server.models import (
     MAX_SESSION_ID_CHARS, SESSION_ERRORS, ClosedResponse, CreateSessionRequest, ReplayOp, ReplayRequest,
     ReplayResponse, ResetRequest, ResetResponse, SessionId, SessionInfo, StepRequest, StepResponse,
@@ -46,14 +45,9 @@ from stillweb.server.session_store import EnvSession, SessionError, SessionStore
 from stillweb.server.tools import SnapshotCatalog
 from stillweb.server.plumbing import BUFFERED_BODY, ERROR_RESPONSES, ApiError, ErrorBody, run_blocking, send_error
 
-__all__ = ["StepFastPath", "add_session_routes", "default_env_ids", "to_jsonable"]
+__all__ = ["StepFastPath", "add_session_routes", "to_jsonable"]
 
 _STEP_PATH = re.compile(r"/sessions/([^/]{1,%d})/step" % MAX_SESSION_ID_CHARS + r"\Z")
-
-
-def default_env_ids() -> tuple[str, ...]:
-    """Every registered ``stillweb/`` environment except the remote one, sorted."""
-    return SERVED_ENV_IDS
 
 
 # The HTTP status of each way the session store refuses a request.

@@ -22,7 +22,8 @@ import stillweb.envs  # noqa: F401 - registers the environments sessions serve
 from stillweb.corpora.shared import shared_snapshot
 from stillweb.server.plumbing import ServerSettings, create_base_app
 from stillweb.server.session_store import SessionStore
-from stillweb.server.sessions import add_session_routes, default_env_ids
+from stillweb.envs.registration import SERVED_ENV_IDS
+from stillweb.server.sessions import add_session_routes
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes
 from stillweb.server.viewer import browse, play, replay, run_health, runs, tasks
 from stillweb.server.viewer.pages import error_page
@@ -56,7 +57,7 @@ def make_viewer_app(config: ViewerConfig | str | Path, settings: ServerSettings 
     snapshot = shared_snapshot(config.snapshot)
     catalog = SnapshotCatalog([snapshot])
     add_tool_routes(app, catalog)
-    add_session_routes(app, catalog, default_env_ids(), SessionStore(settings.max_sessions, settings.idle_timeout_s))
+    add_session_routes(app, catalog, SERVED_ENV_IDS, SessionStore(settings.max_sessions, settings.idle_timeout_s))
     task_set = tasks.TaskSetView.open(snapshot, config.tasks)
     trajectories = replay.TrajectoryFiles([Path(path) for path in config.episodes])
     app.include_router(browse.router(catalog), prefix=PREFIX)
