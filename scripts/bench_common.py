@@ -6,6 +6,7 @@ import datetime
 import os
 import platform
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -28,6 +29,13 @@ def machine() -> str:
     except OSError:
         memory = "?"
     return f"{cpu}, {os.cpu_count()} cores, {memory}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def free_port() -> int:
+    """A free TCP port on loopback (for a benchmark's server)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def load() -> str:

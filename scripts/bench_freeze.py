@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, percentile  # noqa: E402
+from bench_common import append_section, free_port, percentile  # noqa: E402
 
 from stillweb.sandboxes.frozen import FrozenStore, FrozenTool, canonical_request  # noqa: E402
 
@@ -45,12 +44,6 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", h
 """
 FREEZE = [sys.executable, "-c", "from stillweb.cli.main import main; raise SystemExit(main())", "freeze"]
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"], "additionalProperties": False}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for(url: str, process: subprocess.Popen) -> None:

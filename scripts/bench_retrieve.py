@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from stillweb.corpora.snapshot import Snapshot
 from stillweb.server.app import start_server_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from bench_common import append_section, load, percentile, snapshot_path  # noqa: E402
+from bench_common import append_section, free_port, load, percentile, snapshot_path  # noqa: E402
 
 BATCHES = (1, 64, 512, 4096)
 TOPK = 3
@@ -134,13 +133,6 @@ async def _clients(port: int, queries: list[str], clients: int, batch: int, requ
     elapsed = time.perf_counter() - started
     return {**outcome, "qps": clients * requests * batch / elapsed, "p50": percentile(latencies, 50),
             "p99": percentile(latencies, 99)}
-
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 if __name__ == "__main__":
