@@ -18,6 +18,7 @@ from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCH
 from stillweb.corpora.tasks.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
 from stillweb.corpora.tasks.importers import FORMAT_NAMES
 from stillweb.corpora.wikitext.variants import SCRIPTS
+from stillweb.envs.integrations.sft import SFT_SHAPES
 from stillweb.envs.registration import ENV_IDS, SERVED_ENV_IDS
 from stillweb.sandboxes.formats import FORMATS
 from stillweb.sandboxes.tools.retrieval import RETRIEVAL_MODES, SCHEDULES
@@ -104,6 +105,9 @@ def _choices(parser: argparse.ArgumentParser, option: str) -> tuple:
     (("build", "corpus"), "--format", CORPUS_FORMATS),
     (("build", "corpus"), "--language", LANGUAGES),
     (("build", "wikipedia"), "--script", SCRIPTS),
+    (("tasks", "export"), "--shape", SFT_SHAPES),
+    (("apps", "export"), "--shape", SFT_SHAPES),
+    (("bfcl", "export"), "--shape", SFT_SHAPES),
 ])
 def test_cli_choices_are_the_registries(path, option, expected):
     assert _choices(_subparser(make_parser(), *path), option) == tuple(expected)
