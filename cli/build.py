@@ -8,10 +8,10 @@ import sys
 
 from stillweb.cli import build_dense
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.analyzers import LANGUAGES
+from stillweb.corpora.search.analyzers import LANGUAGES
 from stillweb.corpora.arguments import check_positive_int
-from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
-from stillweb.corpora.accounting import DEDUPE_POLICIES, describe_rows
+from stillweb.corpora.build.from_source import build_rows, build_synthetic, build_wikipedia
+from stillweb.corpora.build.accounting import DEDUPE_POLICIES, describe_rows
 from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS, MAX_ROW_CHARS, ColumnMap
 
 SYNTHETIC_EXAMPLES = """examples:

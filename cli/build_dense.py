@@ -45,7 +45,7 @@ def register(sources) -> None:
 
 
 def _run(args) -> int:
-    from stillweb.corpora.dense_build import add_dense_index
+    from stillweb.corpora.search.dense_build import add_dense_index
 
     info = add_dense_index(args.snapshot, model=args.model, endpoint=args.endpoint, vectors_file=args.vectors,
                            ids_file=args.ids, batch_size=args.batch_size, timeout=args.timeout,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from stillweb.corpora.dense import SEARCH_MODES
+from stillweb.corpora.search.dense import SEARCH_MODES
 from stillweb.corpora.errors import UsageError
 
 EXAMPLES = """examples:
@@ -50,8 +50,8 @@ def register(subparsers) -> None:
 
 
 def _run_retrieval(args) -> int:
-    from stillweb.corpora import retrieval_eval as ev
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.search import evaluation as ev
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     if args.beir:
         queries_path, qrels_path = ev.beir_paths(args.beir, args.split)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from stillweb.corpora.manifest import read_manifest, verify_snapshot
+from stillweb.corpora.snapshot.manifest import read_manifest, verify_snapshot
 
 
 def register(subparsers) -> None:
@@ -71,7 +71,7 @@ def _run_verify(args) -> int:
 
 
 def _run_graph_stats(args) -> int:
-    from stillweb.corpora.graph_stats import format_graph_stats, graph_stats
+    from stillweb.corpora.graph.stats import format_graph_stats, graph_stats
 
     read_manifest(args.snapshot)  # a clear error for a directory that is not a snapshot
     stats = graph_stats(args.snapshot)

@@ -21,13 +21,13 @@ from pathlib import Path
 import gymnasium as gym
 
 import stillweb.envs  # noqa: F401 - registers the environments
-from stillweb.corpora.build_from_source import build_synthetic
+from stillweb.corpora.build.from_source import build_synthetic
 from stillweb.corpora.home import default_home
-from stillweb.corpora.manifest import SnapshotError, read_manifest
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.store import read_tasks, task_set_dir
+from stillweb.corpora.snapshot.manifest import SnapshotError, read_manifest
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.files import read_tasks, task_set_dir
 from stillweb.envs import ReferenceAgent, run_episode
-from stillweb.corpora.tasks.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from stillweb.envs.wikiqa.solvability import generate_verified_tasks
 
 ARTICLES_VARIABLE = "STILLWEB_QUICKSTART_ARTICLES"

@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
-from stillweb.corpora.tasks.export import SEARCH_R1_DATA_SOURCES
+from stillweb.corpora.tasks.store.export import SEARCH_R1_DATA_SOURCES
 
 __all__ = ["add_import_parser", "run_import"]
 

@@ -1,5 +1,5 @@
 """``stillweb tasks polish SNAPSHOT NAME --policy URL``: rewrite a set's questions with a model, keeping only
-rewrites that state every constant, not the answer, and re-prove the same (:mod:`stillweb.corpora.tasks.polish`)."""
+rewrites that state every constant, not the answer, and re-prove the same (:mod:`stillweb.corpora.tasks.phrase.polish`)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def add_polish_parser(actions: argparse._SubParsersAction) -> None:
 
 def run_polish(args: argparse.Namespace) -> int:
     """Handler of ``tasks polish``: prints the kept and rejected counts."""
-    from stillweb.corpora.tasks.polish import polish_task_set
+    from stillweb.corpora.tasks.phrase.polish import polish_task_set
     from stillweb.envs.agents.chat_policy import ChatPolicy, Sampling
 
     sampling = Sampling(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens)

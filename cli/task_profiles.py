@@ -104,7 +104,7 @@ def _profiled_set_action(actions: argparse._SubParsersAction, name: str, **parse
 
 def run_profile(args: argparse.Namespace) -> int:
     """Handler of ``tasks profile``: plays the episodes, writes the profile, prints a summary."""
-    from stillweb.corpora.tasks.splits import SPLITS
+    from stillweb.corpora.tasks.store.splits import SPLITS
     from stillweb.envs.agents.chat_policy import Sampling
     from stillweb.envs.agents.loop import PolicyFailure
     from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile, truncation_warning

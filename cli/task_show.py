@@ -13,9 +13,9 @@ import argparse
 import json
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks, task_set_dir
+from stillweb.corpora.tasks.store.record import TaskRecord
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks, task_set_dir
 
 __all__ = ["add_show_parser", "run_show"]
 

@@ -13,8 +13,8 @@ from stillweb.corpora.errors import UsageError
 from stillweb.cli.task_import import add_import_parser
 from stillweb.cli.task_polish import add_polish_parser
 from stillweb.cli.task_show import add_show_parser
-from stillweb.corpora.tasks.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
-from stillweb.corpora.tasks.generate import VERIFY_SAMPLE
+from stillweb.corpora.tasks.store.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
+from stillweb.corpora.tasks.compose.generate import VERIFY_SAMPLE
 
 __all__ = ["register", "run_generate", "run_stats", "run_verify", "run_export"]
 
@@ -123,9 +123,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Handler of ``tasks generate``: prints a summary, exit status 0 on success."""
-    from stillweb.corpora.tasks.compose_params import ComposeParams
-    from stillweb.corpora.tasks.generate import generate_tasks
-    from stillweb.corpora.tasks.attempts import GenerationParams
+    from stillweb.corpora.tasks.compose.params import ComposeParams
+    from stillweb.corpora.tasks.compose.generate import generate_tasks
+    from stillweb.corpora.tasks.compose.attempts import GenerationParams
 
     if args.verify < -1:
         raise UsageError(f"--verify must be -1 (all), 0 (none) or a positive sample size, got {args.verify}")
@@ -150,9 +150,9 @@ def run_stats(args: argparse.Namespace) -> int:
     """Handler of ``tasks stats``: the figures of every split of a set."""
     import json
 
-    from stillweb.corpora.tasks.import_check import format_solvability, solvability_summary
-    from stillweb.corpora.tasks.quality import format_task_stats, task_set_stats
-    from stillweb.corpora.tasks.store import read_tasks, task_set_dir
+    from stillweb.corpora.tasks.store.import_check import format_solvability, solvability_summary
+    from stillweb.corpora.tasks.store.quality import format_task_stats, task_set_stats
+    from stillweb.corpora.tasks.store.files import read_tasks, task_set_dir
 
     if not task_set_dir(args.snapshot, args.name).is_dir():
         raise FileNotFoundError(f"no task set {args.name!r} in {args.snapshot} (generate it with stillweb tasks generate)")
@@ -175,7 +175,7 @@ def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``tasks verify``: 0 when every key is sound (and, with --minimal, the set minimal), else 1."""
     import json
 
-    from stillweb.corpora.tasks.verify import verify_task_set
+    from stillweb.corpora.tasks.prove.verify import verify_task_set
 
     report = verify_task_set(args.snapshot, args.name)
     if args.json:
@@ -192,7 +192,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """Handler of ``tasks export``."""
-    from stillweb.corpora.tasks.export import export_tasks
+    from stillweb.corpora.tasks.store.export import export_tasks
 
     if args.format == "sft":
         from stillweb.envs.integrations.sft import export_sft

@@ -3,8 +3,8 @@
 >>> from stillweb.corpora import Snapshot
 """
 
-from stillweb.corpora.manifest import SnapshotError
-from stillweb.corpora.records import Fact, SearchResult
-from stillweb.corpora.snapshot import Document, Snapshot
+from stillweb.corpora.snapshot.manifest import SnapshotError
+from stillweb.corpora.snapshot.records import Fact, SearchResult
+from stillweb.corpora.snapshot.reading import Document, Snapshot
 
 __all__ = ["Snapshot", "SnapshotError", "SearchResult", "Document", "Fact"]

@@ -1,8 +1,8 @@
 """How the package starts worker processes: always ``spawn``, from this one place.
 
-Every local process pool (parsing pages in :mod:`~stillweb.corpora.snapshot_build`,
-task attempts in :mod:`~stillweb.corpora.tasks.attempts`, batched search in
-:mod:`~stillweb.corpora.search_pool`) takes its context from
+Every local process pool (parsing pages in :mod:`~stillweb.corpora.build.snapshot_writer`,
+task attempts in :mod:`~stillweb.corpora.tasks.compose.attempts`, batched search in
+:mod:`~stillweb.corpora.search.pool`) takes its context from
 :func:`process_context`. Why ``spawn``: a worker starts from a fresh interpreter, so
 it never inherits a lock held by a thread of the parent (tantivy's writer and
 searcher threads, a server's request threads, Ray's threads), which ``fork`` can

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.shared import shared_snapshot
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.snapshot.shared import shared_snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv
 from stillweb.envs.core.limits import EpisodeLimits
 from stillweb.envs.core.spaces import to_charset

@@ -42,7 +42,7 @@ import gymnasium as gym
 from stillweb.envs.registration import REMOTE_ENV_ID
 from stillweb.corpora.errors import UpstreamError, UsageError
 from stillweb.corpora.arguments import check_positive_int
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.limits import EpisodeLimits
 
 __all__ = ["HttpConnection", "RemoteEnv", "RemoteEnvError", "RemoteTasks"]

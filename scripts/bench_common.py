@@ -50,7 +50,7 @@ def snapshot_path(args: Any) -> Path:
         return Path(args.snapshot)
     path = Path(args.dir) / f"synthetic-{args.articles}-s0"
     if not (path / "manifest.json").exists():
-        from stillweb.corpora.build_from_source import build_synthetic
+        from stillweb.corpora.build.from_source import build_synthetic
 
         build_synthetic(args.articles, 0, path, workers=1, progress=False)
     return path
@@ -59,9 +59,9 @@ def snapshot_path(args: Any) -> Path:
 def format_3_copy(snapshot: Any) -> Any:
     """The same pages as a format 3 snapshot indexed them (one document per page; built once beside the
     snapshot as ``<name>-format3``): the page ranking before issue 43, for a row of the same run."""
-    from stillweb.corpora.index import INDEX_PARAMETERS
-    from stillweb.corpora.snapshot import Snapshot
-    from stillweb.corpora.snapshot_build import copy_with_index
+    from stillweb.corpora.search.index import INDEX_PARAMETERS
+    from stillweb.corpora.snapshot.reading import Snapshot
+    from stillweb.corpora.build.snapshot_writer import copy_with_index
 
     path = snapshot.path.with_name(snapshot.path.name + "-format3")
     if not (path / "manifest.json").exists():

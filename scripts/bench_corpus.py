@@ -55,7 +55,7 @@ def bench_build(args) -> None:
         out = Path(args.dir) / f"build-syn-{args.articles}-w{workers}"
         seconds, peak = timed_build(["stillweb", "build", "synthetic", "--articles", str(args.articles), "--seed", "0",
                                      "--out", str(out), "--workers", str(workers), "--quiet"])
-        from stillweb.corpora.snapshot import Snapshot
+        from stillweb.corpora.snapshot.reading import Snapshot
 
         snap = Snapshot.open(out)
         docs = snap.manifest["counts"]["docs"]
@@ -134,7 +134,7 @@ def latencies(function, queries: list[str], repeat: int = 3) -> list[float]:
 
 
 def bench_search(args) -> None:
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     out = Path(args.dir) / f"search-syn-{args.articles}"
     build_note = "reused"

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_common import append_section, load  # noqa: E402
 
-from stillweb.corpora.build_from_source import build_rows  # noqa: E402
-from stillweb.corpora.snapshot import Snapshot  # noqa: E402
+from stillweb.corpora.build.from_source import build_rows  # noqa: E402
+from stillweb.corpora.snapshot.reading import Snapshot  # noqa: E402
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks  # noqa: E402
 
 WORDS_PER_PASSAGE = 60

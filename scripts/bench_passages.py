@@ -72,7 +72,7 @@ def timed_child(command: list[str]) -> dict:
 def search_latency(snapshot_path: Path, queries: int) -> dict:
     """p50/p99 ms of ``Snapshot.search`` and of raw tantivy on the same index and queries."""
     from stillweb.corpora.keyed import KeyedRng
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     snap = Snapshot.open(snapshot_path)
     rng = KeyedRng(0, "bench-passages-queries")
@@ -103,9 +103,9 @@ def search_latency(snapshot_path: Path, queries: int) -> dict:
 
 def recall_table() -> list[tuple[int, dict, dict]]:
     """(sentences per passage, stillweb scores, bm25s scores) on the multi-hop passages."""
-    from stillweb.corpora import retrieval_eval as ev
-    from stillweb.corpora.build_from_source import build_rows
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.search import evaluation as ev
+    from stillweb.corpora.build.from_source import build_rows
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     rows = []
     script = Path(__file__).resolve().parent / "multihop_passages.py"

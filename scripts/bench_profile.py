@@ -31,10 +31,10 @@ from bench_common import append_section  # noqa: E402
 from support.chat_stub import chat_stub_app, serve  # noqa: E402
 from support.network import free_port  # noqa: E402
 
-from stillweb.corpora.build_from_source import build_synthetic  # noqa: E402
-from stillweb.corpora.tasks.generate import generate_tasks  # noqa: E402
-from stillweb.corpora.tasks.attempts import GenerationParams
-from stillweb.corpora.tasks.store import read_tasks  # noqa: E402
+from stillweb.corpora.build.from_source import build_synthetic  # noqa: E402
+from stillweb.corpora.tasks.compose.generate import generate_tasks  # noqa: E402
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.store.files import read_tasks  # noqa: E402
 from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile  # noqa: E402
 
 ENV = {"max_turns": 64}  # the reference agent's budget on 4-hop tasks

@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section  # noqa: E402
 
 import stillweb.envs  # noqa: E402,F401 - registers the environments
-from stillweb.corpora.build_from_source import build_synthetic, build_wikipedia  # noqa: E402
+from stillweb.corpora.build.from_source import build_synthetic, build_wikipedia  # noqa: E402
 from stillweb.corpora.keyed import KeyedRng  # noqa: E402
-from stillweb.corpora.snapshot import Snapshot  # noqa: E402
+from stillweb.corpora.snapshot.reading import Snapshot  # noqa: E402
 from stillweb.envs.agents.scripted import write_call  # noqa: E402
 
 ENV_ID = "stillweb/WikiQA-v0"
@@ -131,7 +131,7 @@ def actor_memory(snapshot: Path, envs: int) -> str:
 
 def build_times(source: Path | None, articles: int, cpus: int) -> str:
     """Seconds of the local build (1 and ``cpus`` workers) and the sharded Ray build of one source."""
-    from stillweb.corpora import ray_build
+    from stillweb.corpora.build import on_ray
 
     work = Path(tempfile.mkdtemp(prefix="bench-ray-build-"))
     rows = ["| source | build | seconds | docs | fingerprint |", "|---|---|---:|---:|---|"]
@@ -143,7 +143,7 @@ def build_times(source: Path | None, articles: int, cpus: int) -> str:
         else:
             label = f"synthetic {articles} articles"
             run = lambda out, **options: build_synthetic(articles, 0, out, progress=False, **options)  # noqa: E731
-        ray_build.SHARD_BYTES = 1 << 20
+        on_ray.SHARD_BYTES = 1 << 20
         for name, options in (("local, workers=1", {}), (f"local, workers={cpus}", {"workers": cpus}),
                               (f"Ray shards of 1 MiB, {cpus} CPUs", {"on_ray": True})):
             start = time.perf_counter()

@@ -95,9 +95,9 @@ def multihop_page_sets(work: Path) -> list[QuerySet]:
     """HotpotQA/2Wiki questions over one page per title (its distinct context paragraphs joined)."""
     import json
 
-    from stillweb.corpora.records import RawPage
-    from stillweb.corpora.snapshot import Snapshot
-    from stillweb.corpora.snapshot_build import build_snapshot
+    from stillweb.corpora.snapshot.records import RawPage
+    from stillweb.corpora.snapshot.reading import Snapshot
+    from stillweb.corpora.build.snapshot_writer import build_snapshot
 
     paragraphs: dict[str, list[str]] = {}
     queries, qrels = {}, {}
@@ -118,9 +118,9 @@ def multihop_page_sets(work: Path) -> list[QuerySet]:
 
 def wiki_page_sets(work: Path) -> list[QuerySet]:
     """Known-item (5 words of a page's text) and title-seeking queries over the dump sample's pages."""
-    from stillweb.corpora.build_from_source import build_wikipedia
+    from stillweb.corpora.build.from_source import build_wikipedia
     from stillweb.corpora.keyed import KeyedRng
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     snapshot = Snapshot.open(build_wikipedia(SHARED / WIKI_SAMPLE, work / "wiki-pages", progress=False).path)
     ids = document_ids(snapshot)
@@ -149,9 +149,9 @@ def half(qid: str) -> str:
 
 def beir_snapshot(folder: Path, datasets: list[Path], sentences: int = 2):
     """Write the BEIR passages of ``datasets`` into ``folder``, build them, return (snapshot, queries, qrels)."""
-    from stillweb.corpora import retrieval_eval as ev
-    from stillweb.corpora.build_from_source import build_rows
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.search import evaluation as ev
+    from stillweb.corpora.build.from_source import build_rows
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     script = Path(__file__).resolve().parent / "multihop_passages.py"
     subprocess.run([sys.executable, str(script), *map(str, datasets), "--out", str(folder), "--sentences", str(sentences)],
@@ -182,8 +182,8 @@ def cmrc_set(work: Path, path: Path = SHARED / "cmrc2018_trial.json") -> QuerySe
     """CMRC 2018 trial paragraphs as rows (id, title, text) and their questions (question -> its paragraph)."""
     import json
 
-    from stillweb.corpora.build_from_source import build_rows
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.build.from_source import build_rows
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     items = json.loads(path.read_text(encoding="utf-8"))
     folder = work / "cmrc"
@@ -204,11 +204,11 @@ def cmrc_set(work: Path, path: Path = SHARED / "cmrc2018_trial.json") -> QuerySe
 def synthetic_set(articles: int, directory: Path, count: int = 500) -> list[QuerySet]:
     """Fact-lookup questions over a synthetic world of ``articles`` articles (built once, cached)."""
     from stillweb.corpora.keyed import KeyedRng
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     path = directory / f"synthetic-{articles}-s0"
     if not (path / "manifest.json").exists():
-        from stillweb.corpora.build_from_source import build_synthetic
+        from stillweb.corpora.build.from_source import build_synthetic
 
         build_synthetic(articles, 0, path, workers=1, progress=False)
     snapshot = Snapshot.open(path)
@@ -253,8 +253,8 @@ def cpu_timed(function, queries: list[str], *args, min_cpu: float = 1.0):
 
 def run_engines(sets: list[QuerySet], engines: tuple[str, ...]) -> list[tuple[QuerySet, dict[str, dict]]]:
     """Every engine on every set: ``{engine: {"R@10", "nDCG@10", "qps", "index_s"}}`` per set."""
-    from stillweb.corpora import retrieval_eval as ev
-    from stillweb.corpora.retrieval_baselines import baseline_index
+    from stillweb.corpora.search import evaluation as ev
+    from stillweb.corpora.search.baselines import baseline_index
 
     results, built = [], {}
     for query_set in sets:

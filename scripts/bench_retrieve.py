@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.server.app import start_server_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules

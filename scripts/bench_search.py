@@ -16,7 +16,7 @@ one by one in this process (one core) against ``search_many`` on every core
 RSS growth of ``--envs`` environments on one snapshot (``bench_envs``). Each
 appends its section to BENCHMARKS.md (``--no-append`` to only print) with the
 load average, since the machine is shared. ``dense``: exact int8 dense search
-(:class:`stillweb.corpora.dense.DenseIndex`, issue 37) over ``--vectors`` random int8
+(:class:`stillweb.corpora.search.dense.DenseIndex`, issue 37) over ``--vectors`` random int8
 vectors (seeded) on one core (BLAS limited to one thread), against the float32
 matrix-vector product over the same vectors held as float32 (4x the memory; the
 floor a float index pays), p50 over ``--queries`` queries.
@@ -60,7 +60,7 @@ def queries_of_kind(snapshot, kind: str, count: int) -> list[str]:
 
 def raw_top10(snapshot):
     """Raw tantivy on the snapshot's own index: what a tantivy user writes to get the top 10 doc ids."""
-    from stillweb.corpora.index import INDEX_PARAMETERS
+    from stillweb.corpora.search.index import INDEX_PARAMETERS
 
     index, searcher = snapshot._index._index, snapshot._index._searcher
     fields, boosts = list(INDEX_PARAMETERS["fields"]), {"title": INDEX_PARAMETERS["title_boost"]}
@@ -77,7 +77,7 @@ def raw_top10(snapshot):
 
 
 def bench_latency(args) -> str:
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     rows, load_before = [], load()
     snapshots = [Snapshot.open(path) for path in args.snapshot]
@@ -118,8 +118,8 @@ def bench_latency(args) -> str:
 
 
 def bench_batch(args) -> str:
-    from stillweb.corpora.search_pool import SearchPool
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.search.pool import SearchPool
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     snapshot = Snapshot.open(args.snapshot[0])
     sections, load_before = [], load()
@@ -189,7 +189,7 @@ def bench_memory(args) -> str:
 def bench_dense(args) -> str:
     import numpy as np
 
-    from stillweb.corpora.dense import DenseIndex, vector_norms
+    from stillweb.corpora.search.dense import DenseIndex, vector_norms
 
     rows, load_before = [], load()
     for dimensions in args.dimensions:

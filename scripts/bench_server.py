@@ -36,7 +36,7 @@ import gymnasium as gym
 import uvloop
 
 import stillweb.envs  # noqa: F401 - registers the environments
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.envs.remote import RemoteEnv
 from stillweb.server.app import UVICORN_OPTIONS, start_server_process
 from stillweb.sandboxes import ToolCall
@@ -51,7 +51,7 @@ PLAIN_SERVER = '''
 import os, sys
 from fastapi import FastAPI
 from pydantic import BaseModel
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 
 snapshot = Snapshot.open(sys.argv[1])
 app = FastAPI()
@@ -125,7 +125,7 @@ def main() -> int:
 
 
 def build_snapshot() -> Path:
-    from stillweb.corpora.build_from_source import build_synthetic
+    from stillweb.corpora.build.from_source import build_synthetic
 
     out = Path(tempfile.mkdtemp(prefix="bench-server-")) / "synthetic-2000-s0"
     build_synthetic(2000, 0, out, workers=1, progress=False)

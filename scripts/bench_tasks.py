@@ -29,15 +29,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section  # noqa: E402
 
-from stillweb.corpora.build_from_source import build_synthetic  # noqa: E402
-from stillweb.corpora.tasks.card import WEBSHAPER_REFERENCE, question_word_median  # noqa: E402
-from stillweb.corpora.tasks.compose_params import ComposeParams  # noqa: E402
+from stillweb.corpora.build.from_source import build_synthetic  # noqa: E402
+from stillweb.corpora.tasks.store.card import WEBSHAPER_REFERENCE, question_word_median  # noqa: E402
+from stillweb.corpora.tasks.compose.params import ComposeParams  # noqa: E402
 from stillweb.corpora.tasks.formalization import formalization_stats  # noqa: E402
-from stillweb.corpora.tasks.generate import GenerationResult, generate_task_list  # noqa: E402
-from stillweb.corpora.tasks.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.generate import GenerationResult, generate_task_list  # noqa: E402
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from stillweb.corpora.tasks.graph import FactGraph  # noqa: E402
-from stillweb.corpora.tasks.keys import formalization_key_reason  # noqa: E402
-from stillweb.corpora.tasks.quality import task_set_stats  # noqa: E402
+from stillweb.corpora.tasks.prove.keys import formalization_key_reason  # noqa: E402
+from stillweb.corpora.tasks.store.quality import task_set_stats  # noqa: E402
 from stillweb.corpora.tasks.task_world import open_world  # noqa: E402
 from stillweb.envs.wikiqa.solvability import solve_with_reference  # noqa: E402
 

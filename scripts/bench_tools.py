@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section, percentile  # noqa: E402
 
 from stillweb.corpora.keyed import KeyedRng  # noqa: E402
-from stillweb.corpora.snapshot import Snapshot  # noqa: E402
+from stillweb.corpora.snapshot.reading import Snapshot  # noqa: E402
 from stillweb.sandboxes import ToolCall, ToolRegistry, get_format  # noqa: E402
 
 SEARCH_K = 5

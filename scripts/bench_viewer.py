@@ -164,7 +164,7 @@ def main() -> None:
 
     from fastapi.testclient import TestClient
 
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
     from stillweb.server.viewer import ViewerConfig, make_viewer_app
 
     snapshot = snapshot_path(args)

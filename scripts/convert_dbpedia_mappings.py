@@ -21,7 +21,7 @@ The output keeps only what the infobox reader needs (``corpora/wikitext/ontology
 * ``classes``: every ontology class -> ``[[parents], English label]`` (a class may have several:
   Person is an Animal and an Agent);
 * ``functional``: the ontology's functional properties (``owl:FunctionalProperty``: one value per
-  subject, such as ``birthDate``), which the task generator's keys read (``corpora/tasks/keys.py``).
+  subject, such as ``birthDate``), which the task generator's keys read (``corpora/tasks/prove/keys.py``).
 
 Run it on a checkout (or a ``git show``) of the repository::
 

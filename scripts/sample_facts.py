@@ -4,7 +4,7 @@ With --append the figures (facts per page, mapped share; the baseline of main 3a
 and the reader's verdict (--read "97/100 ...") go to BENCHMARKS.md under "Typed facts".
 
 For the hand check of issue 35 item 1 (">= 97% of 100 sampled facts read their page right"): the
-sample is chosen by a keyed hash of --seed (corpora/fact_sample.py), so a second reader sees the
+sample is chosen by a keyed hash of --seed (corpora/graph/fact_sample.py), so a second reader sees the
 same facts. The header prints the figures (facts per page, mapped share, dropped by reason).
 
     python scripts/sample_facts.py ../shared/data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2 --n 100 --seed 35
@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section  # noqa: E402
 
-from stillweb.corpora.fact_sample import dump_facts, sample_facts  # noqa: E402
+from stillweb.corpora.graph.fact_sample import dump_facts, sample_facts  # noqa: E402
 
 # The shared sample read by main 3a1d039 (before DBpedia's mappings, issue 35): `stillweb graph stats`.
 BASELINE = {"facts": 438, "pages": 106, "mapped": 249, "unmapped": 813, "hand_check": "93.4% of all 438 facts right"}

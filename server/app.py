@@ -30,7 +30,7 @@ import stillweb.envs  # noqa: F401 - registers the environments the sessions ser
 from stillweb.server.session_store import SessionStore
 from stillweb.envs.registration import SERVED_ENV_IDS
 from stillweb.server.sessions import add_session_routes
-from stillweb.corpora.shared import shared_snapshot
+from stillweb.corpora.snapshot.shared import shared_snapshot
 from stillweb.server.tools import SnapshotCatalog, add_tool_routes
 from stillweb.server.plumbing import ServerSettings, create_base_app
 

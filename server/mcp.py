@@ -35,7 +35,7 @@ from mcp.server import Server
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.integrations.episode import ToolEpisode
-from stillweb.corpora.shared import shared_snapshot
+from stillweb.corpora.snapshot.shared import shared_snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry
 
 __all__ = ["START_TASK", "build_server", "serve_stdio"]

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stillweb.envs.registration import SERVED_ENV_IDS
 from stillweb.sandboxes.formats import FORMATS
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.dense import SEARCH_MODES
-from stillweb.corpora.index import MAX_K
+from stillweb.corpora.search.dense import SEARCH_MODES
+from stillweb.corpora.search.index import MAX_K
 from stillweb.server.plumbing import ErrorBody
 
 __all__ = [
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 MAX_BATCH_CALLS = 256
-MAX_REQUEST_QUERY_CHARS = 10_000  # a request's query; the engine reads its first corpora.index.MAX_QUERY_CHARS
+MAX_REQUEST_QUERY_CHARS = 10_000  # a request's query; the engine reads its first corpora.search.index.MAX_QUERY_CHARS
 SnapshotName = Annotated[
     str | None,
     Field(default=None, max_length=200, description="a served snapshot's name (default: the first served)", examples=[None]),

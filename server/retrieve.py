@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request, Response
 
-from stillweb.corpora.dense import no_dense_index
-from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.records import SearchResult
+from stillweb.corpora.search.dense import no_dense_index
+from stillweb.corpora.search.embeddings import EmbeddingsError, QueryNotRecorded
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.snapshot.records import SearchResult
 
 from stillweb.server.plumbing import ERROR_RESPONSES, ApiError, ErrorBody, run_blocking
 from stillweb.server.models import RetrieveRequest, RetrieveResponse

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from stillweb.corpora.tasks.store import check_task_set_name
+from stillweb.corpora.tasks.store.files import check_task_set_name
 from stillweb.server.models import (
     MAX_SESSION_ID_CHARS, SESSION_ERRORS, ClosedResponse, CreateSessionRequest, ReplayOp, ReplayRequest,
     ReplayResponse, ResetRequest, ResetResponse, SessionId, SessionInfo, StepRequest, StepResponse,

@@ -25,7 +25,7 @@ from pathlib import Path
 from fastapi import APIRouter, FastAPI, Query, Request
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 
 from stillweb.sandboxes.frozen import FrozenTool
 from stillweb.sandboxes.tools.registry import ToolRegistry

@@ -43,7 +43,7 @@ os.environ.update(RAY_TEST_ENVIRONMENT)
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-from stillweb.corpora.snapshot import Snapshot  # noqa: E402
+from stillweb.corpora.snapshot.reading import Snapshot  # noqa: E402
 from support.tiny_world import build_tiny_world, chain_task, simple_tasks  # noqa: E402
 
 pytest_plugins = ["pytester", "support.require", "support.xdist_groups"]
@@ -102,7 +102,7 @@ def pytest_runtest_teardown(item, nextitem):
 @pytest.fixture(scope="session")
 def small_snapshot(tmp_path_factory) -> Path:
     """Path to a 300-article synthetic snapshot (seed 0), built once per session."""
-    from stillweb.corpora.build_from_source import build_synthetic
+    from stillweb.corpora.build.from_source import build_synthetic
 
     out = tmp_path_factory.mktemp("snapshots") / "synthetic-300-s0"
     build_synthetic(300, 0, out, workers=1, progress=False)
@@ -112,7 +112,7 @@ def small_snapshot(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def wiki_snapshot(tmp_path_factory, shared_data) -> Path:
     """Path to a snapshot of the real 2016 Wikipedia sample, built once per session."""
-    from stillweb.corpora.build_from_source import build_wikipedia
+    from stillweb.corpora.build.from_source import build_wikipedia
 
     out = tmp_path_factory.mktemp("snapshots") / "enwiki-sample"
     build_wikipedia(shared_data / WIKI_SAMPLE, out, workers=1, progress=False)

@@ -77,9 +77,9 @@ def test_no_layer_imports_a_higher_layer(graph):
 
 def test_the_graph_sees_what_it_must(graph):
     """The reader finds module-level, function-level and `from package import module` edges."""
-    assert "stillweb.corpora.snapshot" in graph["stillweb.corpora.shared"]  # module level
-    assert "stillweb.corpora.shared" in graph["stillweb.corpora.tasks.task_world"]  # function level
-    assert "stillweb.corpora.tasks.ray_attempts" in graph["stillweb.corpora.tasks.generate"]
+    assert "stillweb.corpora.snapshot.reading" in graph["stillweb.corpora.snapshot.shared"]  # module level
+    assert "stillweb.corpora.snapshot.shared" in graph["stillweb.corpora.tasks.task_world"]  # function level
+    assert "stillweb.corpora.tasks.compose.on_ray" in graph["stillweb.corpora.tasks.compose.generate"]
     assert "stillweb.corpora.synthetic.names" in graph["stillweb.corpora.synthetic.world"]  # from pkg import module
     assert "stillweb.corpora.synthetic" not in graph["stillweb.corpora.synthetic.world"]
 

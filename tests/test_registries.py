@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from stillweb.cli.main import make_parser
-from stillweb.corpora.analyzers import LANGUAGES
+from stillweb.corpora.search.analyzers import LANGUAGES
 from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS
 from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
-from stillweb.corpora.tasks.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
+from stillweb.corpora.tasks.store.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
 from stillweb.corpora.tasks.importers import FORMAT_NAMES
 from stillweb.corpora.wikitext.variants import SCRIPTS
 from stillweb.envs.integrations.sft import SFT_SHAPES
@@ -28,13 +28,13 @@ REGISTRIES = {
     "env-ids": ENV_IDS,  # envs/registration.py
     "tool-formats": tuple(FORMATS),  # sandboxes/formats/__init__.py
     "import-formats": FORMAT_NAMES,  # corpora/tasks/importers/reading.py
-    "export-formats": EXPORT_FORMATS,  # corpora/tasks/export.py
+    "export-formats": EXPORT_FORMATS,  # corpora/tasks/store/export.py
     "answer-matches": ANSWER_MATCHES,  # corpora/tasks/answer_match.py
     "corpus-formats": CORPUS_FORMATS,  # corpora/sources/corpus_formats.py
     "retrieval-modes": tuple(RETRIEVAL_MODES),  # sandboxes/tools/retrieval.py
     "noise-schedules": SCHEDULES,  # sandboxes/tools/retrieval.py
-    "languages": LANGUAGES,  # corpora/analyzers.py
-    "search-r1-data-sources": SEARCH_R1_DATA_SOURCES,  # corpora/tasks/export.py
+    "languages": LANGUAGES,  # corpora/search/analyzers.py
+    "search-r1-data-sources": SEARCH_R1_DATA_SOURCES,  # corpora/tasks/store/export.py
 }
 MARKED = re.compile(r"<!-- registry: ([\w-]+) -->(.*?)<!-- /registry -->", re.S)
 CODE = re.compile(r"`([^`\n]+)`")

@@ -26,7 +26,7 @@ from typing import Any
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.apps.schema import FINGERPRINT_MOD, TABLES, ddl, row_hash
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 
 __all__ = ["AppWorldBase", "WorldNames", "build_base", "shared_base", "world_names", "DEFAULT_USERS", "START_MINUTE"]
 

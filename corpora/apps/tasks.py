@@ -4,7 +4,7 @@ category, and writes ``SNAPSHOT/apps/<name>/{train,dev,test}.jsonl`` and ``card.
 Splits are by template (per category: the first template by name is test, the second
 dev, the rest train), so no test template is seen in training. With ``count`` >= 48
 every category appears at least ``count // 8`` times. Records are
-:class:`~stillweb.corpora.tasks.record.TaskRecord` dicts: the first user turn is the
+:class:`~stillweb.corpora.tasks.store.record.TaskRecord` dicts: the first user turn is the
 ``question``; the facts the user asks for make the ``answer``; an impossible request is
 ``answerable: false``; the app-specific keys (``category``, ``template``, ``app_user``,
 ``turns``, ``program``, ``facts``, ``errors``, ``world``) ride along as extra keys.
@@ -17,15 +17,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from stillweb.corpora.tasks.splits import SPLITS
+from stillweb.corpora.tasks.store.splits import SPLITS
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.publish import publish_directory
+from stillweb.corpora.snapshot.publish import publish_directory
 from stillweb.corpora.apps.generate import DEFAULT_USERS, shared_base
 from stillweb.corpora.apps.template_kit import CATEGORIES, TaskSpec, TemplateContext
 from stillweb.corpora.apps.templates_read import READ_TEMPLATES
 from stillweb.corpora.apps.templates_write import WRITE_TEMPLATES
 from stillweb.corpora.keyed import KeyedRng, stable_hash
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 
 __all__ = ["TEMPLATES", "generate_app_tasks", "make_app_tasks", "template_splits", "app_task_dir"]
 

@@ -3,7 +3,7 @@
 
 Every container yields, for each record in file order, either ``(position, record)``
 with ``position = "<file>:row <n>"`` (n counts every record of the file from 1) and
-``record`` a dict, or a :class:`~stillweb.corpora.records.SkippedRow` for a record
+``record`` a dict, or a :class:`~stillweb.corpora.snapshot.records.SkippedRow` for a record
 that cannot be read (``bad_utf8``, ``not_json``, ``not_object``, ``bad_csv``).
 
 Work is cut into :class:`Shard` s (a whole file, or one parquet row group) so a
@@ -24,7 +24,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.records import SkippedRow
+from stillweb.corpora.snapshot.records import SkippedRow
 from stillweb.corpora.sources.files import CorpusFileError, compression_of, open_binary, open_lines
 
 __all__ = ["Shard", "Record", "CONTAINERS", "file_shards", "read_shard", "peek_columns"]

@@ -2,11 +2,11 @@
 ``wikimedia/wikipedia`` and ``save_to_disk`` folders, and any parquet / JSON lines /
 JSON / CSV / TSV with a column mapping.
 
-Each source row becomes one :class:`~stillweb.corpora.records.RawPage` (plaintext,
-``source_id`` = the corpus's own id) or a :class:`~stillweb.corpora.records.SkippedRow`
+Each source row becomes one :class:`~stillweb.corpora.snapshot.records.RawPage` (plaintext,
+``source_id`` = the corpus's own id) or a :class:`~stillweb.corpora.snapshot.records.SkippedRow`
 with its reason (``empty_text``, ``missing_id``, ``too_large``, ``bad_value`` and the
 container's ``bad_utf8``, ``not_json``...). Nothing is merged here: duplicates are
-the build's :class:`~stillweb.corpora.accounting.RowAccount` policy.
+the build's :class:`~stillweb.corpora.build.accounting.RowAccount` policy.
 
 The formats are one registry, :data:`CORPUS_FORMATS` (read by ``stillweb build corpus --format`` and the
 docs' lists, tests/test_registries.py): a new one is added there and in :func:`detect_format`.
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.records import RawPage, SkippedRow
+from stillweb.corpora.snapshot.records import RawPage, SkippedRow
 from stillweb.corpora.sources.files import data_suffix, expand_inputs
 from stillweb.corpora.sources.containers import Shard, file_shards, peek_columns, read_shard
 

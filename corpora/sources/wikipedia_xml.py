@@ -1,6 +1,6 @@
 """Stream the articles of a MediaWiki ``pages-articles`` XML dump (plain or ``.bz2``).
 
-:func:`read_dump` yields one :class:`~stillweb.corpora.records.RawPage` per
+:func:`read_dump` yields one :class:`~stillweb.corpora.snapshot.records.RawPage` per
 namespace-0 page, redirects included (``redirect`` = target title), in file
 order and in constant memory: the XML is read with
 :func:`xml.etree.ElementTree.iterparse` and every finished ``<page>`` element is
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from stillweb.corpora.errors import DataError
-from stillweb.corpora.records import RawPage
+from stillweb.corpora.snapshot.records import RawPage
 
 __all__ = ["read_dump", "DumpError", "DumpStats", "DumpShard", "dump_shards", "read_dump_shard"]
 

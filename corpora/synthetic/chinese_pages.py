@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-from stillweb.corpora.records import RawPage
+from stillweb.corpora.snapshot.records import RawPage
 from stillweb.corpora.synthetic.dates import decode_date
 from stillweb.corpora.synthetic.facts import InfoboxField, format_number
 from stillweb.corpora.synthetic.wikitext_pages import ITALIC_KINDS, MAX_LISTED_WORKS, ArticleWriter, entity_pages, page

@@ -33,7 +33,7 @@ class InfoboxField:
     str (text). It becomes page text in :mod:`.wikitext_pages` and a
     :class:`TrueFact` (titles and strings, as extraction must recover it) in
     :func:`iter_true_facts`; the snapshot's
-    :class:`~stillweb.corpora.records.Fact` (doc ids) is what a build extracts."""
+    :class:`~stillweb.corpora.snapshot.records.Fact` (doc ids) is what a build extracts."""
 
     relation: str
     value_type: str
@@ -44,7 +44,7 @@ class InfoboxField:
 class TrueFact:
     """One ground-truth fact, as the ingestion path should extract it from the infobox.
 
-    ``value`` follows :class:`~stillweb.corpora.records.ExtractedFact`: the object
+    ``value`` follows :class:`~stillweb.corpora.snapshot.records.ExtractedFact`: the object
     title for entities, ISO ``YYYY-MM-DD`` for dates, ``YYYY`` for years, the
     canonical number (no thousands separators, no trailing ``.0``) for numbers.
     """
@@ -87,7 +87,7 @@ def format_number(value: int | float) -> str:
 
 
 def fact_value_string(world: World, fact: InfoboxField) -> str:
-    """The value of a fact as :class:`~stillweb.corpora.records.ExtractedFact` states it."""
+    """The value of a fact as :class:`~stillweb.corpora.snapshot.records.ExtractedFact` states it."""
     if fact.value_type == "entity":
         return world.titles[fact.value]
     if fact.value_type == "date":

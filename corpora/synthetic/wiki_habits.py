@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from stillweb.corpora.records import RawPage
+from stillweb.corpora.snapshot.records import RawPage
 from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number
 from stillweb.corpora.synthetic.wikitext_pages import render_unit
 from stillweb.corpora.wikitext.dates import MONTH_NAMES

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from stillweb.corpora.wikitext.dates import MONTH_NAMES
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.records import RawPage
+from stillweb.corpora.snapshot.records import RawPage
 from stillweb.corpora.synthetic import names as nm
 from stillweb.corpora.synthetic.choices import SmallChoices
 from stillweb.corpora.synthetic.facts import InfoboxField, entity_facts, format_number

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from stillweb.corpora.records import RawPage
+from stillweb.corpora.snapshot.records import RawPage
 
 __all__ = ["write_xml_dump", "FIXED_TIMESTAMP", "mediawiki_sha1"]
 

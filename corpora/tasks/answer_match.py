@@ -18,7 +18,7 @@ task set is scored by is stored with it (``answer_match``); each rule has its no
 Chinese (and Japanese, Korean) answers, in the ``stillweb`` and ``em`` rules: an answer holding
 a Han, Kana or Hangul character, or a full-width form, first has its full-width forms folded to
 ASCII, its CJK punctuation (。，、《》「」“”…) dropped, traditional characters read as simplified
-(:mod:`stillweb.corpora.chinese`), and the spaces beside CJK characters removed (Chinese writes
+(:mod:`stillweb.corpora.search.chinese`), and the spaces beside CJK characters removed (Chinese writes
 none); there are no articles to drop. ``stillweb`` also reads 1949年10月1日 as 1949-10-01, and its
 token F1 counts each CJK character as a token, as CMRC 2018's evaluation does. Answers without
 such characters are normalized exactly as before (Search-R1's ``em`` byte for byte).
@@ -49,8 +49,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from stillweb.corpora.analyzers import CJK_CHARACTER, CJK_RANGES
-from stillweb.corpora.chinese import fold_to_simplified
+from stillweb.corpora.search.analyzers import CJK_CHARACTER, CJK_RANGES
+from stillweb.corpora.search.chinese import fold_to_simplified
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.wikitext.dates import MONTH_NUMBERS
 

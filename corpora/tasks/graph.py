@@ -28,11 +28,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stillweb.corpora.records import Fact
-from stillweb.corpora.tasks.keys import pins
-from stillweb.corpora.tasks.phrasing import entity_label, is_qualifier, reviewed
+from stillweb.corpora.snapshot.records import Fact
+from stillweb.corpora.tasks.prove.keys import pins
+from stillweb.corpora.tasks.phrase.phrasing import entity_label, is_qualifier, reviewed
 from stillweb.corpora.tasks.types import entity_classes, fits, role_classes
-from stillweb.corpora.tasks.value_forms import value_forms
+from stillweb.corpora.tasks.phrase.value_forms import value_forms
 from stillweb.corpora.tasks.task_world import TaskWorld
 
 __all__ = ["FactGraph", "IDENTITY_RELATIONS", "NAMED_BASE", "PLAUSIBLE", "normalize_text", "fact_year", "refusal"]
@@ -135,7 +135,7 @@ class FactGraph:
 
     def keyable(self, depth: int = 1) -> list[int]:
         """The entities (pages) below which a keyed chain of ``depth`` edges may go (1: some fact pins
-        them, :func:`~stillweb.corpora.tasks.keys.pins`): the targets of keyed questions, in id order."""
+        them, :func:`~stillweb.corpora.tasks.prove.keys.pins`): the targets of keyed questions, in id order."""
         if depth not in self._keyable:
             self._keyable[depth] = [e for e in self.entities if self.key_depth(e) >= max(depth, 1)]
         return self._keyable[depth]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from stillweb.corpora.tasks.formalization import TARGET, constant
-from stillweb.corpora.tasks.record import Obfuscation
+from stillweb.corpora.tasks.store.record import Obfuscation
 
 __all__ = ["Condition", "Constant", "Node", "Query", "formalization"]
 

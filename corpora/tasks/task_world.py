@@ -1,7 +1,7 @@
 """What the task generator reads from a corpus: facts, titles, texts, search, redirects.
 
 :class:`TaskWorld` is the small protocol the generator needs. :class:`SnapshotWorld`
-adapts a :class:`stillweb.corpora.snapshot.Snapshot`; :class:`MemoryWorld` holds
+adapts a :class:`stillweb.corpora.snapshot.reading.Snapshot`; :class:`MemoryWorld` holds
 everything in memory and searches with a tiny deterministic term-overlap ranking:
 kept on purpose as the public way to generate tasks over facts that are not a
 snapshot (a small hand-made knowledge base; the generator's own tests use it).
@@ -17,7 +17,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from stillweb.corpora.records import FACTS_SCHEMA, SearchResult
+from stillweb.corpora.snapshot.records import FACTS_SCHEMA, SearchResult
 
 __all__ = ["TaskWorld", "SnapshotWorld", "MemoryWorld", "open_world"]
 
@@ -79,8 +79,8 @@ class SnapshotWorld:
 
 def open_world(snapshot_path: str | Path) -> SnapshotWorld:
     """The snapshot at ``snapshot_path`` as a task world (the process's one opened snapshot:
-    :func:`~stillweb.corpora.shared.shared_snapshot`, which the environments that verify tasks share)."""
-    from stillweb.corpora.shared import shared_snapshot
+    :func:`~stillweb.corpora.snapshot.shared.shared_snapshot`, which the environments that verify tasks share)."""
+    from stillweb.corpora.snapshot.shared import shared_snapshot
 
     return SnapshotWorld(shared_snapshot(snapshot_path))
 

@@ -62,7 +62,7 @@ class Signature:
 @cache
 def relation_signature(relation: str) -> Signature:
     """The signature of ``relation`` (see the module docstring)."""
-    from stillweb.corpora.tasks.phrasing import relation_range  # phrasing reads the same data file
+    from stillweb.corpora.tasks.phrase.phrasing import relation_range  # phrasing reads the same data file
 
     kind = relation_type(relation)
     domain = _domains().get(relation) or (_from_ontology(kind.domain) if kind is not None else None)
@@ -154,7 +154,7 @@ def variable_noun(graph, query, node) -> str:
     """The noun naming a variable: its page's infobox noun ("politician"), else the noun of the
     classes its relations agree on ("country"), else the noun its incoming relation gives its
     objects ("place"), else "entity"."""
-    from stillweb.corpora.tasks.phrasing import relation_words
+    from stillweb.corpora.tasks.phrase.phrasing import relation_words
 
     noun = infobox_mapping().noun(graph.template_of(node.entity)) if graph.is_page(node.entity) else ""
     noun = noun or class_noun(node_classes(graph, query, node))

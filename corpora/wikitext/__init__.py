@@ -10,7 +10,7 @@ mwparserfromhell (C tokenizer) and walks the tree once
 * normalised link targets (first letter uppercase, no anchors, no namespaces)
   and categories;
 * the page kind (``"disambiguation"``, ``"list"`` or ``"article"``);
-* one :class:`~stillweb.corpora.records.ExtractedFact` per value of each
+* one :class:`~stillweb.corpora.snapshot.records.ExtractedFact` per value of each
   *mapped* infobox field (:mod:`~stillweb.corpora.wikitext.infobox`, through
   the declarative ``corpora/infobox_mapping.toml`` and DBpedia's English mappings), typed as
   entity / date / year / number / text with the ontology's classes; unmapped fields are kept as
@@ -19,7 +19,7 @@ mwparserfromhell (C tokenizer) and walks the tree once
   second top-level infobox naming someone else does not (its fields count as ``other_subject``).
 
 The function never raises on page content: whatever the wikitext, the result is
-a :class:`~stillweb.corpora.records.ParsedPage` whose text holds no wikitext
+a :class:`~stillweb.corpora.snapshot.records.ParsedPage` whose text holds no wikitext
 markup.
 
 >>> page = parse_page("X", "'''X''' was born on {{birth date|1809|2|12}}.")
@@ -34,7 +34,7 @@ from mwparserfromhell.nodes import Text
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
-from stillweb.corpora.records import ParsedPage
+from stillweb.corpora.snapshot.records import ParsedPage
 from stillweb.corpora.wikitext.clean import MARKUP_RE, clean_text
 from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.infobox import about_other_subject, infobox_fields

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from mwparserfromhell.nodes import Node, Tag, Template, Text, Wikilink
 from mwparserfromhell.wikicode import Wikicode
 
-from stillweb.corpora.records import ExtractedFact
+from stillweb.corpora.snapshot.records import ExtractedFact
 from stillweb.corpora.wikitext.clean import COMMENT_RE, clean_value
 from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.mapping import FieldRule, infobox_mapping, zh_field_key

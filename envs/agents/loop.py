@@ -34,7 +34,7 @@ import gymnasium as gym
 
 from stillweb.corpora.errors import UpstreamError, UsageError
 from stillweb.envs.core.messages import Conversation
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 
 __all__ = ["Agent", "Policy", "PlayedEpisode", "Step", "play_episode", "play_episodes", "run_episode", "PolicyFailure"]
 

@@ -26,7 +26,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents.loop import Agent, run_episode
 from stillweb.corpora.tasks.answer_match import normalize_answer
 from stillweb.sandboxes.formats import get_format
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 
 __all__ = ["ReferenceAgent", "RandomTextAgent", "write_call", "write_answer", "write_abstain"]
 

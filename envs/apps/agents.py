@@ -14,7 +14,7 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.sandboxes.apps import ENDPOINTS, WRITE_ENDPOINTS, app_registry
 from stillweb.sandboxes.formats import get_format
 

@@ -41,7 +41,7 @@ from stillweb.envs.core.degenerate import ActionChecks
 from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check_render_mode
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
 from stillweb.envs.core.messages import messages_info
-from stillweb.corpora.shared import shared_snapshot
+from stillweb.corpora.snapshot.shared import shared_snapshot
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.task_loader import TaskPicker, TaskSet, load_tasks
 from stillweb.sandboxes.apps import WRITE_ENDPOINTS, AppSession, ErrorPlan, app_registry, bound

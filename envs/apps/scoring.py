@@ -20,7 +20,7 @@ from typing import Any
 
 from stillweb.corpora.apps.generate import AppWorldBase
 from stillweb.corpora.tasks.answer_match import normalize_answer
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.sandboxes.apps import replay_program
 
 __all__ = ["AppChecks", "reference_sums", "score_app_episode", "facts_stated"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from stillweb.envs.bfcl.api import method_names, named_arguments
 from stillweb.envs.bfcl.check import ground_truth_calls
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.sandboxes.formats import get_format
 
 __all__ = ["BfclReferenceAgent", "BfclTextAgent", "is_bfcl_task", "write_reply"]

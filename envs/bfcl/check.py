@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from stillweb.envs.bfcl.api import BfclWorld, parse_call
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 
 __all__ = ["BfclChecks", "score_bfcl_episode", "safe_executor", "ground_truth_calls", "Call"]
 

@@ -5,7 +5,7 @@ calls and function docs are read from ``bfcl_eval/data`` of the installed packag
 Function Calling Leaderboard v4, Apache-2.0; install with ``scripts/install_bfcl.sh``), and
 the package's version goes into every episode's ``info`` and every recording.
 
-A task is a :class:`~stillweb.corpora.tasks.record.TaskRecord` whose ``extra`` holds the BFCL entry:
+A task is a :class:`~stillweb.corpora.tasks.store.record.TaskRecord` whose ``extra`` holds the BFCL entry:
 ``turns`` (each a list of user messages; a miss_func turn that adds functions is empty),
 ``initial_config``, ``involved_classes``, ``missed_function`` (turn index -> names held back
 until that turn), ``ground_truth`` (per turn, BFCL's call strings) and ``category``.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.task_loader import TaskSet
 
 __all__ = ["BFCL_CATEGORIES", "BFCL_EVAL_VERSION", "API_CLASSES", "DEFAULT_MAX_TURNS", "DEFAULT_MAX_TOOL_CALLS", "bfcl_version", "bfcl_data_dir", "category_tasks",

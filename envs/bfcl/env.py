@@ -43,7 +43,7 @@ from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.scoring.rewards import JudgedScore, RewardConfig, score_outcome
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.task_loader import TaskPicker, TaskSet
 from stillweb.envs.core.messages import messages_info
 from stillweb.sandboxes.formats import get_format

@@ -24,7 +24,7 @@ from stillweb.corpora.canonical import canonical_json
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.bfcl.env import BfclEnv
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.profiles.players import PolicySpec, sample_seed
 from stillweb.envs.profiles.runner import episode_outcome, play_policy
 from stillweb.envs.profiles.table import PROFILE_SCHEMA, task_row

@@ -18,7 +18,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.envs.bfcl.api import guard_arguments, method_names, named_arguments
 from stillweb.envs.bfcl.check import ground_truth_calls, score_bfcl_episode
 from stillweb.envs.bfcl.data import DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, category_tasks, function_docs
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.task_loader import TaskSet
 
 __all__ = ["BFCL_SPLITS", "bfcl_tasks", "excluded_tasks"]

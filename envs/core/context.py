@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stillweb.corpora.analyzers import CJK_CHARACTER, analyzer_for
+from stillweb.corpora.search.analyzers import CJK_CHARACTER, analyzer_for
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.sandboxes.tools.types import ToolResult
@@ -261,7 +261,7 @@ def _query_terms(turns: Sequence[Turn], config: ContextConfig) -> frozenset[str]
 
 def _terms(text: str) -> set[str]:
     """Lower-cased words of three characters or more, and in Chinese, Japanese or Korean text the
-    character pairs the bigram index uses (:mod:`stillweb.corpora.analyzers`): 长江入海口 shares 长江 with 长江流经上海."""
+    character pairs the bigram index uses (:mod:`stillweb.corpora.search.analyzers`): 长江入海口 shares 长江 with 长江流经上海."""
     terms = {term.casefold() for term in _TERM.findall(text)}
     if CJK_CHARACTER.search(text):
         terms.update(analyzer_for("zh").terms(text))

@@ -45,7 +45,7 @@ from stillweb.envs.core.messages import messages_info
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.steps import (ScoredEpisode, check_step, clip_observation, ending_info, latest_message,
                                       over_long_observation)
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.sandboxes.formats.base import ParsedAction, ToolCallFormat
 from stillweb.sandboxes.tools.types import ToolCall, ToolResult
 

@@ -2,11 +2,11 @@
 
 A task set comes from a task-set name inside a snapshot
 (``SNAPSHOT/tasks/<name>/<split>.parquet``), a ``.jsonl``/``.parquet`` file, or
-a list of dicts (or :class:`~stillweb.corpora.tasks.record.TaskRecord` objects).
+a list of dicts (or :class:`~stillweb.corpora.tasks.store.record.TaskRecord` objects).
 Every record needs ``question`` and ``answer``; ``task_id`` defaults to a
 stable hash of both, and the optional ``aliases``, ``evidence`` and
 ``evidence_docs`` enable citation rewards and the reference agent. A task is
-a :class:`~stillweb.corpora.tasks.record.TaskRecord`, the type the generator writes.
+a :class:`~stillweb.corpora.tasks.store.record.TaskRecord`, the type the generator writes.
 
 >>> tasks = load_tasks([{"question": "Capital of France?", "answer": "Paris"}])
 >>> tasks[0].answer, len(tasks[0].task_id)
@@ -25,8 +25,8 @@ from typing import Any
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.store import read_task_file, task_file
+from stillweb.corpora.tasks.store.record import TaskRecord
+from stillweb.corpora.tasks.store.files import read_task_file, task_file
 
 __all__ = ["TaskSet", "TaskSource", "load_tasks"]
 
@@ -96,7 +96,7 @@ def load_tasks(tasks: TaskSource, snapshot_path: str | Path | None = None, split
 
     A string that is neither an existing file nor a ``.jsonl``/``.parquet`` path is
     read as a task-set name: ``<snapshot_path>/tasks/<name>/<split>.parquet``
-    (:func:`~stillweb.corpora.tasks.store.task_file`: the name and split are checked).
+    (:func:`~stillweb.corpora.tasks.store.files.task_file`: the name and split are checked).
     Files are read once per process (keyed by resolved path, size and mtime), so
     many environments on one task set share it.
 

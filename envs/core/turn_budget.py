@@ -10,7 +10,7 @@ max_calls_per_turn``; both are reported in ``info["limits"]``. An explicit
 ``max_turns`` below a task's reference steps logs one warning naming both
 numbers, so a low reward is not read as the policy's failure.
 
->>> from stillweb.corpora.tasks.record import TaskRecord
+>>> from stillweb.corpora.tasks.store.record import TaskRecord
 >>> budget = turn_budget([TaskRecord.from_dict({"question": "q", "answer": "a", "oracle_steps": 30})])
 >>> budget.max_turns, budget.p99_reference_steps
 (45, 30)
@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 
 __all__ = ["CALLS_PER_EVIDENCE", "MIN_TURNS", "TurnBudget", "reference_steps", "turn_budget", "warn_if_short"]
 

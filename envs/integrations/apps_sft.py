@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.apps.tasks import app_task_dir
-from stillweb.corpora.tasks.splits import SPLITS
+from stillweb.corpora.tasks.store.splits import SPLITS
 from stillweb.envs.apps.env import AppsEnv
 from stillweb.envs.apps.prompt import ANSWER_SCHEMA, APP_INSTRUCTIONS
 from stillweb.envs.integrations.sft import check_shape, reference_conversation, write_sft

@@ -35,8 +35,8 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.progress import progress_bar
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.agents.loop import play_episode
 from stillweb.envs.agents.scripted import ReferenceAgent
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, tool_content

@@ -31,7 +31,7 @@ def save_tiny_model(snapshot: str | Path, out: str | Path, vocab_size: int = 200
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
     from trl.chat_template_utils import qwen3_chat_template
 
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     opened = Snapshot.open(snapshot)
     lines = [opened.text_of(doc_id) for doc_id in range(min(TRAINING_DOCS, len(opened)))]

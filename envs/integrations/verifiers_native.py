@@ -26,7 +26,7 @@ import verifiers.v1 as vf
 from stillweb.corpora.errors import UsageError
 from stillweb.envs.wikiqa.env import WikiQAEnv
 from stillweb.sandboxes import ToolCall, ToolRegistry
-from stillweb.corpora.shared import shared_snapshot
+from stillweb.corpora.snapshot.shared import shared_snapshot
 
 __all__ = ["StillwebData", "StillwebEnv", "StillwebEnvConfig", "StillwebTask", "StillwebTaskset",
            "StillwebTasksetConfig", "StillwebToolset", "StillwebToolsetConfig"]

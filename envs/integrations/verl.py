@@ -30,9 +30,9 @@ from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.tasks.export import verl_row
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.export import verl_row
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.integrations.episode import DEFAULT_TOOLS, ToolEpisode
 from stillweb.envs.wikiqa.prompt import INSTRUCTIONS
 from stillweb.corpora.tasks.answer_match import match_score

@@ -21,7 +21,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents.scripted import RandomTextAgent, ReferenceAgent
 from stillweb.envs.agents.chat_policy import ChatPolicy, Sampling
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 
 __all__ = ["AGENTS", "PolicySpec", "Player", "make_player", "sample_seed"]
 

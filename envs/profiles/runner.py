@@ -31,8 +31,8 @@ from typing import Any
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.processes import ignore_interrupts
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import task_set_dir
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import task_set_dir
 from stillweb.envs.agents.loop import PolicyFailure, play_episode as play
 from stillweb.envs.profiles.players import PolicySpec, make_player, sample_seed
 from stillweb.corpora.canonical import canonical_json

@@ -31,11 +31,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.tasks.quality import format_task_stats, task_set_stats
-from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.splits import SPLITS
+from stillweb.corpora.tasks.store.quality import format_task_stats, task_set_stats
+from stillweb.corpora.tasks.store.record import TaskRecord
+from stillweb.corpora.tasks.store.splits import SPLITS
 from stillweb.corpora.canonical import canonical_json
-from stillweb.corpora.tasks.store import read_tasks, task_set_dir, write_task_set
+from stillweb.corpora.tasks.store.files import read_tasks, task_set_dir, write_task_set
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.profiles.passk import pass_at_k, pass_hat_k
 from stillweb.envs.profiles.runner import episodes_path, read_episodes, replay_actions

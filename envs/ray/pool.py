@@ -4,7 +4,7 @@ An :class:`EnvPool` spreads ``num_envs`` environments over actors of
 ``envs_per_actor`` each (``scheduling_strategy="SPREAD"``, so a cluster's
 nodes share them). An actor makes its environments with ``gym.make`` from the
 env id and kwargs, so the snapshot travels by *path*: every environment of the
-actor's process shares one opened snapshot (:func:`~stillweb.corpora.shared.shared_snapshot`),
+actor's process shares one opened snapshot (:func:`~stillweb.corpora.snapshot.shared.shared_snapshot`),
 and the actors of one node share its memory-mapped files through the page
 cache; nothing of the corpus goes through the object store.
 

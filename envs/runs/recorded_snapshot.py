@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.home import default_home
-from stillweb.corpora.manifest import SnapshotError, read_manifest
+from stillweb.corpora.snapshot.manifest import SnapshotError, read_manifest
 
 __all__ = ["locate_snapshot", "snapshot_header"]
 

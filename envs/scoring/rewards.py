@@ -23,7 +23,7 @@ fabrication (``outcome`` 0, ``fabricated_answer`` true); on an answerable task
 abstaining earns 0 with ``abstained`` true. Rewarding "the sources do not say"
 only when it is true keeps an outcome reward from teaching confident guessing.
 
->>> from stillweb.corpora.tasks.record import TaskRecord
+>>> from stillweb.corpora.tasks.store.record import TaskRecord
 >>> task = TaskRecord.from_dict({"question": "q", "answer": "1,000"})
 >>> score = score_outcome(task, "1000", steps=3)
 >>> score.outcome, score.total
@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.tasks.answer_match import best_f1, check_answer_match, match_score
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.config import config_from
 from stillweb.envs.core.counts import EpisodeCounts
 
@@ -124,7 +124,7 @@ class JudgedScore:
     """An environment's own checks (``checks``: its check dict, e.g. Apps-v0's state match) and the one
     scorer's score of their judgement; ``info["reward_parts"]`` is the checks, then the scorer's other parts.
 
-    >>> from stillweb.corpora.tasks.record import TaskRecord
+    >>> from stillweb.corpora.tasks.store.record import TaskRecord
     >>> task = TaskRecord.from_dict({"question": "q", "answer": "done"})
     >>> judged = JudgedScore({"outcome": 1.0, "failed_check": None}, score_outcome(task, "ok", steps=2, judged=1.0))
     >>> judged.total, list(judged.as_dict())[:4]

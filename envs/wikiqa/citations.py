@@ -6,7 +6,7 @@ observation showed (``unsupported_answer``), citation precision and recall again
 evidence documents, the CaRR-like evidence rubric of a correct answer, and the citation gate
 (``RewardConfig.citation_gate``: the outcome counts only when every evidence document is cited).
 
->>> from stillweb.corpora.tasks.record import TaskRecord
+>>> from stillweb.corpora.tasks.store.record import TaskRecord
 >>> task = TaskRecord.from_dict({"question": "q", "answer": "1,000"})
 >>> parts = score_episode(task, EpisodeTrace(answer="1000", steps=3), RewardConfig())
 >>> parts.outcome, parts.total
@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from stillweb.corpora.tasks.answer_match import normalize_answer
-from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
+from stillweb.corpora.tasks.store.record import EvidenceItem, TaskRecord
 from stillweb.envs.core.counts import WikiQACounts
 from stillweb.envs.scoring.rewards import RewardConfig, score_outcome
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.tasks.export import search_r1_prompt
+from stillweb.corpora.tasks.store.export import search_r1_prompt
 from stillweb.sandboxes.formats.search_r1 import transcript_answer
 from stillweb.corpora.version import PACKAGE_VERSION
 from stillweb.envs.core.context import (ContextConfig, ContextManager, DroppedItem, TokenCounter, ToolEvent, Turn,
@@ -41,7 +41,7 @@ from stillweb.envs.core.episode import EpisodeState, StepOutcome, TextEnv, check
 from stillweb.envs.core.episode_stats import EpisodeStats
 from stillweb.envs.core.limits import EpisodeLimits, pop_action_cap
 from stillweb.envs.core.messages import messages_info
-from stillweb.corpora.shared import shared_snapshot
+from stillweb.corpora.snapshot.shared import shared_snapshot
 from stillweb.envs.core.spaces import to_charset
 from stillweb.envs.core.task_loader import TaskPicker, TaskSet, TaskSource, load_tasks
 from stillweb.envs.core.turn_budget import turn_budget, warn_if_short

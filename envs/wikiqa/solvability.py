@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stillweb.corpora.tasks.generate import GenerationSummary, generate_tasks
-from stillweb.corpora.tasks.attempts import GenerationParams
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.compose.generate import GenerationSummary, generate_tasks
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.agents.loop import PlayedEpisode, play_episode
 from stillweb.envs.agents.scripted import ReferenceAgent
 from stillweb.envs.core.turn_budget import CALLS_PER_EVIDENCE
@@ -116,6 +116,6 @@ class ReferenceVerifier:
 def generate_verified_tasks(
     snapshot_path: str | Path, name: str, params: GenerationParams, **options: Any,
 ) -> GenerationSummary:
-    """:func:`stillweb.corpora.tasks.generate.generate_tasks` with the first ``params.verify_limit`` kept
+    """:func:`stillweb.corpora.tasks.compose.generate.generate_tasks` with the first ``params.verify_limit`` kept
     tasks (None: all) solved by the reference agent; failures are discarded and counted as ``unsolvable``."""
     return generate_tasks(snapshot_path, name, params, verifier=ReferenceVerifier(snapshot_path), **options)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.canonical import canonical_json
-from stillweb.corpora.manifest import MANIFEST_NAME, load_manifest_json
+from stillweb.corpora.snapshot.manifest import MANIFEST_NAME, load_manifest_json
 from stillweb.corpora.errors import DataError, UsageError
 from stillweb.corpora.version import PACKAGE_VERSION
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.shared import shared_open
+from stillweb.corpora.snapshot.shared import shared_open
 from stillweb.sandboxes.frozen.replay import NOT_RECORDED, Replayer
 from stillweb.corpora.canonical import canonical_json
 from stillweb.sandboxes.frozen.store import FrozenStore, canonical_request, request_key
@@ -35,7 +35,7 @@ from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, pre
 __all__ = ["FrozenTool", "FrozenToolSpec", "mcp_request", "shared_store"]
 
 def shared_store(path: str | Path) -> FrozenStore:
-    """The process-wide open :class:`FrozenStore` of ``path`` (one per resolved path: :func:`~stillweb.corpora.shared.shared_open`)."""
+    """The process-wide open :class:`FrozenStore` of ``path`` (one per resolved path: :func:`~stillweb.corpora.snapshot.shared.shared_open`)."""
     return shared_open(FrozenStore.open, path)
 
 

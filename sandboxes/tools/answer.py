@@ -17,7 +17,7 @@ from stillweb.sandboxes.tools.types import Tool, ToolResult, preview
 from stillweb.sandboxes.tools.validation import doc_reference
 
 if TYPE_CHECKING:
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
 __all__ = ["AnswerTool", "resolve_citations", "MAX_CITATIONS"]
 

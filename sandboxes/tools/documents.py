@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from stillweb.corpora.arguments import check_positive_int
-from stillweb.corpora.chinese import fold_to_simplified
+from stillweb.corpora.search.chinese import fold_to_simplified
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call, preview
 from stillweb.sandboxes.tools.validation import doc_reference
 
 if TYPE_CHECKING:
-    from stillweb.corpora.snapshot import Document, Snapshot
+    from stillweb.corpora.snapshot.reading import Document, Snapshot
 
 __all__ = ["OpenTool", "FindTool", "paginate", "resolve_document", "DOC_SCHEMA", "PAGE_CHARS"]
 

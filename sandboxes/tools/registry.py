@@ -27,7 +27,7 @@ from stillweb.sandboxes.tools.search import SearchTool
 from stillweb.sandboxes.tools.validation import ArgumentValidator
 
 if TYPE_CHECKING:
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
 __all__ = ["ToolRegistry", "TOOL_NAMES"]
 

@@ -32,14 +32,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stillweb.corpora.dense import SEARCH_MODES
+from stillweb.corpora.search.dense import SEARCH_MODES
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.records import SearchResult
-from stillweb.corpora.snippets import make_snippet, snippet_needles
+from stillweb.corpora.snapshot.records import SearchResult
+from stillweb.corpora.search.snippets import make_snippet, snippet_needles
 
 if TYPE_CHECKING:
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
 __all__ = ["RETRIEVAL_MODES", "DISTRACTOR_DEPTH", "SCHEDULES", "SearchSettings", "check_retrieval", "check_noise",
            "noise_schedule", "golden_first", "add_noise"]

@@ -26,19 +26,19 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from stillweb.corpora.dense import SEARCH_MODES
-from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
+from stillweb.corpora.search.dense import SEARCH_MODES
+from stillweb.corpora.search.embeddings import EmbeddingsError, QueryNotRecorded
 from stillweb.corpora.errors import DataError
 from stillweb.sandboxes.tools.retrieval import SearchSettings, add_noise, golden_first
 from stillweb.sandboxes.tools.types import Tool, ToolInputError, ToolResult, example_call
 
 if TYPE_CHECKING:
-    from stillweb.corpora.records import SearchResult
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.records import SearchResult
+    from stillweb.corpora.snapshot.reading import Snapshot
 
 __all__ = ["SearchTool", "MAX_QUERIES", "TOOL_MAX_K", "TOOL_MAX_QUERY_CHARS", "DEFAULT_K"]
 
-# What a policy's call may ask for: less than the engine allows (corpora.index MAX_K = 100 results,
+# What a policy's call may ask for: less than the engine allows (corpora.search.index MAX_K = 100 results,
 # MAX_QUERY_CHARS = 2,000 characters read), so a page of results fits in a model's context.
 MAX_QUERIES = 5
 TOOL_MAX_K = 10

@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import stillweb.envs  # noqa: F401 - registers the environments sessions serve
-from stillweb.corpora.shared import shared_snapshot
+from stillweb.corpora.snapshot.shared import shared_snapshot
 from stillweb.server.plumbing import ServerSettings, create_base_app
 from stillweb.server.session_store import SessionStore
 from stillweb.envs.registration import SERVED_ENV_IDS

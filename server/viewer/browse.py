@@ -12,9 +12,9 @@ import pyarrow.compute as pc
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
-from stillweb.corpora.manifest import read_snapshot_table
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.index import MAX_K, MAX_QUERY_CHARS, matching_spans
+from stillweb.corpora.snapshot.manifest import read_snapshot_table
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.search.index import MAX_K, MAX_QUERY_CHARS, matching_spans
 from stillweb.sandboxes import ToolRegistry
 from stillweb.sandboxes.tools.search import DEFAULT_K, TOOL_MAX_K
 from stillweb.sandboxes.tools.validation import doc_reference

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.sandboxes.formats.base import ParsedAction
 from stillweb.sandboxes.tools.validation import doc_reference
 from stillweb.server.viewer.pages import DOC_REFERENCE

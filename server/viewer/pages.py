@@ -14,8 +14,8 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from stillweb.corpora.analyzers import BigramAnalyzer
-from stillweb.corpora.index import matching_spans
+from stillweb.corpora.search.analyzers import BigramAnalyzer
+from stillweb.corpora.search.index import matching_spans
 
 __all__ = ["render", "error_page", "pretty_json", "link_docs", "short_number", "num", "highlight", "FIRST_MATCH", "DOC_REFERENCE"]
 

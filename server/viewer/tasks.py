@@ -12,9 +12,9 @@ import gymnasium as gym
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.wikiqa.solvability import play_reference, reference_limits
 from stillweb.sandboxes.formats import get_format
 from stillweb.server.tools import SnapshotCatalog
@@ -31,7 +31,7 @@ FILTERS = ("split", "hops", "level", "shape")
 @dataclass(frozen=True)
 class TaskSetView:
     """The tasks of one task set of the snapshot (every split), in split then file order,
-    as plain dicts (:meth:`~stillweb.corpora.tasks.record.TaskRecord.to_row`) for the templates."""
+    as plain dicts (:meth:`~stillweb.corpora.tasks.store.record.TaskRecord.to_row`) for the templates."""
 
     snapshot: Snapshot
     name: str | None

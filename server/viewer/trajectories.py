@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import DataError
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.envs.runs.recording import rerun
 from stillweb.envs.runs.recording_versions import replay_kwargs
 from stillweb.envs.runs.run_summary import RecordingFollower, RecordingSummary, damage_note, not_json, not_regular_file, recorded_number

@@ -33,7 +33,7 @@ _RUN_NUMBER = itertools.count()
 def workspace(tasks_snapshot, tmp_path_factory):
     """The inputs of every printing command (a snapshot copy with a profile and app tasks, a recording, stores,
     corpus files) and a chat endpoint (for ``tasks polish``) while the module runs."""
-    from stillweb.corpora.tasks.store import read_tasks
+    from stillweb.corpora.tasks.store.files import read_tasks
 
     with serve(chat_stub_app(read_tasks(tasks_snapshot, "hard", "train")), free_port()) as url:
         yield make_workspace(tmp_path_factory.mktemp("cli-workspace"), tasks_snapshot, url)
@@ -87,7 +87,7 @@ def test_the_issue_example_tasks_show_into_head(workspace):
 def test_ctrl_c_mid_build_with_workers_stops_them_and_keeps_the_snapshot_there(workspace, tmp_path):
     """Interrupted at its first progress line (the worker pool running), a build of 2 workers exits 130 with no
     traceback from the parent or a worker, leaves the snapshot already at --out as it was, and no temp dir."""
-    from stillweb.corpora.manifest import verify_snapshot
+    from stillweb.corpora.snapshot.manifest import verify_snapshot
 
     out = tmp_path / "snap"
     subprocess.run([sys.executable, "-m", "stillweb.cli.main", "build", "synthetic", "--articles", "40", "--seed", "0",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stillweb.cli.eval import EXAMPLES as EVAL_EXAMPLES
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from support.network import free_port, wait_until_answers
 
 ROOT = Path(__file__).resolve().parents[2]

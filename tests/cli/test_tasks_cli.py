@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.cli import tasks as tasks_cli
-from stillweb.corpora.tasks.generate import generate_task_list
-from stillweb.corpora.tasks.attempts import GenerationParams
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.compose.generate import generate_task_list
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.wikiqa.solvability import ReferenceVerifier, solve_with_reference
 
 

@@ -14,7 +14,7 @@ from stillweb.corpora.apps.generate import build_base, world_names
 from stillweb.corpora.apps.schema import TABLES
 from stillweb.corpora.apps.tasks import TEMPLATES, make_app_tasks, template_splits
 from stillweb.corpora.apps.template_kit import CATEGORIES
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 
 
 def test_base_fills_every_table_with_the_snapshots_names(small_snapshot):
@@ -74,7 +74,7 @@ _DIGEST = """
 import hashlib, json, sys
 from stillweb.corpora.apps.generate import build_base
 from stillweb.corpora.apps.tasks import make_app_tasks
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 base = build_base(Snapshot.open(sys.argv[1]), 3, 12)
 tasks = make_app_tasks(sys.argv[1], 24, seed=3, users=12)
 print(hashlib.sha256(base.data).hexdigest(), hashlib.sha256(json.dumps(tasks, sort_keys=True).encode()).hexdigest())

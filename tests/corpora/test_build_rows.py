@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.manifest import verify_snapshot
-from stillweb.corpora.accounting import RowSkipError
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.snapshot.manifest import verify_snapshot
+from stillweb.corpora.build.accounting import RowSkipError
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.sandboxes.tools.documents import FindTool, OpenTool
 
 # Paragraph rows sharing page titles, as every passage corpus has (the issue's 1,839 -> 1,605 case).
@@ -157,7 +157,7 @@ def test_a_failed_build_leaves_the_previous_snapshot_intact(tmp_path, capsys, ma
 
 BUILD_SCRIPT = """
 import sys
-from stillweb.corpora.build_from_source import build_rows
+from stillweb.corpora.build.from_source import build_rows
 result = build_rows([sys.argv[1]], sys.argv[2], passages=3, workers=int(sys.argv[3]))
 sys.stdout.write(result.manifest["fingerprint"] + " " + result.manifest["files"]["docs.parquet"])
 """

@@ -10,7 +10,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.build_from_source import build_rows
+from stillweb.corpora.build.from_source import build_rows
 
 
 def _write(path, rows):

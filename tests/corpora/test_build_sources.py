@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from support.paths import WIKI_SAMPLE
 
 MARKUP = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref|'''|\{\||\|\}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.cli.main import main as cli_main
 
 

@@ -12,12 +12,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from stillweb.corpora.dense import EXACT_FLOAT32_DIMENSIONS, _dots, fuse, quantize, quantize_many, top_k, vector_norms
-from stillweb.corpora.dense_build import add_dense_index
-from stillweb.corpora.embeddings import EmbeddingsError, QueryNotRecorded
+from stillweb.corpora.search.dense import EXACT_FLOAT32_DIMENSIONS, _dots, fuse, quantize, quantize_many, top_k, vector_norms
+from stillweb.corpora.search.dense_build import add_dense_index
+from stillweb.corpora.search.embeddings import EmbeddingsError, QueryNotRecorded
 from stillweb.corpora.errors import DataError, UsageError
-from stillweb.corpora.manifest import verify_snapshot
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.manifest import verify_snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from support.dense import DIMENSIONS, dense_copy, stub_vectors, tree_digest
 from support.embeddings_stub import MODEL, hashing_embedding, serve_embeddings
 from support.network import free_port
@@ -69,7 +69,7 @@ def test_dot_products_are_exact_integers(dimensions):
 
 
 def test_a_batch_ranks_as_one_by_one():
-    from stillweb.corpora.dense import QUERY_CHUNK, DenseIndex
+    from stillweb.corpora.search.dense import QUERY_CHUNK, DenseIndex
 
     rng = np.random.default_rng(7)
     index = DenseIndex.__new__(DenseIndex)
@@ -123,7 +123,7 @@ def test_dense_search_matches_brute_force_and_is_frozen(dense_snapshot, tmp_path
 def test_the_first_record_wins_across_recorders(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from stillweb.corpora.embeddings import EmbeddingsClient, QueryEmbeddingStore
+    from stillweb.corpora.search.embeddings import EmbeddingsClient, QueryEmbeddingStore
 
     store_path = tmp_path / "q.log"
     with serve_embeddings(free_port(), dimensions=DIMENSIONS, mode="noisy") as (url, app):
@@ -261,7 +261,7 @@ def test_search_many_dense_equals_one_by_one(dense_snapshot, tmp_path):
 
 RANKINGS = textwrap.dedent("""
     import json, sys
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
     snapshot = Snapshot.open(sys.argv[1])
     snapshot.use_query_embeddings(endpoint=sys.argv[2] or None, store=sys.argv[3])
     queries = json.loads(sys.argv[4])

@@ -40,7 +40,7 @@ def test_the_boundaries_keep_the_builtins_callers_caught():
     assert issubclass(UsageError, ValueError) and issubclass(DataError, ValueError)
     assert issubclass(UpstreamError, RuntimeError)
     assert not issubclass(PolicyInputError, ValueError)  # a policy's input never passes as a developer's error
-    from stillweb.corpora.manifest import SnapshotError
+    from stillweb.corpora.snapshot.manifest import SnapshotError
     from stillweb.sandboxes.formats.base import FormatProblem
 
     assert issubclass(SnapshotError, DataError) and issubclass(FormatProblem, PolicyInputError)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.build_from_source import build_rows
+from stillweb.corpora.build.from_source import build_rows
 
 pytestmark = pytest.mark.extra
 ir_measures = pytest.importorskip("ir_measures")
@@ -73,7 +73,7 @@ def test_beir_folder_without_qrels_is_a_clear_error(beir, tmp_path, capsys):
 
 def test_an_unknown_baseline_names_the_choices(beir, capsys):
     from stillweb.corpora.errors import UsageError
-    from stillweb.corpora.retrieval_baselines import baseline_index
+    from stillweb.corpora.search.baselines import baseline_index
 
     with pytest.raises(UsageError, match="unknown baseline 'lucene': choose one of bm25s, pyserini"):
         baseline_index("lucene", ["a"])
@@ -91,8 +91,8 @@ def test_pyserini_baseline_on_the_same_rows(beir, tmp_path, capsys):
     scores = json.loads(capsys.readouterr().out)["scores"]
     assert set(scores) == {"stillweb", "pyserini", "bm25s"}
     assert scores["pyserini"]["R@10"] == 1.0 and scores["pyserini"]["RR@10"] == 1.0, scores
-    from stillweb.corpora import retrieval_eval as ev
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.search import evaluation as ev
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     run = ev.run_baseline("pyserini", Snapshot.open(beir / "snap"), {**QUERIES, "blank": "  "}, k=2)
     assert run["blank"] == {} and max(run["q2"], key=run["q2"].get) == "d2" and len(run["q1"]) == 2
@@ -104,7 +104,7 @@ def test_dense_and_hybrid_retrievers_are_scored_beside_bm25(beir, tmp_path, caps
 
     import numpy as np
 
-    from stillweb.corpora.dense_build import add_dense_index
+    from stillweb.corpora.search.dense_build import add_dense_index
     from support.dense import stub_vectors
     from support.embeddings_stub import MODEL, serve_embeddings
     from support.network import free_port

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from support.wiki18 import write_rows
 
 PARAGRAPHS = {

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.tasks.export import SEARCH_R1_DATA_SOURCES, SEARCH_R1_PREFIX, export_tasks, verl_row
+from stillweb.corpora.tasks.store.export import SEARCH_R1_DATA_SOURCES, SEARCH_R1_PREFIX, export_tasks, verl_row
 from stillweb.corpora.tasks.importers import FORMAT_NAMES
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
 from support.wiki18 import NQ_ROWS, build_wiki18, write_rows
 
@@ -112,7 +112,7 @@ def test_import_and_export_are_identical_across_processes(wiki18, tmp_path):
 
     write_rows(tmp_path / "nq_test.jsonl", NQ_ROWS)
     script = ("import sys; from stillweb.corpora.tasks.importers import ImportOptions, import_tasks; "
-              "from stillweb.corpora.tasks.export import export_tasks; "
+              "from stillweb.corpora.tasks.store.export import export_tasks; "
               "import_tasks(sys.argv[1], [sys.argv[2]], 'nq' + sys.argv[4], ImportOptions(progress=False, workers=1)); "
               "export_tasks(sys.argv[1], 'nq' + sys.argv[4], 'verl', sys.argv[3])")
     outputs = []

@@ -1,5 +1,5 @@
 """The fact box above a page's prose: English labels on English pages (unchanged), Chinese labels from
-the reviewed table ``corpora/fact_labels_zh.toml`` on a Chinese snapshot, written in the page's script
+the reviewed table ``corpora/graph/fact_labels_zh.toml`` on a Chinese snapshot, written in the page's script
 (``--script hant`` converts them, unmapped Chinese field names included, through OpenCC)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import tomllib
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.build_from_source import build_synthetic, build_wikipedia
-from stillweb.corpora.fact_box import FACT_LABELS_ZH_PATH, fact_label, render_fact_box
-from stillweb.corpora.records import ExtractedFact, ParsedPage
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.build.from_source import build_synthetic, build_wikipedia
+from stillweb.corpora.graph.fact_box import FACT_LABELS_ZH_PATH, fact_label, render_fact_box
+from stillweb.corpora.snapshot.records import ExtractedFact, ParsedPage
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.synthetic.chinese_pages import ZH_SENTENCES
-from stillweb.corpora.tasks.verbalize_zh import zh_relations
+from stillweb.corpora.tasks.phrase.verbalize_zh import zh_relations
 from stillweb.corpora.wikitext.mapping import MAPPING_PATH
 from support.zhwiki import write_zhwiki_dump
 
@@ -78,7 +78,7 @@ def test_zhwiki_fact_box_in_each_script(dump, tmp_path):
     assert "\n籍貫：福建\n" in texts["hant"] and "籍贯" not in texts["hant"]
 
 
-_BUILD = ("import sys; from stillweb.corpora.build_from_source import build_wikipedia; "
+_BUILD = ("import sys; from stillweb.corpora.build.from_source import build_wikipedia; "
           "build_wikipedia(sys.argv[1], sys.argv[2], progress=False, workers=2, script='hant')")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from stillweb.cli.main import main
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from support.wiki18 import NQ_ROWS, build_wiki18, write_rows
 
 OTHER_QUESTIONS = [  # NQ-style questions this corpus cannot answer

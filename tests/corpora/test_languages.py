@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters, script_shares
-from stillweb.corpora.build_from_source import build_rows
+from stillweb.corpora.search.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters, script_shares
+from stillweb.corpora.build.from_source import build_rows
 from stillweb.corpora.errors import DataError, UsageError
-from stillweb.corpora.index import PASSAGE_INDEX_PARAMETERS, matching_spans
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS, matching_spans
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.sources.wikipedia_xml import dump_language
 from support.chinese import CHINESE_ROWS, build_chinese_snapshot, write_chinese_rows
 
@@ -152,8 +152,8 @@ def test_the_cli_names_a_language_it_does_not_have(tmp_path, capsys):
 
 BUILD = """
 import sys
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.snapshot.reading import Snapshot
 result = build_rows([sys.argv[1]], sys.argv[2], progress=False, workers=int(sys.argv[3]))
 snapshot = Snapshot.open(result.path)
 print(result.manifest["fingerprint"], result.notes)
@@ -175,7 +175,7 @@ def test_chinese_builds_are_identical_across_processes(tmp_path):
 
 
 def test_a_dump_builds_in_the_language_it_declares(tmp_path):
-    from stillweb.corpora.build_from_source import build_wikipedia
+    from stillweb.corpora.build.from_source import build_wikipedia
 
     pages = "".join(
         f"<page><title>{title}</title><ns>0</ns><id>{number}</id><revision><id>{number + 10}</id>"

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from stillweb.corpora.page_ranking import PAGE_INDEX_PARAMETERS
-from stillweb.corpora.page_ranking import exact_title, passage_spans
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.snippets import SNIPPET_CHARS
+from stillweb.corpora.search.page_ranking import PAGE_INDEX_PARAMETERS
+from stillweb.corpora.search.page_ranking import exact_title, passage_spans
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.search.snippets import SNIPPET_CHARS
 
 QUERIES = ["river city", "Which country has capital", "born", "the of and", "population 1812 founded university",
            "award album director", "x" * 50]
@@ -22,7 +22,7 @@ def reference_pages(snapshot: Snapshot, query: str, k: int) -> list[tuple[int, f
     index = snapshot._index
     text = query
     parsed = index._parse(text, list(index.fields))
-    from stillweb.corpora.page_ranking import with_exact_title
+    from stillweb.corpora.search.page_ranking import with_exact_title
 
     parsed = with_exact_title(index._index.schema, parsed, text, PAGE_INDEX_PARAMETERS["title_exact_boost"])
     hits = index._searcher.search(parsed, index._searcher.num_docs or 1, count=False).hits
@@ -80,7 +80,7 @@ def test_passages_cover_the_text_in_order_without_cutting_words():
 
 
 def test_page_search_is_the_same_in_two_processes(small_snapshot):
-    code = ("import json, sys; from stillweb.corpora.snapshot import Snapshot; s = Snapshot.open(sys.argv[1]); "
+    code = ("import json, sys; from stillweb.corpora.snapshot.reading import Snapshot; s = Snapshot.open(sys.argv[1]); "
             f"print(json.dumps([[vars(r) for r in s.search(q, 10)] for q in {QUERIES!r}], ensure_ascii=False))")
     runs = [subprocess.run([sys.executable, "-c", code, str(small_snapshot)], capture_output=True, check=True).stdout
             for _ in range(2)]

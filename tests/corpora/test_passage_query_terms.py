@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.index import PASSAGE_INDEX_PARAMETERS, QUERY_TERMS
-from stillweb.corpora.manifest import SnapshotError
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS, QUERY_TERMS
+from stillweb.corpora.snapshot.manifest import SnapshotError
+from stillweb.corpora.snapshot.reading import Snapshot
 
 ROWS = [
     ("p1", "Lunor", "Lunor is a river city founded in 1204 on the Vell."),
@@ -106,7 +106,7 @@ def test_a_newer_format_is_refused_by_name(passages, tmp_path):
 
 def test_same_passage_query_same_bytes_in_two_processes(passages):
     script = textwrap.dedent(f"""
-        from stillweb.corpora.snapshot import Snapshot
+        from stillweb.corpora.snapshot.reading import Snapshot
         snap = Snapshot.open({str(passages[0].path)!r})
         for q in ["river city", "film film Ostra", "-river (Lunor", "Kest's cheese?"]:
             print([(r.doc_id, r.title, repr(r.score), r.snippet) for r in snap.search(q, k=5)])

@@ -10,12 +10,12 @@ import os
 import pytest
 
 from support.ray_env import multistream_copy, ray_work_log, row_corpus, same_snapshot
-from stillweb.corpora.build_from_source import build_rows, build_synthetic, build_wikipedia
+from stillweb.corpora.build.from_source import build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.sources.corpus_formats import CorpusSpec
 from stillweb.corpora.sources.wikipedia_xml import dump_shards
-from stillweb.corpora.tasks.compose_params import ComposeParams
-from stillweb.corpora.tasks.generate import generate_tasks
-from stillweb.corpora.tasks.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.params import ComposeParams
+from stillweb.corpora.tasks.compose.generate import generate_tasks
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from support.snapshots import files_digest
 
 pytest.importorskip("ray")
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.extra("ray")
 @pytest.fixture
 def small_shards(monkeypatch):
     """Shards of 64 KiB, so a small source still makes several."""
-    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 64 << 10)
+    monkeypatch.setattr("stillweb.corpora.build.on_ray.SHARD_BYTES", 64 << 10)
 
 
 def in_ray_workers(notes: list[dict], what: str, at_least: int) -> None:
@@ -60,7 +60,7 @@ def test_sharded_chinese_dump_build_equals_the_local_build(ray_runtime, tmp_path
     """A zhwiki dump in page ranges of ~512 bytes: its pages written in the chosen script on the workers."""
     from support.zhwiki import write_zhwiki_dump
 
-    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 512)
+    monkeypatch.setattr("stillweb.corpora.build.on_ray.SHARD_BYTES", 512)
     notes = ray_work_log(monkeypatch, tmp_path / "notes")
     dump = write_zhwiki_dump(tmp_path / "zhwiki.xml")
     shards = len(dump_shards(dump, 512))
@@ -74,7 +74,7 @@ def test_sharded_chinese_dump_build_equals_the_local_build(ray_runtime, tmp_path
 
 
 def test_sharded_row_corpus_build_equals_the_local_build(ray_runtime, tmp_path, monkeypatch):
-    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 8 << 10)
+    monkeypatch.setattr("stillweb.corpora.build.on_ray.SHARD_BYTES", 8 << 10)
     notes = ray_work_log(monkeypatch, tmp_path / "notes")
     inputs = row_corpus(tmp_path / "rows")
     shards = CorpusSpec.detect(inputs).shards(8 << 10)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora import retrieval_eval as ev
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.search import evaluation as ev
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.snapshot.reading import Snapshot
 
 pytestmark = [pytest.mark.extra, pytest.mark.shared_data]
 pytest.importorskip("ir_measures")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora import retrieval_eval as ev
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.search import evaluation as ev
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.snapshot.reading import Snapshot
 
 pytestmark = [pytest.mark.extra, pytest.mark.shared_data]
 pytest.importorskip("ir_measures")
@@ -65,9 +65,9 @@ def test_format_4_pages_find_known_items_better_than_bm25s_and_format_3(wiki_sna
     page's text): format 4 (a page as its best passage) has recall@10 and nDCG@10 at least bm25s's and above
     format 3's (one document per page, title^2) on the same pages, in the same run (nDCG@10 0.94 against
     bm25s 0.85 and format 3 0.79 when written)."""
-    from stillweb.corpora.index import INDEX_PARAMETERS
+    from stillweb.corpora.search.index import INDEX_PARAMETERS
     from stillweb.corpora.keyed import KeyedRng
-    from stillweb.corpora.snapshot_build import copy_with_index
+    from stillweb.corpora.build.snapshot_writer import copy_with_index
 
     snapshot = Snapshot.open(wiki_snapshot)
     assert snapshot.manifest["format"] == "stillweb-snapshot/4"

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.records import RawPage, SkippedRow
+from stillweb.corpora.snapshot.records import RawPage, SkippedRow
 from stillweb.corpora.sources.files import CorpusFileError, expand_inputs
 from stillweb.corpora.sources.corpus_formats import ColumnMap, CorpusSpec, detect_format
 

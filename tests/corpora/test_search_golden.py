@@ -33,8 +33,8 @@ from pathlib import Path
 import pytest
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.search.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
 
 GOLDEN = Path(__file__).parent / "golden" / "search.json"
 FREEZE = os.environ.get("STILLWEB_FREEZE_GOLDEN") == "1"
@@ -95,8 +95,8 @@ def _check_or_freeze(section: str, actual: dict) -> None:
 
 def format_3_pages(path: Path, out: Path) -> Snapshot:
     """The pages of the snapshot at ``path`` as a format 3 snapshot indexed them."""
-    from stillweb.corpora.index import INDEX_PARAMETERS
-    from stillweb.corpora.snapshot_build import copy_with_index
+    from stillweb.corpora.search.index import INDEX_PARAMETERS
+    from stillweb.corpora.build.snapshot_writer import copy_with_index
 
     return Snapshot.open(copy_with_index(path, out, INDEX_PARAMETERS, "stillweb-snapshot/3"))
 
@@ -155,7 +155,7 @@ def passage_snapshots(shared_data, tmp_path_factory) -> tuple[Path, Path]:
     """HotpotQA's context as 2-sentence passages (scripts/multihop_passages.py): the snapshot this
     code builds (format 4: passages rank as in format 3), and the same rows and index as a format 2
     snapshot recorded them."""
-    from stillweb.corpora.build_from_source import build_rows
+    from stillweb.corpora.build.from_source import build_rows
 
     folder = tmp_path_factory.mktemp("passages")
     script = Path(__file__).resolve().parents[2] / "scripts" / "multihop_passages.py"

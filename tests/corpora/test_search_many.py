@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.snapshot import MIN_POOL_BATCH, Snapshot
+from stillweb.corpora.snapshot.reading import MIN_POOL_BATCH, Snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.server.app import make_app
 
@@ -120,7 +120,7 @@ def test_a_killed_worker_does_not_lose_the_batch(small_snapshot):
 def test_search_many_is_identical_in_two_processes(small_snapshot):
     script = textwrap.dedent(f"""
         import hashlib
-        from stillweb.corpora.snapshot import Snapshot
+        from stillweb.corpora.snapshot.reading import Snapshot
         snapshot = Snapshot.open({str(small_snapshot)!r})
         queries = [snapshot.title_of(i) + " born" for i in range(0, len(snapshot), 7)]
         pages = snapshot.search_many(queries, 10, workers=2)

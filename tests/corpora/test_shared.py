@@ -1,11 +1,11 @@
-"""One snapshot cache per process (corpora.shared): the task world, the environments and the verifier's
+"""One snapshot cache per process (corpora.snapshot.shared): the task world, the environments and the verifier's
 environments share one opened snapshot; a snapshot replaced at its path is opened anew."""
 
 from __future__ import annotations
 
 import os
 
-from stillweb.corpora.shared import shared_open, shared_snapshot
+from stillweb.corpora.snapshot.shared import shared_open, shared_snapshot
 from stillweb.corpora.tasks.task_world import open_world
 from stillweb.envs import WikiQAEnv
 from stillweb.envs.wikiqa.solvability import ReferenceSolver

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.snapshot_build import build_snapshot
-from stillweb.corpora.manifest import SnapshotError, verify_snapshot
-from stillweb.corpora.records import RawPage
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.build.snapshot_writer import build_snapshot
+from stillweb.corpora.snapshot.manifest import SnapshotError, verify_snapshot
+from stillweb.corpora.snapshot.records import RawPage
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.cli.main import main as cli_main
 
 TOPICS = ("river", "mountain", "harbour", "library", "orchard", "observatory", "bridge")
@@ -171,7 +171,7 @@ def test_killed_build_leaves_existing_snapshot_loadable(tmp_path):
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_snapshot import plain_pages
-        from stillweb.corpora.snapshot_build import build_snapshot
+        from stillweb.corpora.build.snapshot_writer import build_snapshot
         def slow():
             import time
             for i, page in enumerate(plain_pages(100000)):
@@ -192,7 +192,7 @@ def test_killed_build_leaves_existing_snapshot_loadable(tmp_path):
 def test_same_query_same_results_in_two_processes(snap):
     script = textwrap.dedent(
         f"""
-        from stillweb.corpora.snapshot import Snapshot
+        from stillweb.corpora.snapshot.reading import Snapshot
         snap = Snapshot.open({str(snap.path)!r})
         for q in ["river", "varn mapped 1812", "library often", "don't ("]:
             print([(r.doc_id, r.title, repr(r.score), r.snippet) for r in snap.search(q, k=20)])
@@ -211,8 +211,8 @@ def test_facts_query_on_empty_graph(snap):
 @pytest.fixture(scope="module")
 def snap3(snap, tmp_path_factory) -> Snapshot:
     """The same pages as a format 3 snapshot indexed them (one document per page, sorted by doc_id)."""
-    from stillweb.corpora.index import INDEX_PARAMETERS
-    from stillweb.corpora.snapshot_build import copy_with_index
+    from stillweb.corpora.search.index import INDEX_PARAMETERS
+    from stillweb.corpora.build.snapshot_writer import copy_with_index
 
     return Snapshot.open(copy_with_index(snap.path, tmp_path_factory.mktemp("s3") / "snap", INDEX_PARAMETERS,
                                          "stillweb-snapshot/3"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.snippets import _richest_window, make_snippet, snippet_needles
+from stillweb.corpora.search.snippets import _richest_window, make_snippet, snippet_needles
 
 
 def reference_window(lower: bytes, needles: list[bytes], width: int) -> int:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.records import VALUE_TYPES, RawPage
+from stillweb.corpora.snapshot.records import VALUE_TYPES, RawPage
 from stillweb.corpora.synthetic import KINDS, generate_world, iter_true_facts, world_pages, write_xml_dump
 from stillweb.corpora.synthetic.wikitext_pages import render_unit
 from stillweb.corpora.synthetic.facts import canonical_number

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.tasks.record import TASK_FIELDS, TASKS_SCHEMA, EvidenceItem, Obfuscation, TaskRecord
-from stillweb.corpora.tasks.store import read_tasks, write_task_set
+from stillweb.corpora.tasks.store.record import TASK_FIELDS, TASKS_SCHEMA, EvidenceItem, Obfuscation, TaskRecord
+from stillweb.corpora.tasks.store.files import read_tasks, write_task_set
 from stillweb.envs import load_tasks
 
 GENERATED = {

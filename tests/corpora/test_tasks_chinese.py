@@ -11,16 +11,16 @@ import tomllib
 
 import pytest
 
-from stillweb.corpora.build_from_source import build_synthetic
+from stillweb.corpora.build.from_source import build_synthetic
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.attempts import GenerationParams, attempt_task
-from stillweb.corpora.tasks.compose_params import ComposeParams
-from stillweb.corpora.tasks.generate import generate_task_list, open_world
+from stillweb.corpora.tasks.compose.attempts import GenerationParams, attempt_task
+from stillweb.corpora.tasks.compose.params import ComposeParams
+from stillweb.corpora.tasks.compose.generate import generate_task_list, open_world
 from stillweb.corpora.tasks.graph import FactGraph
-from stillweb.corpora.tasks.phrasing import PHRASING_PATH
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.store import read_tasks
-from stillweb.corpora.tasks.verbalize_zh import _phrase, question_language, year_period_text, zh_date, zh_relations
+from stillweb.corpora.tasks.phrase.phrasing import PHRASING_PATH
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.files import read_tasks
+from stillweb.corpora.tasks.phrase.verbalize_zh import _phrase, question_language, year_period_text, zh_date, zh_relations
 from support.snapshots import files_digest
 
 PARAMS = GenerationParams(count=12, seed=3, compose=ComposeParams(min_hops=1, max_hops=4), unanswerable=0.3)
@@ -85,8 +85,8 @@ def test_generated_chinese_set(snapshots):
 
 
 _SCRIPT = (
-    "import sys; from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks; "
-    "from stillweb.corpora.tasks.compose import ComposeParams; "
+    "import sys; from stillweb.corpora.tasks.compose.generate import GenerationParams, generate_tasks; "
+    "from stillweb.corpora.tasks.compose.operations import ComposeParams; "
     "generate_tasks(sys.argv[1], sys.argv[2], GenerationParams(count=12, seed=3, compose=ComposeParams(min_hops=1, "
     "max_hops=4), unanswerable=0.3), workers=int(sys.argv[3]))"
 )

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.tasks.card import WEBSHAPER_REFERENCE, question_word_median
+from stillweb.corpora.tasks.store.card import WEBSHAPER_REFERENCE, question_word_median
 from stillweb.corpora.tasks.formalization import (
     canonical_hash,
     constant,

@@ -11,12 +11,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.tasks.compose_params import ComposeParams
+from stillweb.corpora.tasks.compose.params import ComposeParams
 from stillweb.corpora.tasks.formalization import malformed_reason
-from stillweb.corpora.tasks.generate import TaskGenerationError, answer_group, generate_task_list, generate_tasks
-from stillweb.corpora.tasks.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.generate import TaskGenerationError, answer_group, generate_task_list, generate_tasks
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from stillweb.corpora.tasks.graph import normalize_text
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.corpora.tasks.task_world import MemoryWorld, open_world
 from support.snapshots import files_digest
 
@@ -72,8 +72,8 @@ def test_level_filter(small_snapshot):
 
 
 _SCRIPT = (
-    "import sys; from stillweb.corpora.tasks.generate import GenerationParams, generate_tasks; "
-    "from stillweb.corpora.tasks.compose import ComposeParams; "
+    "import sys; from stillweb.corpora.tasks.compose.generate import GenerationParams, generate_tasks; "
+    "from stillweb.corpora.tasks.compose.operations import ComposeParams; "
     "generate_tasks(sys.argv[1], sys.argv[2], GenerationParams(count=40, seed=7, compose=ComposeParams(max_hops=5)), "
     "workers=int(sys.argv[3]))"
 )
@@ -168,7 +168,7 @@ def test_deep_variables_get_sentences_of_their_own(small_snapshot):
 
 
 def test_parallel_generation_opens_the_world_once_in_the_parent(small_snapshot, monkeypatch):
-    import stillweb.corpora.tasks.generate as generate
+    import stillweb.corpora.tasks.compose.generate as generate
 
     opened = []
     real = generate.open_world
@@ -179,7 +179,7 @@ def test_parallel_generation_opens_the_world_once_in_the_parent(small_snapshot, 
 
 def _assert_diverse(tasks) -> None:
     """Issue 35: no answer over 5% of a set of 100+, distinct answers >= 30%, dev and test non-empty from 20."""
-    from stillweb.corpora.tasks.generate import answer_group
+    from stillweb.corpora.tasks.compose.generate import answer_group
 
     groups = Counter(answer_group(t) for t in tasks)
     if len(tasks) >= 100:
@@ -208,7 +208,7 @@ def test_quota_is_enforced_in_generation_not_after(small_snapshot):
 
 
 def test_empty_dev_or_test_takes_whole_answer_groups():
-    from stillweb.corpora.tasks.splits import fill_empty_splits
+    from stillweb.corpora.tasks.store.splits import fill_empty_splits
 
     keys = [f"k{i % 7}" for i in range(28)]
     filled = fill_empty_splits(["train"] * 28, keys)

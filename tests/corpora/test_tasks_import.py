@@ -12,8 +12,8 @@ import pytest
 
 from stillweb.corpora.errors import StillwebError
 from stillweb.corpora.tasks.importers import FieldNames, ImportOptions, import_tasks
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
 from support.qa_files import (HOTPOT, TWOWIKI, browsecomp_qrels, browsecomp_rows, context_snapshot, flashrag_rows,
                               kilt_rows, musique_rows, write_jsonl)
 
@@ -78,7 +78,7 @@ def test_passage_snapshot_finds_the_passage_holding_each_sentence(shared_data, t
     passages = context_snapshot(shared_data, tmp_path / "passages", passages=40)
     summary = import_tasks(passages, [shared_data / HOTPOT], "hotpot", QUIET)
     assert summary.unmapped == {}
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
     from stillweb.corpora.tasks.importers.evidence import holds
 
     kilt = import_tasks(passages, [write_jsonl(tmp_path / "kilt.jsonl", kilt_rows())], "kilt", QUIET)
@@ -220,7 +220,7 @@ def test_hash_split_keeps_each_answer_in_one_split(snapshot, tmp_path):
 def test_titles_resolve_through_redirects(wiki_snapshot, tmp_path):
     import shutil
 
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     wiki_snapshot = shutil.copytree(wiki_snapshot, tmp_path / "wiki")  # the session's snapshot stays without task sets
     snap = Snapshot.open(wiki_snapshot)

@@ -11,12 +11,12 @@ import sys
 
 import pytest
 
-from stillweb.corpora.build_from_source import build_rows
+from stillweb.corpora.build.from_source import build_rows
 from stillweb.corpora.errors import StillwebError
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
 
 QUIET = ImportOptions(progress=False, retrieval=False)
 CMRC = "cmrc2018_trial.json"

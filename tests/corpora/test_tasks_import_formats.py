@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.corpora.errors import StillwebError
-from stillweb.corpora.tasks.export import SEARCH_R1_PREFIX, export_tasks, search_r1_prompt
+from stillweb.corpora.tasks.store.export import SEARCH_R1_PREFIX, export_tasks, search_r1_prompt
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
 from support.qa_files import (HOTPOT, browsecomp_corpus_rows, browsecomp_qrels, browsecomp_rows, context_snapshot,
                               kilt_rows, musique_rows, search_r1_table, write_jsonl, write_parquet)
 
@@ -35,7 +35,7 @@ def _tasks(snapshot, name):
 
 
 def _doc_title(snapshot, doc):
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     return Snapshot.open(snapshot).title_of(doc)
 
@@ -108,7 +108,7 @@ def test_browsecomp_plus_docids_are_the_evidence_and_texts_stay_out(snapshot, tm
 def test_browsecomp_plus_over_a_snapshot_of_its_corpus_layout(tmp_path):
     # Tevatron/browsecomp-plus-corpus rows (docid, text, url) build a snapshot that keeps docid as
     # the source id, so the queries' docids map with nothing unmapped
-    from stillweb.corpora.build_from_source import build_rows
+    from stillweb.corpora.build.from_source import build_rows
 
     corpus = build_rows([write_jsonl(tmp_path / "corpus.jsonl", browsecomp_corpus_rows())], tmp_path / "bcp-corpus",
                         workers=1, progress=False).path
@@ -116,7 +116,7 @@ def test_browsecomp_plus_over_a_snapshot_of_its_corpus_layout(tmp_path):
                            QUIET)
     assert summary.unmapped == {} and summary.solvability["evidence_mapped"] == 2
     task = _tasks(corpus, "bcp")["770"]
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     opened = Snapshot.open(corpus)
     assert [opened.source_id_of(doc) for doc in task.evidence_docs] == ["bc-7", "bc-8"]
@@ -178,7 +178,7 @@ def test_verl_export_is_search_r1s_layout_and_imports_back_the_same_tasks(sample
         assert (again.question, again.golds, again.split, again.evidence_docs, again.answer_match) == \
                (task.question, task.golds, task.split, task.evidence_docs, "f1")
     # over another snapshot the exported doc ids mean nothing: each is counted, none is kept
-    from stillweb.corpora.build_from_source import build_rows
+    from stillweb.corpora.build.from_source import build_rows
 
     other = build_rows([write_jsonl(tmp_path / "other.jsonl", [{"id": "1", "title": "Elsewhere", "text": "Nothing here."}])],
                        tmp_path / "other", workers=1, progress=False).path

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from stillweb.corpora.tasks.generate import generate_task_list
-from stillweb.corpora.tasks.attempts import GenerationParams
-from stillweb.corpora.tasks.keys import formalization_key_reason, functional, inverse_functional, keyed_terms
-from stillweb.corpora.tasks.resolve import FactTables
-from stillweb.corpora.tasks.verify import verify_task
+from stillweb.corpora.tasks.compose.generate import generate_task_list
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.prove.keys import formalization_key_reason, functional, inverse_functional, keyed_terms
+from stillweb.corpora.tasks.prove.resolve import FactTables
+from stillweb.corpora.tasks.prove.verify import verify_task
 
 
 def test_functionality_comes_from_the_reviewed_table_then_dbpedia():
@@ -52,7 +52,7 @@ def test_every_generated_task_is_keyed_and_rejections_are_counted(small_snapshot
 
 
 def test_unkeyed_composition_is_still_possible_when_asked(small_snapshot):
-    from stillweb.corpora.tasks.compose_params import ComposeParams
+    from stillweb.corpora.tasks.compose.params import ComposeParams
 
     result = generate_task_list(small_snapshot, GenerationParams(count=30, seed=7, compose=ComposeParams(require_key=False)))
     tables = FactTables(small_snapshot)

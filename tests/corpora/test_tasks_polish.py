@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.tasks.polish import REJECTIONS, constant_forms, rewrite_problem
-from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.resolve import FactTables
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks, task_set_dir
+from stillweb.corpora.tasks.phrase.polish import REJECTIONS, constant_forms, rewrite_problem
+from stillweb.corpora.tasks.store.record import TaskRecord
+from stillweb.corpora.tasks.prove.resolve import FactTables
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks, task_set_dir
 from support.chat_stub import serve
 from support.network import free_port
 

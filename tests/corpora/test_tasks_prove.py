@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stillweb.corpora.keyed import KeyedRng
-from stillweb.corpora.tasks.compose import compose_query
-from stillweb.corpora.tasks.compose_params import ComposeParams
+from stillweb.corpora.tasks.compose.operations import compose_query
+from stillweb.corpora.tasks.compose.params import ComposeParams
 from stillweb.corpora.tasks.graph import FactGraph, fact_year, normalize_text
-from stillweb.corpora.tasks.obfuscate import number_range, year_period
-from stillweb.corpora.tasks.prove import prove
+from stillweb.corpora.tasks.phrase.obfuscate import number_range, year_period
+from stillweb.corpora.tasks.prove.uniqueness import prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
 from stillweb.corpora.tasks.task_world import MemoryWorld
 
@@ -141,7 +141,7 @@ def test_compose_params_reject_impossible_values():
 @pytest.mark.parametrize("ratio", [0, 1_000_000])
 def test_testing_one_by_one_and_listing_agree(ratio, monkeypatch):
     """The semi-join either tests candidates one by one or lists and intersects: same answers."""
-    from stillweb.corpora.tasks import prove as prove_module
+    from stillweb.corpora.tasks.prove import uniqueness as prove_module
 
     monkeypatch.setattr(prove_module, "_LIST_RATIO", ratio)
     for index in range(60):

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.tasks.generate import generate_task_list
-from stillweb.corpora.tasks.attempts import GenerationParams
-from stillweb.corpora.tasks.phrasing import (
+from stillweb.corpora.tasks.compose.generate import generate_task_list
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.phrase.phrasing import (
     entity_label,
     known_relations,
     merge_dated,
@@ -20,7 +20,7 @@ from stillweb.corpora.tasks.phrasing import (
     value_text,
     with_article,
 )
-from stillweb.corpora.tasks.quality import malformed_reasons, task_set_stats
+from stillweb.corpora.tasks.store.quality import malformed_reasons, task_set_stats
 from stillweb.corpora.wikitext.mapping import infobox_mapping
 from stillweb.corpora.wikitext.ontology import relation_types
 
@@ -96,7 +96,7 @@ def test_generated_questions_are_well_formed_and_answers_plain(tasks, small_snap
 
 
 def small_world_title(snapshot, doc_id: int) -> str:
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
 
     return Snapshot.open(snapshot).title_of(doc_id)
 
@@ -159,7 +159,7 @@ def test_real_sample_graph_stats_and_questions(wiki_snapshot, capsys):
     ("There is a university that was founded in 1852. What is the name of the person who was educated at that university?", []),
 ])
 def test_pattern_counter(question, found):
-    from stillweb.corpora.tasks.patterns import question_patterns
+    from stillweb.corpora.tasks.phrase.patterns import question_patterns
 
     assert question_patterns(question) == found
 
@@ -168,8 +168,8 @@ def test_generated_questions_have_finite_verbs_and_no_repeated_nouns(small_snaps
     """Issue 35: 108 of 200 synthetic questions ended in a verbless frame, 49 said "that <noun>" of a noun
     two variables share, 45 restated a class; now none does. (Median length: 50-65 words on the 5k world,
     scripts/bench_tasks.py; this 300-article world has fewer deep chains, so its questions are shorter.)"""
-    from stillweb.corpora.tasks.compose_params import ComposeParams
-    from stillweb.corpora.tasks.patterns import PATTERNS
+    from stillweb.corpora.tasks.compose.params import ComposeParams
+    from stillweb.corpora.tasks.phrase.patterns import PATTERNS
 
     made = generate_task_list(small_snapshot, GenerationParams(count=150, seed=11, compose=ComposeParams(max_hops=5)))
     stats = task_set_stats(made.tasks)
@@ -209,7 +209,7 @@ def test_questions_are_true_of_their_types():
 def test_qualifier_fields_are_never_said_and_camel_case_labels_read_as_words():
     """The blind read (BENCHMARKS.md, issue 35) found 'whose gini coefficient as of is in 2008' and
     'whose notableIdea is Will': qualifiers of another field are not composed, labels read as words."""
-    from stillweb.corpora.tasks.phrasing import is_qualifier, relation_words
+    from stillweb.corpora.tasks.phrase.phrasing import is_qualifier, relation_words
 
     assert is_qualifier("population_as_of") and is_qualifier("ethnic_groups_in_year")
     assert is_qualifier("purchasing_power_parity_year")  # purchasing_power_parity is a relation

@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.cli.main import main
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.generate import generate_task_list, generate_tasks
-from stillweb.corpora.tasks.attempts import GenerationParams
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.compose.generate import generate_task_list, generate_tasks
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.wikiqa.solvability import solve_with_reference
 
 

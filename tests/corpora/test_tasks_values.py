@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from stillweb.corpora.tasks.generate import generate_task_list
-from stillweb.corpora.tasks.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.generate import generate_task_list
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from stillweb.corpora.tasks.graph import FactGraph, refusal
-from stillweb.corpora.tasks.patterns import MAX_STOCK_OPENER_SHARE, question_patterns, stock_opener_share
-from stillweb.corpora.tasks.phrasing import natural_case, reviewed, with_unit
-from stillweb.corpora.tasks.quality import task_set_stats
+from stillweb.corpora.tasks.phrase.patterns import MAX_STOCK_OPENER_SHARE, question_patterns, stock_opener_share
+from stillweb.corpora.tasks.phrase.phrasing import natural_case, reviewed, with_unit
+from stillweb.corpora.tasks.store.quality import task_set_stats
 from stillweb.corpora.tasks.task_world import MemoryWorld
-from stillweb.corpora.tasks.value_forms import number_forms, number_text, range_text
+from stillweb.corpora.tasks.phrase.value_forms import number_forms, number_text, range_text
 
 
 def test_numbers_keep_units_currencies_and_magnitude_words():
@@ -88,7 +88,7 @@ def test_pattern_counter_can_fail():
 def test_clues_never_name_their_variable_nor_show_parentheses():
     """The second blind read (BENCHMARKS, issue 40): "a country that is home to Angolan Armed Forces" named its
     answer; "Emanuelsson Springs (Dreildramavia)" showed a disambiguator; "...—was born founded?" split a verb."""
-    from stillweb.corpora.tasks.keys import names
+    from stillweb.corpora.tasks.prove.keys import names
 
     assert names("Angolan Armed Forces", "Angola") and names("Economy of Angola", "Angola (country)")
     assert not names("Luanda", "Angola") and not names("Ka", "Ka")  # short names are not matched inside words

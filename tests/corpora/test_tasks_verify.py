@@ -11,17 +11,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.records import DOCS_SCHEMA
+from stillweb.corpora.snapshot.records import DOCS_SCHEMA
 from stillweb.corpora.tasks.graph import FactGraph
-from stillweb.corpora.tasks.obfuscate import exact_condition
-from stillweb.corpora.tasks.prove import prove
+from stillweb.corpora.tasks.phrase.obfuscate import exact_condition
+from stillweb.corpora.tasks.prove.uniqueness import prove
 from stillweb.corpora.tasks.query import Constant, Node, Query
-from stillweb.corpora.tasks.record import TaskRecord
-from stillweb.corpora.tasks.resolve import FactTables, FormalizationError, parse_period, parse_range, solve
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import tasks_table
+from stillweb.corpora.tasks.store.record import TaskRecord
+from stillweb.corpora.tasks.prove.resolve import FactTables, FormalizationError, parse_period, parse_range, solve
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import tasks_table
 from stillweb.corpora.tasks.task_world import MemoryWorld
-from stillweb.corpora.tasks.verify import MAX_REDUNDANT_SHARE, verify_task, verify_task_set
+from stillweb.corpora.tasks.prove.verify import MAX_REDUNDANT_SHARE, verify_task, verify_task_set
 
 TITLES = {0: "American Revolutionary War", 1: "Atlantic Ocean", 2: "Charles Cornwallis", 3: "Siege of Gibraltar"}
 WAR = "infobox military conflict"
@@ -155,8 +155,8 @@ def test_real_sample_set_is_sound(wiki_snapshot, tmp_path):
     """The shared dump sample: the war's five places made 'proven unique' tasks ambiguous; now none is."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import generate_tasks
-    from stillweb.corpora.tasks.attempts import GenerationParams
+    from stillweb.corpora.tasks.compose.generate import generate_tasks
+    from stillweb.corpora.tasks.compose.attempts import GenerationParams
 
     snapshot = tmp_path / "enwiki"
     shutil.copytree(wiki_snapshot, snapshot)
@@ -170,8 +170,8 @@ def test_real_sample_set_is_sound(wiki_snapshot, tmp_path):
 def test_generated_sets_drop_redundant_branches(small_snapshot):
     """Minimal questions: the generator drops the branches the answer does not need, off the same pivot
     as the verifier (the target, or the one variable holding it: "the city where a person ... was born")."""
-    from stillweb.corpora.tasks.generate import generate_task_list
-    from stillweb.corpora.tasks.attempts import GenerationParams
+    from stillweb.corpora.tasks.compose.generate import generate_task_list
+    from stillweb.corpora.tasks.compose.attempts import GenerationParams
     from stillweb.corpora.tasks.task_world import open_world
 
     tasks = generate_task_list(open_world(small_snapshot), GenerationParams(count=60, seed=5)).tasks

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from stillweb.corpora.fact_sample import dump_facts, sample_facts
+from stillweb.corpora.graph.fact_sample import dump_facts, sample_facts
 from stillweb.corpora.wikitext import parse_page
 from stillweb.corpora.wikitext.infobox import read_number
 from stillweb.corpora.wikitext.ontology import relation_type
@@ -172,7 +172,7 @@ def test_the_shared_sample_is_read_with_at_least_half_its_fields_typed(shared_da
 @pytest.mark.slow  # parses the sample in two processes (~25 s on a loaded 2-core machine)
 @pytest.mark.shared_data
 def test_typed_facts_of_the_sample_are_the_same_bytes_in_two_processes(shared_data):
-    code = ("import json, sys; from stillweb.corpora.fact_sample import dump_facts; "
+    code = ("import json, sys; from stillweb.corpora.graph.fact_sample import dump_facts; "
             "sys.stdout.write(json.dumps(dump_facts(sys.argv[1]), sort_keys=True))")
     outputs = []
     for seed in ("1", "2"):
@@ -186,7 +186,7 @@ def test_typed_facts_of_the_sample_are_the_same_bytes_in_two_processes(shared_da
 def test_an_object_page_of_a_contradicting_class_is_dropped_when_titles_resolve(tmp_path):
     import pyarrow.parquet as pq
 
-    from stillweb.corpora.graph_writer import GraphWriter
+    from stillweb.corpora.graph.writer import GraphWriter
 
     pages = [
         parse_page("Utopia", "{{Infobox country\n|capital = [[Freedonia]]\n|largest_city = [[Sylvania]]\n}}"),

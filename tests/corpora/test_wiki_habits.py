@@ -9,12 +9,12 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.build_from_source import build_synthetic
+from stillweb.corpora.build.from_source import build_synthetic
 from stillweb.corpora.synthetic import generate_world
 from stillweb.corpora.synthetic.wiki_habits import wikipedia_infobox
-from stillweb.corpora.tasks.generate import generate_task_list
-from stillweb.corpora.tasks.attempts import GenerationParams
-from stillweb.corpora.tasks.quality import task_set_stats
+from stillweb.corpora.tasks.compose.generate import generate_task_list
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.store.quality import task_set_stats
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stillweb.corpora.sources.wikipedia_xml import read_dump
-from stillweb.corpora.records import ExtractedFact, ParsedPage
+from stillweb.corpora.snapshot.records import ExtractedFact, ParsedPage
 from stillweb.corpora.wikitext import classify_value, normalize_title, parse_page
 
 SAMPLES = ("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2", "enwiki-table-markup.xml.bz2")

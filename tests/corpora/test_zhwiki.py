@@ -10,9 +10,9 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from stillweb.corpora.build_from_source import build_wikipedia
+from stillweb.corpora.build.from_source import build_wikipedia
 from stillweb.corpora.errors import StillwebError
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.wikitext import parse_page
 from stillweb.corpora.wikitext.variants import convert_page
 from support.zhwiki import ZH_PAGES, write_zhwiki_dump
@@ -99,7 +99,7 @@ def test_script_flag_errors(dump, tmp_path):
 
 
 def test_chinese_build_is_byte_identical_in_two_processes(dump, tmp_path):
-    script = ("import sys; from stillweb.corpora.build_from_source import build_wikipedia; "
+    script = ("import sys; from stillweb.corpora.build.from_source import build_wikipedia; "
               "build_wikipedia(sys.argv[1], sys.argv[2], progress=False, workers=2)")
     outputs = []
     for name in ("a", "b"):

@@ -7,7 +7,7 @@ import pytest
 
 import stillweb.envs  # noqa: F401 - registers the environments
 from stillweb.envs.lookup import LookupEnv, lookup_tasks_from_facts
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 
 
 def test_tasks_from_facts_quote_the_sentence_stating_the_value(tiny_world):

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from stillweb.corpora.manifest import SnapshotError, read_manifest
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.manifest import SnapshotError, read_manifest
+from stillweb.corpora.snapshot.reading import Snapshot
 
 # The files Snapshot.open (or its first search, fact and title lookups) reads.
 READ_FILES = ["docs.arrow", "docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet", "index/meta.json"]

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from stillweb.corpora.manifest import verify_snapshot
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.snapshot.manifest import verify_snapshot
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.runs.run_summary import summarize_recording
 from support.faults import run_on_a_full_disk, stillweb_on_a_full_disk, tree
 

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from stillweb.corpora.manifest import verify_snapshot
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.snapshot_build import remove_stale_builds
+from stillweb.corpora.snapshot.manifest import verify_snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.build.snapshot_writer import remove_stale_builds
 
 BUILD = [sys.executable, "-m", "stillweb.cli.main", "build", "synthetic", "--seed", "0", "--workers", "1"]
 

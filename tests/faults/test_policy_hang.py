@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from stillweb.cli.main import main
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.profiles import episodes_path, read_episodes, read_profile
 from support.chat_stub import chat_stub_app, serve
 from support.network import free_port

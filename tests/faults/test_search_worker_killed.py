@@ -8,7 +8,7 @@ import os
 import signal
 import threading
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from support.faults import resume, stop
 
 

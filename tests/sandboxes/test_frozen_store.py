@@ -15,7 +15,7 @@ import pytest
 
 from stillweb.sandboxes.frozen import FrozenStore, FrozenStoreError, canonical_request, request_key
 from stillweb.sandboxes.frozen.store import LOG_NAME
-from stillweb.corpora.manifest import MANIFEST_NAME
+from stillweb.corpora.snapshot.manifest import MANIFEST_NAME
 from stillweb.sandboxes.frozen.upkeep import merge_stores, prune_store, read_usage, store_info, verify_store
 
 

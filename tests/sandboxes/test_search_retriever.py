@@ -9,8 +9,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.shared import shared_snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.snapshot.shared import shared_snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.sandboxes.tools.search import SearchTool
 from stillweb.server.app import make_app

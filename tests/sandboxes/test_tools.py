@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from support.snapshots import build_tool_snapshot
 from stillweb.sandboxes import FLAGS, TOOL_NAMES, ToolCall, ToolRegistry, ToolResult, paginate
 from stillweb.sandboxes.tools.arithmetic import CalculatorError, evaluate

@@ -17,7 +17,7 @@ from support.snapshots import build_tool_snapshot
 
 SCRIPT = r"""
 import json, sys
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry, ToolResult, get_format
 
 registry = ToolRegistry(Snapshot.open(sys.argv[1]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.sandboxes.python.sandbox import PythonSandboxConfig
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from support.browser import CHROMIUM, CHROMIUM_ARGS, start_viewer
 from support.viewer_data import record_reference_episode, viewer_snapshot
 

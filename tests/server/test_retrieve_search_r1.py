@@ -10,7 +10,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.server.app import make_app
 from stillweb.server.plumbing import ServerSettings
 from stillweb.server.retrieve import RETRIEVE_CHUNK
@@ -46,7 +46,7 @@ def test_contents_and_ids_are_the_corpus_rows_byte_for_byte(client, wiki18):
 def test_a_snapshot_of_other_rows_serves_title_newline_text(tmp_path):
     corpus = tmp_path / "rows.jsonl"
     corpus.write_text(json.dumps({"id": "a1", "title": "Ostra", "text": "Ostra is a city."}) + "\n", encoding="utf-8")
-    from stillweb.corpora.build_from_source import build_rows
+    from stillweb.corpora.build.from_source import build_rows
 
     build_rows([corpus], tmp_path / "snap", workers=1, progress=False)
     body = TestClient(make_app([tmp_path / "snap"])).post("/retrieve", json={"queries": ["Ostra"]}).json()

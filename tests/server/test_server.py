@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.server.app import make_app
 from stillweb.sandboxes import ToolCall, ToolRegistry
 from stillweb.server.plumbing import ServerSettings

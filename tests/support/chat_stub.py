@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.envs.agents.scripted import ReferenceAgent
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 
 MODEL_ID = "stub/scripted-policy"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.snapshot_build import BuildResult
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.build.snapshot_writer import BuildResult
 
 CHINESE_ROWS = [
     {"id": "1", "title": "北京", "text": "北京是中华人民共和国的首都，位于华北平原的北部。北京有故宫和天坛。"},
@@ -46,8 +46,8 @@ CAPITAL_TASK = {
 
 def chinese_task_snapshot(directory: Path, name: str = "zh") -> Path:
     """The Chinese snapshot with a task set ``name`` holding :data:`CAPITAL_TASK`."""
-    from stillweb.corpora.tasks.record import TaskRecord
-    from stillweb.corpora.tasks.store import write_task_set
+    from stillweb.corpora.tasks.store.record import TaskRecord
+    from stillweb.corpora.tasks.store.files import write_task_set
 
     out = build_chinese_snapshot(directory).path
     write_task_set(out, name, [TaskRecord.from_dict(CAPITAL_TASK)],

@@ -149,8 +149,8 @@ def _corpus_files(folder: Path, snap: Path) -> dict[str, str]:
     ``snap``, and a copy of ``snap`` with seeded 8-dimension vectors for its documents."""
     import numpy
 
-    from stillweb.corpora.records import RawPage
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.records import RawPage
+    from stillweb.corpora.snapshot.reading import Snapshot
     from stillweb.corpora.synthetic import write_xml_dump
 
     dump = folder / "dump.xml"

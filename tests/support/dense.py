@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from support.embeddings_stub import MODEL, hashing_embedding
 
 DIMENSIONS = 64
@@ -24,7 +24,7 @@ def stub_vectors(snapshot_path: Path, dimensions: int = DIMENSIONS) -> tuple[lis
 
 def dense_copy(snapshot_path: Path, out: Path) -> Path:
     """A copy of the snapshot at ``out`` with the stub model's dense index (built from a vectors file)."""
-    from stillweb.corpora.dense_build import add_dense_index
+    from stillweb.corpora.search.dense_build import add_dense_index
 
     shutil.copytree(snapshot_path, out)
     ids, vectors = stub_vectors(out)

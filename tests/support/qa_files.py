@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stillweb.corpora.build_from_source import build_rows
-from stillweb.corpora.tasks.export import SEARCH_R1_PREFIX
+from stillweb.corpora.build.from_source import build_rows
+from stillweb.corpora.tasks.store.export import SEARCH_R1_PREFIX
 
 HOTPOT = "hotpotqa_train_100.json"
 TWOWIKI = "2wikimultihopqa_dev_2.json"

@@ -125,14 +125,14 @@ def assert_pool_matches_in_process(env_id: str, kwargs: dict, other_agent, seeds
 
 
 def ray_work_log(monkeypatch, folder: Path):
-    """Have the Ray work of sharded builds (``stillweb.corpora.ray_build``'s shard readers) and of ``tasks generate
+    """Have the Ray work of sharded builds (``stillweb.corpora.build.on_ray``'s shard readers) and of ``tasks generate
     --ray`` (its ``AttemptWorker`` actors' batches) note where it ran: each call writes ``{"node", "pid", "what"}`` to a
     file of ``folder`` (the nodes of a ``ray.cluster_utils.Cluster`` share this machine's disk). Returns a function
     that reads the notes. A build that ignored ``on_ray`` would leave none; work in the driver would note its pid."""
     import json
 
-    from stillweb.corpora import ray_build
-    from stillweb.corpora.tasks import ray_attempts
+    from stillweb.corpora.build import on_ray
+    from stillweb.corpora.tasks.compose import on_ray as ray_attempts
 
     folder.mkdir(parents=True, exist_ok=True)
     where = str(folder)
@@ -157,7 +157,7 @@ def ray_work_log(monkeypatch, folder: Path):
             note("attempts")
             return super().run(indexes)
 
-    monkeypatch.setattr(ray_build, "_parse_dump_shard", noted(ray_build._parse_dump_shard, "dump_shard"))
-    monkeypatch.setattr(ray_build, "_read_row_shard", noted(ray_build._read_row_shard, "row_shard"))
+    monkeypatch.setattr(on_ray, "_parse_dump_shard", noted(on_ray._parse_dump_shard, "dump_shard"))
+    monkeypatch.setattr(on_ray, "_read_row_shard", noted(on_ray._read_row_shard, "row_shard"))
     monkeypatch.setattr(ray_attempts, "AttemptWorker", NotedAttemptWorker)
     return lambda: [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.iterdir())]

@@ -5,17 +5,17 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from stillweb.corpora.records import RawPage
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.snapshot_build import build_snapshot
+from stillweb.corpora.snapshot.records import RawPage
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.build.snapshot_writer import build_snapshot
 
 
 def snapshot_with_tasks(snapshot_path: Path, out: Path, name: str, count: int = 12) -> Path:
     """A copy of the snapshot at ``out`` with a generated task set ``name`` (seed 0, partial allowed)."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import generate_tasks
-    from stillweb.corpora.tasks.attempts import GenerationParams
+    from stillweb.corpora.tasks.compose.generate import generate_tasks
+    from stillweb.corpora.tasks.compose.attempts import GenerationParams
 
     # without the task sets other tests wrote into the snapshot: the copy holds the set ``name`` alone whatever ran before
     shutil.copytree(snapshot_path, out, ignore=lambda folder, _names: ["tasks"] if Path(folder) == Path(snapshot_path) else [])

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stillweb.corpora.snapshot_build import build_snapshot
-from stillweb.corpora.records import RawPage
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.build.snapshot_writer import build_snapshot
+from stillweb.corpora.snapshot.records import RawPage
+from stillweb.corpora.snapshot.reading import Snapshot
 
 CHAIN = [
     ("The Glass Orchard", "author", "Ada Quill"),

@@ -18,8 +18,8 @@ def viewer_snapshot(source: Path, directory: Path, name: str = "viewer") -> Path
     (a copy, so the shared session snapshot keeps its task sets)."""
     import shutil
 
-    from stillweb.corpora.tasks.generate import generate_tasks
-    from stillweb.corpora.tasks.attempts import GenerationParams
+    from stillweb.corpora.tasks.compose.generate import generate_tasks
+    from stillweb.corpora.tasks.compose.attempts import GenerationParams
 
     snapshot = directory / source.name
     shutil.copytree(source, snapshot)
@@ -29,9 +29,9 @@ def viewer_snapshot(source: Path, directory: Path, name: str = "viewer") -> Path
 
 def hostile_snapshot(directory: Path) -> Path:
     """A snapshot (Hugging Face rows) whose first document and only task carry ``<script>`` text."""
-    from stillweb.corpora.build_from_source import build_rows
-    from stillweb.corpora.tasks.record import TaskRecord
-    from stillweb.corpora.tasks.store import write_task_set
+    from stillweb.corpora.build.from_source import build_rows
+    from stillweb.corpora.tasks.store.record import TaskRecord
+    from stillweb.corpora.tasks.store.files import write_task_set
 
     rows = [
         {"title": "Script Page", "text": HOSTILE_DOC},

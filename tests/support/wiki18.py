@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stillweb.corpora.build_from_source import build_rows
+from stillweb.corpora.build.from_source import build_rows
 
 WIKI18_ROWS = [
     {"id": "1", "contents": '"Lunor Bay"\nLunor Bay is a harbour town on the Vell coast. It was founded in 1712 by '

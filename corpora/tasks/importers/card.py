@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stillweb.corpora.tasks.import_check import format_solvability
+from stillweb.corpora.tasks.store.import_check import format_solvability
 from stillweb.corpora.tasks.importers.evidence import UNMAPPED_REASONS
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.corpora.version import PACKAGE_VERSION
 
 __all__ = ["render_import_card"]

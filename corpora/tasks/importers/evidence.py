@@ -1,5 +1,5 @@
 """Gold evidence to snapshot doc ids: by the corpus's own id, else by title (redirects and case
-folded, :meth:`~stillweb.corpora.snapshot.Snapshot.resolve`), else by the passage that holds the
+folded, :meth:`~stillweb.corpora.snapshot.reading.Snapshot.resolve`), else by the passage that holds the
 supporting text (BM25 over the text, then a containment check).
 
 When the source gives the supporting text (MuSiQue paragraphs, HotpotQA sentences, KILT spans), the
@@ -15,7 +15,7 @@ from functools import cached_property
 
 import pyarrow.parquet as pq
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.tasks.answer_match import qa_normalize
 from stillweb.corpora.tasks.importers.base import EvidenceRef
 
@@ -52,7 +52,7 @@ class DocTexts:
         self._normalized: dict[int, str] = {}
 
     def passages(self, doc: int) -> tuple[int, ...]:
-        """:meth:`~stillweb.corpora.snapshot.Snapshot.passages_of` ``doc``."""
+        """:meth:`~stillweb.corpora.snapshot.reading.Snapshot.passages_of` ``doc``."""
         passages = self._passages.get(doc)
         if passages is None:
             if len(self._passages) >= _TEXT_CACHE:

@@ -2,7 +2,7 @@
 
 Rows are read in the order of the files (:mod:`.reading`), their evidence mapped to doc ids
 (:mod:`.evidence`), checked (:mod:`.solvability`), split and written like a generated set
-(parquet splits and ``card.md``, :func:`~stillweb.corpora.tasks.store.write_task_set`).
+(parquet splits and ``card.md``, :func:`~stillweb.corpora.tasks.store.files.write_task_set`).
 
 Splits: a row's own split (Search-R1's ``extra_info.split``), else the file's name
 (``train``, ``dev``/``validation``/``val``, ``test``), else a seeded hash: tasks sharing a
@@ -23,19 +23,19 @@ from pathlib import Path
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.keyed import stable_hash
 from stillweb.corpora.progress import progress_bar
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.tasks.answer_match import check_answer_match, qa_normalize
-from stillweb.corpora.tasks.emptiness import EmptinessProof
-from stillweb.corpora.tasks.export import check_data_source, data_source_of
-from stillweb.corpora.tasks.import_check import fit_warning, solvability_summary
+from stillweb.corpora.tasks.prove.emptiness import EmptinessProof
+from stillweb.corpora.tasks.store.export import check_data_source, data_source_of
+from stillweb.corpora.tasks.store.import_check import fit_warning, solvability_summary
 from stillweb.corpora.tasks.importers.base import FieldNames, SkippedQuestion, SourceRow
 from stillweb.corpora.tasks.importers.solvability import MappedTask, answer_in_evidence, check_tasks
 from stillweb.corpora.tasks.importers.evidence import EvidenceMapper
 from stillweb.corpora.tasks.importers.qrels import Qrels
 from stillweb.corpora.tasks.importers.reading import ImportFileError, read_rows
-from stillweb.corpora.tasks.record import EvidenceItem, TaskRecord
-from stillweb.corpora.tasks.splits import split_of
-from stillweb.corpora.tasks.store import check_task_set_name, write_task_set
+from stillweb.corpora.tasks.store.record import EvidenceItem, TaskRecord
+from stillweb.corpora.tasks.store.splits import split_of
+from stillweb.corpora.tasks.store.files import check_task_set_name, write_task_set
 
 __all__ = ["ImportOptions", "ImportSummary", "import_tasks", "DEFAULT_IMPORT_MATCH"]
 
@@ -79,7 +79,7 @@ class ImportSummary:
 
     @property
     def warning(self) -> str | None:
-        """The fit warning (:func:`~stillweb.corpora.tasks.import_check.fit_warning`): fewer than half of the
+        """The fit warning (:func:`~stillweb.corpora.tasks.store.import_check.fit_warning`): fewer than half of the
         questions without evidence have a golden answer in BM25's top k; else ``None``."""
         return fit_warning(self.solvability)
 

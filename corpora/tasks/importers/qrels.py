@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from stillweb.corpora.retrieval_eval import load_qrels
+from stillweb.corpora.search.evaluation import load_qrels
 from stillweb.corpora.tasks.importers.base import EvidenceRef, SourceRow
 
 __all__ = ["Qrels"]
@@ -46,7 +46,7 @@ class Qrels:
 
     @classmethod
     def read(cls, paths: Sequence[str | Path]) -> Qrels:
-        """Read ``paths`` (:func:`~stillweb.corpora.retrieval_eval.load_qrels`: TREC, or BEIR's
+        """Read ``paths`` (:func:`~stillweb.corpora.search.evaluation.load_qrels`: TREC, or BEIR's
         three-column TSV); its ``UsageError`` names the file, line and text of a bad line."""
         judged: dict[str, list[tuple[str, str, str]]] = {}
         for path in (Path(item) for item in paths):

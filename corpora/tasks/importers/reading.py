@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.errors import DataError, UsageError
-from stillweb.corpora.records import SkippedRow
+from stillweb.corpora.snapshot.records import SkippedRow
 from stillweb.corpora.sources.containers import Shard, read_shard
 from stillweb.corpora.sources.files import data_suffix, open_lines
 from stillweb.corpora.tasks.importers.base import FieldNames, QAFormat, RowError, SkippedQuestion, SourceRow

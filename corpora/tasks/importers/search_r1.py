@@ -5,7 +5,7 @@
 with the ``snapshot_fingerprint`` they belong to, and ``answer_match``).
 
 The question is ``extra_info.question`` when present, else recovered from the prompt: the text
-after the template's ``Question: ``, without the final newline (the template is :data:`~stillweb.corpora.tasks.export.SEARCH_R1_PREFIX`).
+after the template's ``Question: ``, without the final newline (the template is :data:`~stillweb.corpora.tasks.store.export.SEARCH_R1_PREFIX`).
 """
 
 from __future__ import annotations

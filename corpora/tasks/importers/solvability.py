@@ -1,9 +1,9 @@
 """The solvability check of imported tasks: is the gold evidence in the snapshot, does BM25
 find it for the question (and each sub-question), and does an evidence document state the
-answer? Results are :class:`~stillweb.corpora.tasks.import_check.ImportCheck` s.
+answer? Results are :class:`~stillweb.corpora.tasks.store.import_check.ImportCheck` s.
 
 The retrieval check runs every question and sub-question through
-:meth:`~stillweb.corpora.snapshot.Snapshot.search_many` in batches (all cores); a hit is a
+:meth:`~stillweb.corpora.snapshot.reading.Snapshot.search_many` in batches (all cores); a hit is a
 result on a gold evidence page (any passage of it, in a passage snapshot). A question without
 evidence is checked for fit instead: does one of its top ``k`` passages hold a golden answer
 (normalized, as whole words, as :func:`answer_in_evidence` reads evidence)?
@@ -17,10 +17,10 @@ from functools import lru_cache
 from dataclasses import dataclass
 
 from stillweb.corpora.progress import progress_bar
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.analyzers import CJK_RANGES
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.search.analyzers import CJK_RANGES
 from stillweb.corpora.tasks.answer_match import qa_normalize
-from stillweb.corpora.tasks.import_check import ImportCheck
+from stillweb.corpora.tasks.store.import_check import ImportCheck
 from stillweb.corpora.tasks.importers.evidence import DocTexts
 
 __all__ = ["MappedTask", "answer_in_evidence", "check_tasks"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from support.ray_env import ENV_ID, env_kwargs_for, multistream_copy, ray_work_log, row_corpus, same_snapshot
-from stillweb.corpora.build_from_source import build_rows, build_wikipedia
+from stillweb.corpora.build.from_source import build_rows, build_wikipedia
 from stillweb.corpora.canonical import canonical_json
 
 ray = pytest.importorskip("ray")
@@ -72,7 +72,7 @@ def ran_on_both_nodes(cluster, notes: list[dict], what: str) -> None:
 
 def test_sharded_wikipedia_build_over_two_nodes_equals_the_local_build(ray_cluster, shared_data, tmp_path, monkeypatch):
     assert len([node for node in ray.nodes() if node["Alive"]]) == 2
-    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 64 << 10)
+    monkeypatch.setattr("stillweb.corpora.build.on_ray.SHARD_BYTES", 64 << 10)
     notes = ray_work_log(monkeypatch, tmp_path / "notes")
     dump = multistream_copy(shared_data, tmp_path)
     local = build_wikipedia(dump, tmp_path / "local", progress=False)
@@ -84,7 +84,7 @@ def test_sharded_wikipedia_build_over_two_nodes_equals_the_local_build(ray_clust
 
 def test_sharded_row_corpus_build_over_two_nodes_equals_the_local_build(ray_cluster, tmp_path, monkeypatch):
     assert len([node for node in ray.nodes() if node["Alive"]]) == 2
-    monkeypatch.setattr("stillweb.corpora.ray_build.SHARD_BYTES", 8 << 10)
+    monkeypatch.setattr("stillweb.corpora.build.on_ray.SHARD_BYTES", 8 << 10)
     notes = ray_work_log(monkeypatch, tmp_path / "notes")
     inputs = row_corpus(tmp_path / "rows")
     local = build_rows(inputs, tmp_path / "local", progress=False)

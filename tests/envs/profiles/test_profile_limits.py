@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.cli.main import main
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.core.turn_budget import reference_steps, turn_budget
 from stillweb.envs.profiles import (PolicySpec, ProfileRun, episodes_path, profile_path, profile_tasks, read_episodes,
                                     read_profile)

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from stillweb.cli.main import main
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.agents.chat_policy import Sampling
 from stillweb.envs.profiles import (PolicySpec, ProfileRun, episodes_path, filter_by_pass_rate, profile_path,
                                     profile_tasks, read_episodes, read_profile, reverify)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stillweb.corpora.index import INDEX_PARAMETERS
-from stillweb.corpora.shared import shared_snapshot
-from stillweb.corpora.snapshot_build import copy_with_index
+from stillweb.corpora.search.index import INDEX_PARAMETERS
+from stillweb.corpora.snapshot.shared import shared_snapshot
+from stillweb.corpora.build.snapshot_writer import copy_with_index
 from stillweb.envs import replay
 
 OLD = Path(__file__).parent / "data" / "recording_v1.jsonl"

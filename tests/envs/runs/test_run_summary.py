@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.runs.run_summary import summarize_recording
 from support.viewer_data import record_reference_episode, viewer_snapshot
 

@@ -7,9 +7,9 @@ import pytest
 
 from stillweb.corpora.tasks.answer_match import em_score, f1_score, subem_score
 from stillweb.corpora.tasks.importers import ImportOptions, import_tasks
-from stillweb.corpora.tasks.splits import SPLITS
-from stillweb.corpora.tasks.store import read_tasks
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.corpora.tasks.store.files import read_tasks
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode
 from support.qa_files import (HOTPOT, TWOWIKI, browsecomp_rows, context_snapshot, flashrag_rows, kilt_rows, musique_rows,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stillweb.corpora.tasks.answer_match import answers_match, em_score, normalize_answer, qa_normalize, token_f1
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode
 

@@ -15,7 +15,7 @@ from stillweb.envs.core.context import ContextConfig, ContextManager, ToolEvent,
 from stillweb.corpora.tasks.answer_match import answers_match, best_f1, normalize_answer
 from stillweb.envs.scoring.rewards import RewardConfig, gamma_credits
 from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.task_loader import load_tasks
 from stillweb.sandboxes import ToolResult
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.envs.core.counts import AppCounts, EpisodeCounts
 from stillweb.envs.scoring.rewards import RewardConfig, score_outcome
 from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode

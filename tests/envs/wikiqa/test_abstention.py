@@ -9,7 +9,7 @@ import pytest
 from stillweb.envs import WikiQAEnv
 from stillweb.envs.scoring.rewards import RewardConfig
 from stillweb.envs.wikiqa.citations import EpisodeTrace, score_episode
-from stillweb.corpora.tasks.record import TaskRecord
+from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.sandboxes.formats import get_format
 
 ABSTAIN = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from support.tiny_world import CHAIN
 
 

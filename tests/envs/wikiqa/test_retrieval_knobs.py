@@ -137,7 +137,7 @@ NOISY_EPISODE = """
 import json, sys
 sys.path.insert(0, {tests!r})
 from support.tiny_world import chain_task, simple_tasks
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.envs import WikiQAEnv
 from stillweb.envs.agents.scripted import write_call
 env = WikiQAEnv({snapshot!r}, [chain_task(Snapshot.open({snapshot!r}))] + simple_tasks(), max_turns=20)
@@ -179,7 +179,7 @@ def test_bad_knob_over_http_is_a_422_naming_the_modes(small_snapshot):
 def test_a_fixed_dense_or_hybrid_ranking_overrides_the_policys_retriever(small_snapshot, tmp_path):
     from dataclasses import replace
 
-    from stillweb.corpora.snapshot import Snapshot
+    from stillweb.corpora.snapshot.reading import Snapshot
     from stillweb.sandboxes import ToolCall, ToolRegistry
     from stillweb.sandboxes.tools.retrieval import SearchSettings
     from support.dense import DIMENSIONS, dense_copy

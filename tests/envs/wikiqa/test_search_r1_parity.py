@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.tasks.export import search_r1_prompt
+from stillweb.corpora.tasks.store.export import search_r1_prompt
 from stillweb.envs.wikiqa.env import WikiQAEnv
 from stillweb.sandboxes.formats import get_format
 from stillweb.sandboxes.formats.search_r1 import INVALID_ACTION

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 
 from stillweb.cli.main import main as cli_main
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs import RecordEpisodes
 from stillweb.envs.agents.scripted import write_call
 from stillweb.sandboxes import ToolCall, ToolRegistry
@@ -268,7 +268,7 @@ def test_bad_parameters_and_unknown_pages_get_a_page_the_api_keeps_json(viewed):
 
 def test_document_page_shows_the_source_id_when_the_snapshot_has_one(viewed, monkeypatch):
     client, snapshot, _, _ = viewed
-    from stillweb.corpora.shared import shared_snapshot
+    from stillweb.corpora.snapshot.shared import shared_snapshot
 
     opened = shared_snapshot(snapshot)
     plain = opened.lookup(3)

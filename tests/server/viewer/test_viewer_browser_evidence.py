@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from stillweb.corpora.snapshot import Snapshot
+from stillweb.corpora.snapshot.reading import Snapshot
 from support.browser import shoot
 
 pytestmark = [pytest.mark.extra, pytest.mark.slow]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.files import read_tasks
 from support.browser import shoot, start_viewer
 from support.runs_data import runs_directories
 from support.viewer_data import viewer_snapshot

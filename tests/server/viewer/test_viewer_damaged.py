@@ -13,8 +13,8 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from support.damaged_recordings import DAMAGED, HOSTILE_VALUES, OTHER_FINGERPRINT, SCRIPT, damaged_directory
 from support.viewer_data import record_reference_episode, viewer_snapshot

@@ -12,7 +12,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.sandboxes.tools.search import DEFAULT_K
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from support.viewer_data import record_reference_episode, viewer_snapshot

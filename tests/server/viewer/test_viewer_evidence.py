@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from stillweb.corpora.index import MAX_K
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.search.index import MAX_K
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.sandboxes.tools.search import TOOL_MAX_K, SearchTool
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.pages import highlight
@@ -254,7 +254,7 @@ def test_synthetic_documents_do_not_present_a_made_up_url_as_real(viewed, monkey
     client, snapshot, _, _ = viewed
     from dataclasses import replace
 
-    from stillweb.corpora.shared import shared_snapshot
+    from stillweb.corpora.snapshot.shared import shared_snapshot
 
     opened = shared_snapshot(snapshot)
     assert opened.manifest["source"]["kind"] == "synthetic"

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from support.browser import start_viewer
 from support.viewer_data import record_reference_episode, viewer_snapshot

@@ -24,7 +24,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.run_query import CHOICE_FILTERS, RANGE_FILTERS, SORT_KEYS
 from support.damaged_recordings import DAMAGED, HOSTILE_VALUES, damaged_directory

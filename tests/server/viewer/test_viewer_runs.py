@@ -15,8 +15,8 @@ from urllib.parse import unquote
 import pytest
 from fastapi.testclient import TestClient
 
-from stillweb.corpora.snapshot import Snapshot
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.snapshot.reading import Snapshot
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.envs.runs.run_summary import ENDINGS, summarize_recording
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.runs import PAGE_ROWS

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from stillweb.corpora.tasks.store import read_tasks
+from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.server.viewer import ViewerConfig, make_viewer_app
 from stillweb.server.viewer.formal_svg import LABEL_BASELINE, LABEL_HEIGHT, formalization_svg, label_width
 from stillweb.server.viewer.pages import num, short_number

@@ -1,0 +1,374 @@
+"""The snapshot's full-text index: a tantivy BM25 index over title and body.
+
+Tantivy keeps schema, writer and searcher apart, and so does this module:
+:func:`index_schema` says what is indexed, :class:`IndexBuilder` writes the
+index of a snapshot being built, and :class:`SearchIndex` answers queries.
+
+Determinism: documents are stored sorted by ``doc_id``; the writer is merged
+into as few segments as tantivy allows; and :meth:`SearchIndex.search` fetches
+past score ties and sorts by ``(-score, doc_id)``, so thread counts and segment
+layout never change a ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import tantivy
+
+from stillweb.corpora.search.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters
+from stillweb.corpora.errors import DataError
+from stillweb.corpora.search.page_ranking import PAGE_INDEX_PARAMETERS, page_documents, page_schema, top_pages, with_exact_title
+
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX", "QUERY_TERMS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language"]
+
+# Recorded in the manifest and the fingerprint: changing any of these changes rankings. A snapshot
+# is searched as its manifest records (SearchIndex), so older snapshots keep their rankings.
+# Page snapshots of formats 1-3; format 4 pages are PAGE_INDEX_PARAMETERS (page_ranking.py, issue 43).
+INDEX_PARAMETERS = {
+    "engine": "tantivy",
+    "tokenizer": "en_stem_stop",  # tantivy's en_stem plus its English stop-word list
+    "fields": ["title", "body"],
+    "title_boost": 2.0,
+    "ranking": "bm25, ties by doc_id",
+}
+# Passage-level snapshots (row corpora, ``--passages``) index "title\ntext" as one body field, as the
+# BM25 baselines of DPR, Search-R1 and FlashRAG (pyserini over wiki-18's contents) do. Format 2
+# searched that field alone: a title field on every passage lets all passages of a page match its
+# title equally, so a page's other passages outrank the passage that answers (issue 10). Format 3
+# (issue 37) puts the title field on the first passage of each title only (TITLE_FIRST_PASSAGE) and
+# searches it with the body: a question naming a page lifts that page's lead passage, once. And a
+# query is read as its terms (QUERY_TERMS), as Pyserini's bag-of-words query generator does, not as
+# tantivy query syntax: a word the tokenizer splits ("Kest's", "Saint-Denis") is its terms, not a
+# phrase that must match in order, and "-", "+", quotes and "field:" are not operators.
+# Chosen on the "tune" half of the HotpotQA/2Wiki questions, checked on the other half and on
+# MuSiQue (scripts/bench_retrieval.py; BENCHMARKS.md, issue 37). Format 2 passage snapshots
+# recorded fields ["body"] and no "query": they search as before.
+TITLE_FIRST_PASSAGE = "first passage of each title"
+PASSAGE_INDEX_PARAMETERS = {
+    **INDEX_PARAMETERS,
+    "fields": ["body", "title"],
+    "body": "title, newline, text",
+    "title": TITLE_FIRST_PASSAGE,
+    "title_boost": 1.0,
+    "query": "terms",
+}
+QUERY_SYNTAX = "syntax"  # tantivy's query parser (the default, and every snapshot before format 3)
+QUERY_TERMS = "terms"  # each distinct analyzed term once, any field may match: no phrases, no operators
+# The bounds of every search, the one home of both (the search tool and the server's requests allow
+# less or cut here; see TOOL_MAX_K in sandboxes/tools/search.py and MAX_REQUEST_QUERY_CHARS in server/models.py):
+MAX_QUERY_CHARS = 2_000  # the engine reads this much of a query; the rest is ignored (Snapshot.search)
+MAX_K = 100  # the most results one search returns (Snapshot.search, /retrieve's topk)
+_WRITER_HEAP = 1_000_000_000
+# A language other than English (corpora/search/analyzers.py) is analyzed in Python and indexed as its terms
+# joined by spaces, through this tokenizer; its parameters add ``analyzer`` (absent: English).
+TERMS_TOKENIZER = "analyzed_terms"
+
+
+def with_language(parameters: dict, language: str) -> dict:
+    """``parameters`` for an index of ``language``: unchanged for English, else with its ``analyzer``
+    recorded, the analyzed-terms tokenizer, and queries read as their terms (no tantivy syntax).
+
+    >>> with_language(INDEX_PARAMETERS, "en") is INDEX_PARAMETERS
+    True
+    >>> with_language(INDEX_PARAMETERS, "zh")["analyzer"]["name"]
+    'cjk_bigram'
+    """
+    analyzer = analyzer_for(language)
+    if analyzer is None:
+        return parameters
+    return {**parameters, "tokenizer": TERMS_TOKENIZER, "query": QUERY_TERMS, "analyzer": analyzer.parameters()}
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    """tantivy's ``en_stem`` (simple tokens, long ones dropped, lowercased, stemmed) without stop words.
+
+    Dropping stop words at index and query time keeps long natural-language
+    questions cheap: their "the", "of", "a" no longer walk posting lists that
+    cover nearly every document, and BM25 gave them almost no weight anyway.
+    """
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _register_analyzer(index: tantivy.Index) -> None:
+    index.register_tokenizer("en_stem_stop", _analyzer())
+    index.register_tokenizer(TERMS_TOKENIZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+
+
+def index_schema(tokenizer: str = INDEX_PARAMETERS["tokenizer"]) -> tantivy.Schema:
+    """The tantivy schema: ``doc_id`` (fast, for ranking ties), ``title`` and ``body``."""
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("doc_id", stored=False, indexed=True, fast=True)
+    builder.add_text_field("title", stored=False, tokenizer_name=tokenizer)
+    builder.add_text_field("body", stored=False, tokenizer_name=tokenizer)
+    return builder.build()
+
+
+class IndexBuilder:
+    """Writes the index of a snapshot being built; documents must come in doc_id order.
+
+    ``title_in_body`` indexes the body as ``title + "\n" + text``; ``title_once`` gives the title
+    field to the first document of each title only (:data:`PASSAGE_INDEX_PARAMETERS`). ``language``
+    other than English indexes the terms of its analyzer (:func:`with_language`). ``passage_words``
+    indexes each (English) page as passages of that many words (:data:`PAGE_INDEX_PARAMETERS`).
+    """
+
+    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False,
+                 language: str = "en", passage_words: int | None = None) -> None:
+        self._title_in_body = title_in_body
+        self._titled: set[str] | None = set() if title_once else None
+        self._analyzer = analyzer_for(language)
+        self._passage_words = passage_words
+        directory.mkdir(parents=True, exist_ok=True)
+        tokenizer = INDEX_PARAMETERS["tokenizer"] if self._analyzer is None else TERMS_TOKENIZER
+        if passage_words:  # several documents per doc_id: no sort needed (the ranking breaks every tie itself)
+            self._index = tantivy.Index(page_schema(tokenizer), path=str(directory), reuse=False)
+        else:
+            self._index = tantivy.Index(index_schema(tokenizer), path=str(directory), reuse=False, sort_by_field="doc_id")
+        _register_analyzer(self._index)
+        self._writer = self._index.writer(_WRITER_HEAP * max(1, threads), max(1, threads))
+        self.count = 0
+        self.finished = False
+
+    def add(self, doc_id: int, title: str, body: str) -> None:
+        """Add one document."""
+        if self._passage_words:
+            for document in page_documents(doc_id, title, body, self._passage_words):
+                self._writer.add_document(document)
+            self.count += 1
+            return
+        document = tantivy.Document()
+        document.add_unsigned("doc_id", doc_id)
+        analyzed = self._analyzer.stream if self._analyzer is not None else str
+        if self._titled is None or title not in self._titled:
+            document.add_text("title", analyzed(title))
+            if self._titled is not None:
+                self._titled.add(title)
+        document.add_text("body", analyzed(f"{title}\n{body}" if self._title_in_body else body))
+        self._writer.add_document(document)
+        self.count += 1
+
+    def abort(self) -> None:
+        """Drop everything added and stop the writer's threads (a failed build, before its directory is removed)."""
+        self._writer.rollback()
+        self._writer.wait_merging_threads()
+
+    def finish(self) -> int:
+        """Commit, wait for merges, and return the number of segments."""
+        self.finished = True
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+        self._index.reload()
+        return self._index.searcher().num_segments
+
+
+class SearchIndex:
+    """Read-only access to a snapshot's index, searched as its recorded ``parameters`` say."""
+
+    def __init__(self, directory: Path, parameters: dict = INDEX_PARAMETERS) -> None:
+        self.fields = tuple(parameters.get("fields", INDEX_PARAMETERS["fields"]))
+        self._title_boost = parameters.get("title_boost")
+        self.passages = bool(parameters.get("passage_words"))  # format 4 pages: a page is its best passage
+        self._boosts = {"title": self._title_boost, "body_terms": parameters.get("body_terms_boost")}
+        self._title_exact_boost = parameters.get("title_exact_boost")
+        self._query_mode = parameters.get("query", QUERY_SYNTAX)
+        self.analyzer = analyzer_from_parameters(parameters)  # None: English (tantivy's analyzer)
+        if self._query_mode not in (QUERY_SYNTAX, QUERY_TERMS):
+            raise DataError(f"unknown query mode {self._query_mode!r} in the index parameters (this stillweb reads "
+                             f"{QUERY_SYNTAX!r} and {QUERY_TERMS!r}): upgrade stillweb to search this snapshot")
+        self._index = tantivy.Index.open(str(directory))
+        _register_analyzer(self._index)
+        self._searcher = self._index.searcher()
+        self.num_docs = self._searcher.num_docs if not self.passages else _page_count(self._searcher)
+        self._single_segment = self._searcher.num_segments == 1
+        self._address_is_doc_id = self._single_segment and _addresses_are_doc_ids(directory, self._searcher)
+
+    def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
+        boosts = {field: boost for field, boost in self._boosts.items() if field in fields and boost}
+        if self._query_mode == QUERY_TERMS:
+            return self._terms_query(query, fields, boosts)
+        try:
+            return self._index.parse_query(query, fields, field_boosts=boosts)
+        except ValueError:
+            parsed, _errors = self._index.parse_query_lenient(query, fields, field_boosts=boosts)
+            return parsed
+
+    def _terms_query(self, query: str, fields: list[str], boosts: dict[str, float]) -> tantivy.Query:
+        """Any of the query's distinct analyzed terms in any of ``fields`` (boosted as ``boosts`` say).
+
+        A repeated term counts once (as tantivy's parser also does); a query of stop words alone
+        matches nothing.
+        """
+        schema = self._index.schema
+        clauses = []
+        terms = _shared_analyzer().analyze(query) if self.analyzer is None else self.analyzer.terms(query)
+        for term in dict.fromkeys(terms):
+            for field in fields:
+                clause = tantivy.Query.term_query(schema, field, term)
+                if field in boosts:
+                    clause = tantivy.Query.boost_query(clause, boosts[field])
+                clauses.append((tantivy.Occur.Should, clause))
+        return tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.empty_query()
+
+    def search(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
+        """Top ``k`` ``(doc_id, BM25 score)`` pairs for agent text ``query`` (already validated),
+        ties by doc_id, over ``fields`` (default: the snapshot's searched fields);
+        :meth:`stillweb.corpora.snapshot.reading.Snapshot.search` makes them
+        :class:`~stillweb.corpora.snapshot.records.SearchResult` hits.
+
+        With query mode ``"syntax"`` it parses strictly first (faster) and falls back to tantivy's
+        lenient parser for text that is not valid query syntax (``don't``, ``alpha (``...); with
+        ``"terms"`` every text is read as its terms.
+        """
+        if self.passages:
+            return [(doc_id, score) for doc_id, score, _start in self.search_passages(query, k, fields)]
+        text = _rust_safe(query[:MAX_QUERY_CHARS])  # lone surrogates replaced, as a browser would
+        parsed = self._parse(text, list(fields or self.fields))
+        if self._single_segment:
+            return self._top_single_segment(parsed, k)
+        return self._top_tie_safe(parsed, k)
+
+    def search_passages(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float, int]]:
+        """Format 4 pages: the top ``k`` ``(doc_id, score, byte offset of the best passage)``, as
+        :meth:`search` ranks them."""
+        text = _rust_safe(query[:MAX_QUERY_CHARS])
+        parsed = self._parse(text, list(fields or self.fields))
+        if self._title_exact_boost and fields is None:
+            parsed = with_exact_title(self._index.schema, parsed, text, self._title_exact_boost)
+        return top_pages(self._searcher, parsed, k)
+
+    def _top_single_segment(self, parsed: tantivy.Query, k: int) -> list[tuple[int, float]]:
+        """tantivy's own top k: its collector breaks score ties by doc address, which in one
+        segment sorted by doc_id is doc_id order (``test_snapshot`` checks this against
+        :meth:`_top_tie_safe`)."""
+        hits = self._searcher.search(parsed, k, count=False).hits
+        if self._address_is_doc_id:  # skip the fast-field read: the segment-local address is the doc_id
+            return [(address.doc, score) for score, address in hits]
+        ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
+        return [(doc_id, score) for (score, _address), doc_id in zip(hits, ids)]
+
+    def _top_tie_safe(self, parsed: tantivy.Query, k: int) -> list[tuple[int, float]]:
+        """Top k for any segment layout: fetch past score ties and sort by (-score, doc_id)."""
+        limit = k + 1  # one past k shows whether a score tie crosses the cut
+        while True:
+            hits = self._searcher.search(parsed, limit, count=False).hits
+            if not hits:
+                return []
+            ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
+            ranked = sorted((-score, doc_id) for (score, _addr), doc_id in zip(hits, ids))
+            if len(hits) < limit or ranked[k - 1][0] != -hits[-1][0]:
+                return [(doc_id, -neg) for neg, doc_id in ranked[:k]]
+            limit *= 4
+
+
+def _page_count(searcher: tantivy.Searcher) -> int:
+    """Pages of a format 4 index: one past the largest ``doc_id`` (every page has a first passage)."""
+    if not searcher.num_docs:
+        return 0
+    return int(searcher.aggregate(tantivy.Query.all_query(), {"top": {"max": {"field": "doc_id"}}})["top"]["value"]) + 1
+
+
+def _addresses_are_doc_ids(directory: Path, searcher: tantivy.Searcher) -> bool:
+    """True when a document's address in the (single) segment equals its ``doc_id``.
+
+    A snapshot's builder adds each document once, with ``doc_id`` 0..n-1, and sorts
+    the index by ``doc_id`` ascending; n distinct ascending ids from 0 to n-1 leave
+    no room for a gap, so the sort order, the absence of deletes and a few sampled
+    addresses confirm it without reading n values.
+    """
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+    except (OSError, ValueError):
+        return False
+    sort = (meta.get("index_settings") or {}).get("sort_by_field") or {}
+    segments = meta.get("segments") or []
+    if sort != {"field": "doc_id", "order": "Asc"} or len(segments) != 1 or segments[0].get("deletes"):
+        return False
+    count = searcher.num_docs
+    samples = sorted({0, 1, count // 3, count // 2, count - 2, count - 1} & set(range(count)))
+    values = searcher.fast_field_values("doc_id", [tantivy.DocAddress(0, doc) for doc in samples])
+    return values == samples
+
+
+def matching_spans(text: str, query: str, analyzer: BigramAnalyzer | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` character spans of the words of ``text`` that the index matches
+    for ``query``: the words whose analyzed term (the index's own tokenizer, tantivy's
+    English stemmer included) is a term of the analyzed query, in text order.
+
+    The viewer marks these words in snippets and documents; no second stemmer. ``analyzer``: the
+    snapshot's (``Snapshot.analyzer``; ``None`` is English), whose overlapping bigrams merge into runs.
+
+    >>> text = "The rivers meet; a river runs."
+    >>> [text[start:end] for start, end in matching_spans(text, "river")]
+    ['rivers', 'river']
+    """
+    if analyzer is not None:
+        return _merged_spans(text, query, analyzer)
+    analyzer = _shared_analyzer()
+    wanted = set(analyzer.analyze(_rust_safe(query[:MAX_QUERY_CHARS])))
+    if not wanted or not text:
+        return []
+    # Replacing lone surrogates keeps every character in place, so the offsets fit ``text``.
+    tokens = analyzer.pre_tokenize(_rust_safe(text)).tokens
+    return [(token.char_offset_from, token.char_offset_to) for token in tokens if token.text in wanted]
+
+
+def _merged_spans(text: str, query: str, analyzer: BigramAnalyzer) -> list[tuple[int, int]]:
+    """Spans of ``text``'s terms that are query terms, overlapping ones (bigrams of a run) merged.
+
+    >>> text = "北京是中国的首都"
+    >>> [text[start:end] for start, end in matching_spans(text, "中国首都", analyzer_for("zh"))]
+    ['中国', '首都']
+    """
+    wanted = set(analyzer.terms(query[:MAX_QUERY_CHARS]))
+    spans: list[tuple[int, int]] = []
+    for start, end, term in analyzer.spans(text) if wanted else ():
+        if term in wanted:
+            if spans and start < spans[-1][1]:
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+    return spans
+
+
+@cache
+def _shared_analyzer() -> tantivy.TextAnalyzer:
+    return _analyzer()
+
+
+def _rust_safe(text: str) -> str:
+    """``text`` with lone surrogates (which cannot cross into Rust) replaced by ``?``, one for one."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+MAX_SNIPPET_TERMS = 12
+
+
+def query_terms(query: str, analyzer: BigramAnalyzer | None = None) -> list[str]:
+    """Lowercase word terms of a query for snippets: in order, without duplicates or
+    stop words, at most ``MAX_SNIPPET_TERMS`` (a long question's first content words);
+    with a language's ``analyzer``, its distinct terms (twice as many: bigrams are short)."""
+    if analyzer is not None:
+        return list(dict.fromkeys(analyzer.terms(query[:MAX_QUERY_CHARS])))[: 2 * MAX_SNIPPET_TERMS]
+    seen: dict[str, None] = {}
+    for term in re.findall(r"\w+", query[:MAX_QUERY_CHARS].lower()):
+        if len(term) > 1 and term not in _STOPWORDS:
+            seen.setdefault(term, None)
+            if len(seen) == MAX_SNIPPET_TERMS:
+                break
+    return list(seen)
+
+
+_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were which who with what when where".split()
+)

@@ -1,0 +1,1 @@
+"""Wording tasks: relation phrases, verbalisation (English and Chinese), obfuscation, value forms, polish."""

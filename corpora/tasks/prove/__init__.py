@@ -1,0 +1,1 @@
+"""Proving tasks: uniqueness, keys, minimality, shortcuts, unanswerable tasks, the independent re-solver."""
