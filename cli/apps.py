@@ -10,6 +10,8 @@ import argparse
 import time
 from collections import Counter
 
+from stillweb.envs.integrations.sft import SFT_SHAPES
+
 __all__ = ["register", "run_export", "run_generate", "run_verify", "verify_app_tasks"]
 
 EPILOG = """examples:
@@ -57,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                             "stillweb apps export snapshots/syn core --shape openai --out sft-apps")
     export.add_argument("snapshot", metavar="SNAPSHOT", help="snapshot directory")
     export.add_argument("name", metavar="NAME", help="app task set name")
-    export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
+    export.add_argument("--shape", choices=SFT_SHAPES, default="openai",
                         help="OpenAI tool_calls messages (default) or the Tongyi <tool_call>/<tool_response> text")
     export.add_argument("--out", required=True, metavar="DIR", help="output folder")
     export.set_defaults(handler=run_export)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from stillweb.envs.integrations.sft import SFT_SHAPES
+
 __all__ = ["register", "run_card", "run_export"]
 
 EPILOG = """examples:
@@ -41,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                             "reference episodes of each category's default split, as {category}.parquet "
                                             "and a datasets folder. Example: stillweb bfcl export sft-bfcl --shape openai")
     export.add_argument("out", metavar="OUT", help="output directory")
-    export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
+    export.add_argument("--shape", choices=SFT_SHAPES, default="openai",
                         help="openai: tool_calls messages; tongyi: the environment's own text (default openai)")
     export.add_argument("--category", nargs="+", metavar="NAME", default=None,
                         help="categories to export (default: the four multi-turn ones)")

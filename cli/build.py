@@ -10,9 +10,10 @@ from stillweb.cli import build_dense
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.search.analyzers import LANGUAGES
 from stillweb.corpora.arguments import check_positive_int
-from stillweb.corpora.build.from_source import build_rows, build_synthetic, build_wikipedia
+from stillweb.corpora.build.from_source import DUMP_STYLES, build_rows, build_synthetic, build_wikipedia
 from stillweb.corpora.build.accounting import DEDUPE_POLICIES, describe_rows
 from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS, MAX_ROW_CHARS, ColumnMap
+from stillweb.corpora.wikitext.variants import SCRIPTS
 
 SYNTHETIC_EXAMPLES = """examples:
   stillweb build synthetic --articles 20000 --seed 0 --out snapshots/syn-20k
@@ -74,7 +75,7 @@ def register(subparsers) -> None:
     synthetic.add_argument("--articles", type=int, default=20_000, help="number of articles (default 20000)")
     synthetic.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
     synthetic.add_argument("--ray", action="store_true", help="parse the world's page ranges as Ray tasks; same snapshot")
-    synthetic.add_argument("--dump-style", choices=("synthetic", "wikipedia"), default="synthetic",
+    synthetic.add_argument("--dump-style", choices=DUMP_STYLES, default="synthetic",
                            help="how the intermediate dump writes infoboxes: the world's own keys (default) or "
                                 "English Wikipedia's templates, keys and habits (tests the infobox mapping)")
     synthetic.set_defaults(handler=_run_synthetic)
@@ -88,7 +89,7 @@ def register(subparsers) -> None:
     wikipedia.add_argument("--skip-bad", action="store_true", help="count and skip malformed pages instead of failing")
     wikipedia.add_argument("--ray", action="store_true",
                            help="read and parse shards (bzip2 streams, page ranges) as Ray tasks; same snapshot")
-    wikipedia.add_argument("--script", choices=("hans", "hant"),
+    wikipedia.add_argument("--script", choices=SCRIPTS,
                            help="a Chinese dump's script: hans (simplified, the default for a zh dump) or hant "
                                 "(traditional); language-conversion markup resolved, titles kept as written")
     wikipedia.set_defaults(handler=_run_wikipedia)

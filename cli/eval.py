@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from stillweb.corpora.search.baselines import BASELINES
 from stillweb.corpora.search.dense import SEARCH_MODES
 from stillweb.corpora.errors import UsageError
 
@@ -39,7 +40,7 @@ def register(subparsers) -> None:
     retrieval.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     retrieval.add_argument("--run", metavar="FILE", help="write stillweb's TREC run file here (the first --retriever's)")
     retrieval.add_argument("--k", type=int, default=100, help="documents retrieved per query (1..100, default 100)")
-    retrieval.add_argument("--baseline", choices=["bm25s", "pyserini"], action="append", default=[],
+    retrieval.add_argument("--baseline", choices=tuple(BASELINES), action="append", default=[],
                            help="also run this engine on the same rows and compare (repeatable): bm25s (eval extra) "
                                 "or pyserini (pyserini extra and a JDK 17: bash scripts/install_jdk.sh)")
     retrieval.add_argument("--retriever", choices=SEARCH_MODES, action="append",

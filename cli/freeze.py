@@ -9,6 +9,7 @@ import shlex
 import sys
 
 from stillweb.corpora.errors import UsageError
+from stillweb.sandboxes.frozen.replay import ON_MISS
 
 EXAMPLES = """examples:
   stillweb freeze record --upstream https://api.example.com --out frozen/search --port 8010
@@ -47,7 +48,7 @@ def register(subparsers) -> None:
     serve = commands.add_parser("serve", help="answer from the store only (or --on-miss live)",
                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     serve.add_argument("store", metavar="FROZEN", help="store directory")
-    serve.add_argument("--on-miss", choices=["error", "live"], default="error",
+    serve.add_argument("--on-miss", choices=ON_MISS, default="error",
                        help="error (default): answer not_recorded; live: forward to the upstream and record")
     _upstream_options(serve)
     _serving_options(serve)

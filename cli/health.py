@@ -34,6 +34,7 @@ from pathlib import Path
 
 from stillweb.corpora.errors import UsageError
 from stillweb.cli.help_text import plain
+from stillweb.envs.runs.health_series import X_AXES
 
 __all__ = ["register", "run_health"]
 
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fail-on-warning", action="store_true", help="exit 1 when any warning is raised")
     parser.add_argument("--plot", metavar="OUT.svg|OUT.png", help="also draw the run's health figures into this file "
                         "(format from the suffix)")
-    parser.add_argument("--plot-by", choices=("episode", "policy_version"), default=None,
+    parser.add_argument("--plot-by", choices=X_AXES, default=None,
                         help="the plot's x axis: episodes in recording order (default) or the recorded policy version")
     parser.set_defaults(handler=run_health)
 

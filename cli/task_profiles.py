@@ -11,6 +11,8 @@ import sys
 from dataclasses import replace
 
 from stillweb.corpora.errors import UsageError
+from stillweb.corpora.tasks.store.splits import SPLITS
+from stillweb.envs.profiles.players import AGENTS
 from stillweb.sandboxes.formats import FORMATS
 
 __all__ = ["register", "run_profile", "run_filter", "run_reverify", "retrieval_table"]
@@ -52,7 +54,7 @@ def register(actions: argparse._SubParsersAction) -> None:
     profile.add_argument("name", metavar="NAME", help="task set name")
     who = profile.add_mutually_exclusive_group(required=True)
     who.add_argument("--policy", metavar="URL", help="the endpoint's API root, e.g. http://127.0.0.1:8000/v1")
-    who.add_argument("--agent", choices=("reference", "random"), help="a built-in agent instead of an endpoint")
+    who.add_argument("--agent", choices=AGENTS, help="a built-in agent instead of an endpoint")
     profile.add_argument("-k", type=int, default=8, help="episodes per task (default 8)")
     profile.add_argument("--model", help="model id to ask the endpoint for (default: its first listed model)")
     profile.add_argument("--policy-name", dest="policy_name", help="name of the profile file (default: the agent or model id)")
@@ -61,7 +63,7 @@ def register(actions: argparse._SubParsersAction) -> None:
     profile.add_argument("--max-tokens", type=int, default=2048, help="longest reply per turn, in tokens (default 2048)")
     profile.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for one reply (default 60)")
     profile.add_argument("--retries", type=int, default=3, help="retries of a failed request, with backoff (default 3)")
-    profile.add_argument("--split", action="append", choices=("train", "dev", "test"),
+    profile.add_argument("--split", action="append", choices=SPLITS,
                          help="profile only this split (repeatable; default all three)")
     profile.add_argument("--tool-format", default="tongyi", choices=tuple(FORMATS),
                          help="the environment's call format (default tongyi)")
@@ -104,7 +106,6 @@ def _profiled_set_action(actions: argparse._SubParsersAction, name: str, **parse
 
 def run_profile(args: argparse.Namespace) -> int:
     """Handler of ``tasks profile``: plays the episodes, writes the profile, prints a summary."""
-    from stillweb.corpora.tasks.store.splits import SPLITS
     from stillweb.envs.agents.chat_policy import Sampling
     from stillweb.envs.agents.loop import PolicyFailure
     from stillweb.envs.profiles import PolicySpec, ProfileRun, profile_tasks, read_profile, truncation_warning

@@ -15,6 +15,8 @@ from stillweb.cli.task_polish import add_polish_parser
 from stillweb.cli.task_show import add_show_parser
 from stillweb.corpora.tasks.store.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
 from stillweb.corpora.tasks.compose.generate import VERIFY_SAMPLE
+from stillweb.corpora.tasks.compose.params import LEVELS
+from stillweb.envs.integrations.sft import SFT_SHAPES
 
 __all__ = ["register", "run_generate", "run_stats", "run_verify", "run_export"]
 
@@ -46,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--seed", type=int, default=0, help="generation seed: the same seed writes the same bytes (default 0)")
     generate.add_argument("--min-hops", type=int, default=2, help="fewest hops (relations on the solving path) per task (default 2)")
     generate.add_argument("--max-hops", type=int, default=5, help="most hops per task (default 5)")
-    generate.add_argument("--level", type=int, choices=(1, 2, 3), default=None, help="only tasks of this level")
+    generate.add_argument("--level", type=int, choices=LEVELS, default=None, help="only tasks of this level")
     generate.add_argument("--workers", type=int, default=1, help="worker processes (with --ray: actors, default the cluster's CPUs)")
     generate.add_argument("--ray", action="store_true",
                           help="run the attempts on Ray actors (needs stillweb[ray]); the same task set bytes")
@@ -107,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("name", metavar="NAME", help="task set name")
     export.add_argument("--format", required=True, choices=(*EXPORT_FORMATS, "sft"),
                         help="sft: the reference agent's solved episodes as chat messages with tools")
-    export.add_argument("--shape", choices=("openai", "tongyi"), default="openai",
+    export.add_argument("--shape", choices=SFT_SHAPES, default="openai",
                         help="sft messages: OpenAI tool_calls (default) or Tongyi <tool_call>/<tool_response> text")
     export.add_argument("--out", required=True, metavar="PATH", help="output folder (jsonl: a file or folder)")
     export.add_argument("--data-source", choices=SEARCH_R1_DATA_SOURCES, default=None,

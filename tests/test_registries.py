@@ -12,15 +12,24 @@ from pathlib import Path
 import pytest
 
 from stillweb.cli.main import make_parser
+from stillweb.corpora.build.accounting import DEDUPE_POLICIES
+from stillweb.corpora.build.from_source import DUMP_STYLES
 from stillweb.corpora.search.analyzers import LANGUAGES
+from stillweb.corpora.search.baselines import BASELINES
+from stillweb.corpora.search.dense import SEARCH_MODES
 from stillweb.corpora.sources.corpus_formats import CORPUS_FORMATS
 from stillweb.corpora.tasks.answer_match import ANSWER_MATCH_RULES, ANSWER_MATCHES
+from stillweb.corpora.tasks.compose.params import LEVELS
 from stillweb.corpora.tasks.store.export import EXPORT_FORMATS, SEARCH_R1_DATA_SOURCES
+from stillweb.corpora.tasks.store.splits import SPLITS
 from stillweb.corpora.tasks.importers import FORMAT_NAMES
 from stillweb.corpora.wikitext.variants import SCRIPTS
 from stillweb.envs.integrations.sft import SFT_SHAPES
+from stillweb.envs.profiles.players import AGENTS
 from stillweb.envs.registration import ENV_IDS, SERVED_ENV_IDS
+from stillweb.envs.runs.health_series import X_AXES
 from stillweb.sandboxes.formats import FORMATS
+from stillweb.sandboxes.frozen.replay import ON_MISS
 from stillweb.sandboxes.tools.retrieval import RETRIEVAL_MODES, SCHEDULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +104,7 @@ def _choices(parser: argparse.ArgumentParser, option: str) -> tuple:
     return tuple(next(a for a in parser._actions if option in a.option_strings).choices)
 
 
-@pytest.mark.parametrize(("path", "option", "expected"), [
+CLI_CHOICES = [  # (subcommand path, option, the registry it must offer): every choice list of the CLI
     (("tasks", "import"), "--format", FORMAT_NAMES),
     (("tasks", "import"), "--answer-match", ANSWER_MATCHES),
     (("tasks", "export"), "--format", (*EXPORT_FORMATS, "sft")),
@@ -108,9 +117,44 @@ def _choices(parser: argparse.ArgumentParser, option: str) -> tuple:
     (("tasks", "export"), "--shape", SFT_SHAPES),
     (("apps", "export"), "--shape", SFT_SHAPES),
     (("bfcl", "export"), "--shape", SFT_SHAPES),
-])
+    (("build", "synthetic"), "--dump-style", DUMP_STYLES),
+    (("tasks", "generate"), "--level", LEVELS),
+    (("tasks", "profile"), "--agent", AGENTS),
+    (("tasks", "profile"), "--split", SPLITS),
+    (("eval", "retrieval"), "--baseline", tuple(BASELINES)),
+    (("eval", "retrieval"), "--retriever", SEARCH_MODES),
+    (("freeze", "serve"), "--on-miss", ON_MISS),
+    (("health",), "--plot-by", X_AXES),
+    (("build", "corpus"), "--dedupe", DEDUPE_POLICIES),
+    (("build", "parquet"), "--format", CORPUS_FORMATS),
+    (("build", "parquet"), "--dedupe", DEDUPE_POLICIES),
+    (("build", "parquet"), "--language", LANGUAGES),
+    (("build", "synthetic"), "--language", LANGUAGES),
+    (("build", "wikipedia"), "--language", LANGUAGES),
+    (("tasks", "profile"), "--retrieval", tuple(RETRIEVAL_MODES)),
+]
+
+
+@pytest.mark.parametrize(("path", "option", "expected"), CLI_CHOICES)
 def test_cli_choices_are_the_registries(path, option, expected):
     assert _choices(_subparser(make_parser(), *path), option) == tuple(expected)
+
+
+def _choice_options(parser: argparse.ArgumentParser, path: tuple = ()):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _choice_options(sub, (*path, name))
+        elif action.choices is not None:
+            yield path, action.option_strings[0]
+
+
+def test_every_cli_choice_list_is_checked_against_a_registry():
+    """A choice list added to the CLI must join :data:`CLI_CHOICES` (read from its registry, not typed by hand)."""
+    found = set(_choice_options(make_parser()))
+    assert ((("tasks", "export"), "--shape") in found and (("health",), "--plot-by") in found)  # the walk sees nested ones
+    assert found == {(path, option) for path, option, _ in CLI_CHOICES}, \
+        f"unchecked: {sorted(found - {(p, o) for p, o, _ in CLI_CHOICES})}"
 
 
 def test_cli_help_names_every_import_format_and_answer_rule():

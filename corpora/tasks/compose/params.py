@@ -13,7 +13,9 @@ from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.tasks.prove.uniqueness import Proof
 from stillweb.corpora.tasks.query import Query
 
-__all__ = ["ComposeParams", "Composition", "query_level"]
+__all__ = ["LEVELS", "ComposeParams", "Composition", "query_level"]
+
+LEVELS = (1, 2, 3)  # WebSailor's difficulty levels (query_level)
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,8 @@ class ComposeParams:
     def __post_init__(self) -> None:
         if not 1 <= self.min_hops <= self.max_hops:
             raise UsageError(f"need 1 <= min_hops <= max_hops, got min_hops={self.min_hops}, max_hops={self.max_hops}")
-        if self.level not in (None, 1, 2, 3):
-            raise UsageError(f"level must be 1, 2 or 3, got {self.level!r}")
+        if self.level is not None and self.level not in LEVELS:
+            raise UsageError(f"level must be one of {LEVELS}, got {self.level!r}")
         if self.level == 1 and self.min_hops > 2:
             raise UsageError(f"level 1 tasks have at most 2 hops, got min_hops={self.min_hops}")
         check_positive_int("max_constraints", self.max_constraints)
