@@ -86,6 +86,17 @@ def test_every_marked_list_names_exactly_its_registry():
     assert seen == set(REGISTRIES), f"registries no doc lists: {sorted(set(REGISTRIES) - seen)}"
 
 
+def test_the_environments_page_names_every_registered_environment():
+    """docs/environments.md lists envs/registration.py's ``ENTRY_POINTS`` (a registered id it leaves out, as it
+    once left out Remote-v0, fails here; a list naming one too many fails the test above)."""
+    import stillweb.envs.registration as registration
+
+    page = (ROOT / "docs" / "environments.md").read_text(encoding="utf-8")
+    listed = [name for kind, names in marked_lists(page) if kind == "env-ids" for name in names]
+    assert sorted(listed) == sorted(registration.ENTRY_POINTS), \
+        f"docs/environments.md leaves out {sorted(set(registration.ENTRY_POINTS) - set(listed))}"
+
+
 def test_a_list_missing_a_name_or_naming_one_too_many_is_found():
     good = "<!-- registry: tool-formats -->`tongyi`, `openai`, `search_r1`<!-- /registry -->"
     assert sorted(marked_lists(good)[0][1]) == sorted(FORMATS)
