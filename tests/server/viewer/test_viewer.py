@@ -1,5 +1,5 @@
 """The viewer's pages (FastAPI TestClient): search like the agent, documents, tasks,
-replay, hand play saved byte-identical to RecordEpisodes, escaping, bad files."""
+replay, hand play saved byte-identical to RecordEpisodes, escaping (bad files: test_viewer_damaged.py)."""
 
 from __future__ import annotations
 
@@ -156,35 +156,6 @@ def test_compare_puts_two_episodes_side_by_side(viewed, tmp_path):
     assert page.status_code == 200 and "different tasks" not in page.text
     row = page.text.split('<table class="compare">')[1].split("</tr>")[2]
     assert row.count("<td>") == 2 and "&lt;tool_call&gt;" in row and "&#34;name&#34;: &#34;search&#34;" in row
-
-
-@pytest.mark.parametrize("content, status, message", [
-    ("{not json\n", 422, "line 1 of"),
-    ('{"type": "step"}\n', 422, "is not a recording header"),
-    ('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n{"type": "step", "action": "x"}\n', 422, "without observation"),
-    ('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n', 422, "no episodes"),
-    ("", 422, "is empty"),
-    # a number past int()'s 4300-digit limit: json.loads raises a ValueError that is not a JSONDecodeError
-    pytest.param('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n{"type": "reset", "n": ' + "7" * 5000 + "}\n",
-                 422, "line 2 of", id="5000-digit-number"),
-])
-def test_a_corrupt_trajectory_gets_a_clear_page(tmp_path, small_snapshot, content, status, message):
-    (tmp_path / "bad.jsonl").write_text(content, encoding="utf-8")
-    client = TestClient(make_viewer_app(ViewerConfig(small_snapshot, episodes=(tmp_path / "bad.jsonl",))))
-    page = client.get("/view/episodes/bad.jsonl")
-    assert page.status_code == status and message in html.unescape(page.text) and 'role="alert"' in page.text
-    assert client.get("/view/episodes").status_code == 200
-    assert client.get("/view/compare", params={"a": "bad.jsonl", "b": "bad.jsonl"}).status_code == status
-
-
-def test_a_missing_trajectory_gets_a_clear_page(tmp_path, small_snapshot):
-    client = TestClient(make_viewer_app(ViewerConfig(small_snapshot, episodes=(tmp_path / "gone.jsonl", tmp_path))))
-    page = client.get("/view/episodes/gone.jsonl")
-    assert page.status_code == 404 and "does not exist" in page.text
-    listing = client.get("/view/episodes")
-    assert listing.status_code == 200 and "does not exist" in listing.text
-    outside = client.get("/view/episodes/../../etc/passwd")
-    assert outside.status_code == 404 and "root:" not in outside.text
 
 
 def start_play(client, task, **form) -> str:

@@ -1,8 +1,8 @@
 """The viewer over a directory of damaged and hostile recordings (support.damaged_recordings):
 a killed run's cut last line, a non-UTF-8 file, an empty and a header-only file, a file from
 another snapshot, a huge single line, a number past Python's int() digit limit, and good
-recordings with values of the wrong type. Every page that lists or reads recordings answers
-with the reason (never a 500), the good file still shows, recorded text stays text."""
+recordings with values of the wrong type; a corrupt or missing single file. Every page that lists or reads
+recordings answers with the reason (never a 500), the good file still shows, recorded text stays text."""
 
 from __future__ import annotations
 
@@ -145,3 +145,32 @@ def test_the_damage_note_says_once_where_reading_stopped_why_and_how_many_episod
     assert html.unescape(re.findall(r'<p class="problem file-problem" role="note">(.*?)</p>', compare, flags=re.S)[0]) == (
         f"A (<code>{folder}/killed.jsonl</code>): " + html.unescape(notes[0]))
     assert 'class="problem file-problem"' not in get(client, f"/view/episodes/{folder}/good.jsonl").text
+
+
+@pytest.mark.parametrize("content, status, message", [
+    ("{not json\n", 422, "line 1 of"),
+    ('{"type": "step"}\n', 422, "is not a recording header"),
+    ('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n{"type": "step", "action": "x"}\n', 422, "without observation"),
+    ('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n', 422, "no episodes"),
+    ("", 422, "is empty"),
+    # a number past int()'s 4300-digit limit: json.loads raises a ValueError that is not a JSONDecodeError
+    pytest.param('{"type": "header", "env_id": "stillweb/WikiQA-v0", "kwargs": {}}\n{"type": "reset", "n": ' + "7" * 5000 + "}\n",
+                 422, "line 2 of", id="5000-digit-number"),
+])
+def test_a_corrupt_trajectory_gets_a_clear_page(tmp_path, small_snapshot, content, status, message):
+    (tmp_path / "bad.jsonl").write_text(content, encoding="utf-8")
+    client = TestClient(make_viewer_app(ViewerConfig(small_snapshot, episodes=(tmp_path / "bad.jsonl",))))
+    page = client.get("/view/episodes/bad.jsonl")
+    assert page.status_code == status and message in html.unescape(page.text) and 'role="alert"' in page.text
+    assert client.get("/view/episodes").status_code == 200
+    assert client.get("/view/compare", params={"a": "bad.jsonl", "b": "bad.jsonl"}).status_code == status
+
+
+def test_a_missing_trajectory_gets_a_clear_page(tmp_path, small_snapshot):
+    client = TestClient(make_viewer_app(ViewerConfig(small_snapshot, episodes=(tmp_path / "gone.jsonl", tmp_path))))
+    page = client.get("/view/episodes/gone.jsonl")
+    assert page.status_code == 404 and "does not exist" in page.text
+    listing = client.get("/view/episodes")
+    assert listing.status_code == 200 and "does not exist" in listing.text
+    outside = client.get("/view/episodes/../../etc/passwd")
+    assert outside.status_code == 404 and "root:" not in outside.text
