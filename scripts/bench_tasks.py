@@ -33,6 +33,7 @@ from stillweb.corpora.build.from_source import build_synthetic  # noqa: E402
 from stillweb.corpora.tasks.store.card import WEBSHAPER_REFERENCE, question_word_median  # noqa: E402
 from stillweb.corpora.tasks.compose.params import ComposeParams  # noqa: E402
 from stillweb.corpora.tasks.formalization import formalization_stats  # noqa: E402
+from stillweb.corpora.tasks.phrase.patterns import reading_problems  # noqa: E402
 from stillweb.corpora.tasks.compose.generate import GenerationResult, generate_task_list  # noqa: E402
 from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from stillweb.corpora.tasks.graph import FactGraph  # noqa: E402
@@ -192,7 +193,18 @@ def _question_line(run: GenerationResult) -> str:
     return (f"{len(run.tasks)} tasks, {1000 * len(run.tasks) / run.attempts:.0f} per 1,000 attempts; answers: "
             f"{stats['distinct_answers']} distinct ({_pct(stats['distinct_answers'], len(run.tasks))}), largest share "
             f"{100 * stats['answer_max_share']:.1f}%, answers given by n tasks {{{per_answer}}}; question words p50 "
-            f"{stats['words_p50']}, p95 {stats['words_p95']}; patterns: {patterns}; malformed {stats['malformed']}")
+            f"{stats['words_p50']}, p95 {stats['words_p95']}; patterns: {patterns}; malformed {stats['malformed']}; "
+            f"reading (issue 49): {_reading(stats['reading'])}")
+
+
+def _reading(figures: dict) -> str:
+    """Sentence and question medians, nested dashes and clauses before the verb, the limits missed."""
+    if not figures.get("questions"):
+        return "no questions"
+    missed = "; ".join(reading_problems(figures)) or "none"
+    return (f"sentence words p50 {figures['sentence_words_p50']}, question words p50 {figures['question_words_p50']}, "
+            f"sentences p50 {figures['sentences_p50']}, nested dash {100 * figures['nested_dash_share']:.1f}%, "
+            f"clause before verb {100 * figures['clause_before_verb_share']:.1f}%, limits missed: {missed}")
 
 
 def _key_line(run: GenerationResult) -> str:

@@ -22,7 +22,14 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from stillweb.corpora.tasks.phrase.patterns import PATTERNS, STOCK_OPENERS, question_patterns, stock_opener_share
+from stillweb.corpora.tasks.phrase.patterns import (
+    PATTERNS,
+    STOCK_OPENERS,
+    question_patterns,
+    reading_figures,
+    reading_problems,
+    stock_opener_share,
+)
 from stillweb.corpora.tasks.phrase.phrasing import known_relations
 from stillweb.corpora.tasks.store.record import TaskRecord
 
@@ -66,7 +73,8 @@ def malformed_reasons(task: TaskRecord | Mapping) -> list[str]:
 
 
 def task_set_stats(tasks: Sequence[TaskRecord | Mapping]) -> dict:
-    """Words p50/p95, hops, shapes, answer repeats (top 5, entropy in bits) and the malformed rate."""
+    """Words p50/p95, hops, shapes, answer repeats (top 5, entropy in bits), the malformed rate, sentence patterns
+    and the reading figures (:func:`~stillweb.corpora.tasks.phrase.patterns.reading_figures`)."""
     tasks = [task.to_dict() if isinstance(task, TaskRecord) else task for task in tasks]
     words = sorted(len(t["question"].split()) for t in tasks)
     answers = Counter(t["answer"] for t in tasks if t.get("answerable", True))
@@ -90,6 +98,7 @@ def task_set_stats(tasks: Sequence[TaskRecord | Mapping]) -> dict:
         "malformed_reasons": dict(sorted(reasons.items())),
         "patterns": {name: sum(1 for t in tasks if name in question_patterns(t["question"])) for name in PATTERNS},
         "stock_opener_share": round(stock_opener_share(t["question"] for t in tasks), 4),
+        "reading": reading_figures(t["question"] for t in tasks),
     }
 
 
@@ -109,7 +118,20 @@ def format_task_stats(stats: dict) -> list[str]:
         "- sentence patterns a person would not write (tasks): "
         + ", ".join(f"{k}: {v}" for k, v in stats.get("patterns", {}).items()),
         f"- stock openers ({' / '.join(STOCK_OPENERS)}): {100 * stats.get('stock_opener_share', 0.0):.1f}% of questions",
+        *_reading_lines(stats.get("reading")),
     ]
+
+
+def _reading_lines(reading: dict | None) -> list[str]:
+    """How the questions read as a whole (issue 49): sentence and question medians, nested dashes, clauses
+    between a question word and its verb, and the limits missed."""
+    if not reading or not reading.get("questions"):
+        return []
+    missed = "; ".join(reading_problems(reading)) or "none"
+    return [f"- reading: sentence words p50 {reading['sentence_words_p50']}, question words p50 "
+            f"{reading['question_words_p50']}, sentences p50 {reading['sentences_p50']}; nested dash "
+            f"{100 * reading['nested_dash_share']:.1f}%, clause before verb {100 * reading['clause_before_verb_share']:.1f}% "
+            f"of questions; limits missed: {missed}"]
 
 
 def _percentile(sorted_values: Sequence[int], q: float) -> float:
