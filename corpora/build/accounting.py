@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from collections.abc import Sequence
 
 from stillweb.corpora.errors import DataError, UsageError
 
@@ -83,13 +84,16 @@ class RowAccount:
         if len(examples) < _EXAMPLES_PER_REASON:
             examples.append(message)
 
-    def add_skipped(self, reason: str, count: int, example: str = "") -> None:
-        """Count ``count`` rows a reader skipped on its own (a dump's unreadable pages)."""
+    def add_skipped(self, reason: str, count: int, examples: Sequence[str] = ()) -> None:
+        """Count ``count`` rows a reader skipped on its own (a dump's unreadable pages), with the first
+        of its ``examples`` (notes naming them)."""
         if count:
             self.read += count
             self.skipped[reason] = self.skipped.get(reason, 0) + count
-            if example:
-                self.examples.setdefault(reason, []).append(example)
+            kept = self.examples.setdefault(reason, [])
+            kept.extend(examples[:max(_EXAMPLES_PER_REASON - len(kept), 0)])
+            if not kept:
+                del self.examples[reason]
 
     def redirect(self, position: str) -> None:
         """Count one redirect row (it becomes an alias, not a document)."""

@@ -193,8 +193,10 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
     account = RowAccount(dedupe="title", strict=strict)
 
     def count_bad_pages(_tmp: Path) -> dict:
-        account.add_skipped("bad_page", stats.bad_pages, stats.bad_page_notes[0] if stats.bad_page_notes else "")
-        return {"skipped_bad_pages": stats.bad_pages}
+        notes = stats.bad_page_notes[:4] + [stats.cut_page] if stats.cut_page else stats.bad_page_notes
+        account.add_skipped("bad_page", stats.bad_pages, list(dict.fromkeys(notes)))
+        early = {"dump_ended_early": {"reason": stats.stopped_at, "cut_page": stats.cut_page}} if stats.stopped_at else {}
+        return {"skipped_bad_pages": stats.bad_pages, **early}
 
     if on_ray:
         from stillweb.corpora.build.on_ray import dump_pages_on_ray
@@ -204,7 +206,7 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
         pages = read_dump(path, skip_bad=skip_bad, stats=stats)
         if script is not None:
             pages = _in_script(pages, script)
-    return build_snapshot(
+    result = build_snapshot(
         pages,
         out,
         source={"kind": "wikipedia-xml", "file": path.name, "bytes": path.stat().st_size},
@@ -218,6 +220,22 @@ def build_wikipedia(path: str | Path, out: str | Path, *, workers: int = 1, skip
         language=language,
         declared_language=declared,
     )
+    return replace(result, notes=result.notes + (_ended_early_warning(stats),)) if stats.stopped_at else result
+
+
+def _ended_early_warning(stats) -> str:
+    """The console's word on a dump that broke off under ``--skip-bad`` (the manifest's ``dump_ended_early``):
+    where and why, and the page cut off with it.
+
+    >>> from stillweb.corpora.sources.wikipedia_xml import DumpStats
+    >>> print(_ended_early_warning(DumpStats(stopped_at="after page 0, inside page 1 ('B'): no element found",
+    ...                                      cut_page="page 1 ('B') is cut off near decompressed byte 90: no element found")))
+    warning: the dump ends early (--skip-bad): after page 0, inside page 1 ('B'): no element found; page 1 ('B') is cut off: skipped, counted in skipped_bad_pages; the snapshot holds the pages before it
+    """
+    cut = ""
+    if stats.cut_page:
+        cut = f"; {stats.cut_page.rsplit(' near decompressed byte ', 1)[0]}: skipped, counted in skipped_bad_pages"
+    return f"warning: the dump ends early (--skip-bad): {stats.stopped_at}{cut}; the snapshot holds the pages before it"
 
 
 ZHWIKI_URL_TEMPLATE = "https://zh.wikipedia.org/wiki/{title}"

@@ -57,6 +57,7 @@ def dump_pages_on_ray(path: str | Path, skip_bad: bool = False, stats: DumpStats
         stats.bad_page_notes.extend(_renumber(note, offset) for note in shard_stats.bad_page_notes[:max(room, 0)])
         if shard_stats.stopped_at is not None:
             stats.stopped_at = shard_stats.stopped_at
+            stats.cut_page = _renumber(shard_stats.cut_page, offset) if shard_stats.cut_page else None
             return
 
 

@@ -11,7 +11,9 @@ metadata; bzip2 decompression caps a ``.bz2`` dump at about 17 MB/s of XML.)
 A damaged dump raises :class:`DumpError` naming the page (index and title) or
 the position in the XML; with ``skip_bad=True`` bad pages are counted in a
 :class:`DumpStats` and skipped, and a broken stream ends the iteration at the
-break, recorded in ``stats.stopped_at``.
+break, recorded in ``stats.stopped_at``. A page the break falls inside (a dump cut
+off mid-page, or broken XML within a page) is a bad page too: counted, and named in
+``stats.bad_page_notes`` and ``stats.cut_page``.
 
 >>> stats = DumpStats()
 >>> for page in read_dump("enwiki-pages-articles.xml.bz2", skip_bad=True, stats=stats):  # doctest: +SKIP
@@ -54,7 +56,8 @@ class DumpStats:
     other_namespaces: int = 0  # pages skipped for their namespace
     bad_pages: int = 0  # pages skipped for being unreadable (skip_bad=True)
     bad_page_notes: list[str] = field(default_factory=list)  # the first 100 reasons
-    stopped_at: str | None = None  # why the stream ended early (skip_bad=True)
+    stopped_at: str | None = None  # why the stream ended early (skip_bad=True): where, and the parser's error
+    cut_page: str | None = None  # the page the early end fell inside, as its bad-page note (skip_bad=True)
 
 
 def read_dump(
@@ -112,13 +115,18 @@ def _read_pages(path: Path, stream: BinaryIO, skip_bad: bool, stats: DumpStats) 
     reader = _CountingReader(stream)
     events = ElementTree.iterparse(reader, events=("start", "end"))
     root: ElementTree.Element | None = None
+    opened: ElementTree.Element | None = None  # the <page> begun and not yet finished
     last = "before the first page"
     try:
         for event, element in events:
             if root is None:
                 root = element
-            if event != "end" or _local(element.tag) != "page":
+            if _local(element.tag) != "page":
                 continue
+            if event == "start":
+                opened = element
+                continue
+            opened = None
             index = stats.pages
             stats.pages += 1
             try:
@@ -144,10 +152,21 @@ def _read_pages(path: Path, stream: BinaryIO, skip_bad: bool, stats: DumpStats) 
                 stats.articles += 1
             yield page
     except (ElementTree.ParseError, EOFError, OSError) as error:
-        reason = f"{path}: damaged dump {last}, near decompressed byte {reader.offset}: {error}"
+        cut = None
+        if opened is not None:  # the break falls inside a page: that page is lost with it
+            title = _child_text(opened, "title")  # None when the break comes before the title's end
+            cut = f"page {stats.pages}" + (f" ({title!r})" if title else " (its title unread)")
+            last += f", inside {cut}"
+        reason = f"damaged dump {last}, near decompressed byte {reader.offset}: {error}"
         if not skip_bad:
-            raise DumpError(reason) from error
+            raise DumpError(f"{path}: {reason}") from error
         stats.stopped_at = reason
+        if cut is not None:
+            stats.pages += 1
+            stats.bad_pages += 1
+            stats.cut_page = f"{cut} is cut off near decompressed byte {reader.offset}: {error}"
+            if len(stats.bad_page_notes) < _MAX_RECORDED_BAD_PAGES:
+                stats.bad_page_notes.append(stats.cut_page)
 
 
 _OTHER_NAMESPACE = RawPage(title="", text="")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,7 +72,29 @@ def test_broken_xml_raises_with_position_or_stops_when_skipping(tmp_path: Path) 
         list(read_dump(dump))
     stats = DumpStats()
     assert [p.title for p in read_dump(dump, skip_bad=True, stats=stats)] == ["Good"]
-    assert stats.stopped_at is not None and "after page 0" in stats.stopped_at
+    assert stats.stopped_at is not None and "after page 0 ('Good'), inside page 1 ('Bad')" in stats.stopped_at
+    # the page the break falls inside is lost: counted and named as a bad page
+    assert (stats.pages, stats.bad_pages) == (2, 1)
+    assert stats.cut_page == stats.bad_page_notes[0] and stats.cut_page.startswith("page 1 ('Bad') is cut off near")
+
+
+def test_a_dump_cut_off_mid_page_counts_and_names_the_cut_page(tmp_path: Path) -> None:
+    whole = HEADER + page_xml("Good", "x") + page_xml("Cut", "lost text") + "</mediawiki>\n"
+    for end, named in ((whole.index("lost"), "page 1 ('Cut')"), (whole.index("<title>Cut") + 3, "page 1 (its title unread)")):
+        dump = tmp_path / "cut.xml"
+        dump.write_text(whole[:end], encoding="utf-8")
+        with pytest.raises(DumpError, match=re.escape(f"after page 0 ('Good'), inside {named}, near decompressed byte {end}")):
+            list(read_dump(dump))
+        stats = DumpStats()
+        assert [p.title for p in read_dump(dump, skip_bad=True, stats=stats)] == ["Good"]
+        assert (stats.pages, stats.articles, stats.bad_pages) == (2, 1, 1)
+        assert re.fullmatch(rf"{re.escape(named)} is cut off near decompressed byte {end}: .+: line 3, column \d+",
+                            stats.cut_page), stats.cut_page  # the parser's own words follow
+    stats = DumpStats()  # cut between two pages: nothing is cut off, the early end is still said
+    end = whole.index("<page><title>Cut")
+    (tmp_path / "between.xml").write_text(whole[:end], encoding="utf-8")
+    assert [p.title for p in read_dump(tmp_path / "between.xml", skip_bad=True, stats=stats)] == ["Good"]
+    assert (stats.bad_pages, stats.cut_page) == (0, None) and "after page 0 ('Good'), near" in stats.stopped_at
 
 
 def test_unclosed_document_is_an_error(tmp_path: Path) -> None:
@@ -109,6 +132,10 @@ def test_truncated_bz2_raises_with_offset_or_stops_when_skipping(shared_data: Pa
     stats = DumpStats()
     pages = list(read_dump(truncated, skip_bad=True, stats=stats))
     assert 0 < len(pages) < 205 and stats.stopped_at is not None
+    # the bzip2 stream ends inside a page: that page is counted and named
+    assert stats.bad_pages == 1 and stats.pages == len(pages) + stats.other_namespaces + 1
+    assert re.match(rf"page {stats.pages - 1} \('[^']+'\) is cut off near decompressed byte \d+: .*(Compressed file ended|end-of-stream)",
+                    stats.cut_page), stats.cut_page
 
 
 READ_SCRIPT = """
