@@ -27,7 +27,7 @@ minimum interest; -1 none) and are written as grades 4..1 (higher = more relevan
 judgments are binary. SciFact is BEIR's test split rebuilt from the original release (the claims of
 its dev split, ``cited_doc_ids`` relevant, abstracts' sentences joined by spaces), as BEIR built it.
 
-    python scripts/bench_collections.py --sources /work/.mirror --out /tmp/stillweb-collections
+    python scripts/bench_collections.py --sources MIRRORS --out /tmp/stillweb-collections   (MIRRORS: git mirrors of the repositories)
     stillweb build corpus /tmp/stillweb-collections/medline --out /tmp/stillweb-collections/medline/snap
     stillweb eval retrieval /tmp/stillweb-collections/medline/snap --beir /tmp/stillweb-collections/medline \\
         --baseline bm25s --baseline pyserini

@@ -1,8 +1,10 @@
-"""Helpers shared by the benchmark scripts: machine description, load, timing, percentiles, appending to BENCHMARKS.md."""
+"""Helpers shared by the benchmark scripts: machine description, load, timing, percentiles, appending to BENCHMARKS.md,
+and naming snapshots by how to rebuild them (a record never names a path of the machine it ran on)."""
 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import re
@@ -13,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+REPO = Path(__file__).resolve().parent.parent
+BENCHMARKS = REPO / "BENCHMARKS.md"
 
 
 def machine() -> str:
@@ -39,7 +42,7 @@ def free_port() -> int:
 
 
 def load() -> str:
-    """The load averages now, as a phrase for a run's notes (the machine is shared)."""
+    """The load averages now, as a phrase for a run's notes (figures on a loaded machine are read beside it)."""
     return "load average " + " / ".join(f"{value:.1f}" for value in os.getloadavg()) + " (1/5/15 min)"
 
 
@@ -54,6 +57,66 @@ def snapshot_path(args: Any) -> Path:
 
         build_synthetic(args.articles, 0, path, workers=1, progress=False)
     return path
+
+
+def rebuild_command(manifest: dict) -> str:
+    """The ``stillweb build`` command that rebuilds a snapshot, read from its manifest, with ``--out snapshots/NAME``
+    (its name); a format 3 copy (:func:`format_3_copy`) and a dense index are named after it.
+
+    >>> rebuild_command({"name": "syn-30k", "source": {"kind": "synthetic", "articles": 30000, "seed": 0},
+    ...                  "parameters": {"passage_words": 100}, "index": {}})
+    'stillweb build synthetic --articles 30000 --seed 0 --passages 100 --out snapshots/syn-30k'
+    >>> rebuild_command({"name": "wiki", "source": {"kind": "wikipedia-xml", "file": "enwiki.xml.bz2"},
+    ...                  "parameters": {"skip_bad": True}, "index": {}})
+    'stillweb build wikipedia enwiki.xml.bz2 --skip-bad --out snapshots/wiki'
+    """
+    source, parameters, index = manifest.get("source", {}), manifest.get("parameters", {}), manifest.get("index", {})
+    kind = source.get("kind")
+    if kind == "synthetic":
+        words = ["synthetic", f"--articles {source['articles']}", f"--seed {source['seed']}"]
+        words += [f"--dump-style {source['dump_style']}"] if source.get("dump_style") else []
+    elif kind == "wikipedia-xml":
+        words = ["wikipedia", source["file"], *(["--skip-bad"] if parameters.get("skip_bad") else []),
+                 *([f"--script {parameters['script']}"] if parameters.get("script") else [])]
+    elif kind == "rows":
+        words = ["corpus", *source["files"], f"--format {source['format']}",
+                 *([f"--dedupe {parameters['dedupe']}"] if parameters.get("dedupe", "none") != "none" else [])]
+    else:
+        return f"a snapshot built from {json.dumps(source, sort_keys=True)} (no rebuild command known)"
+    words += [f"--language {index['analyzer']['language']}"] if index.get("analyzer") else []
+    words += [f"--passages {parameters['passage_words']}"] if parameters.get("passage_words") else []
+    command = "stillweb build " + " ".join(words) + f" --out snapshots/{manifest['name']}"
+    if manifest.get("format", "").endswith("/3") and manifest["name"].endswith("-format3"):
+        command += " (then bench_common.format_3_copy, as a format 3 index)"
+    if manifest.get("dense"):
+        command += f"; stillweb build dense snapshots/{manifest['name']} --model {manifest['dense']['model']}"
+    return command
+
+
+def snapshot_phrase(path: str | Path) -> str:
+    """A snapshot named for a record: ``snapshots/NAME`` (``rebuild command``), never the path it has here."""
+    manifest = json.loads((Path(path) / "manifest.json").read_text(encoding="utf-8"))
+    return f"`snapshots/{manifest['name']}` (`{rebuild_command(manifest)}`)"
+
+
+def recorded_command(argv: list[str], cwd: Path | None = None) -> tuple[str, list[str]]:
+    """``(the command line, notes)`` to record for ``argv``: a snapshot argument becomes ``snapshots/NAME``, with a note
+    of how to rebuild it; any other absolute path becomes relative to ``cwd`` (the repository) when it is inside it or
+    in the shared data beside it (``../shared/data/...``), else ``$SCRATCH/<its name>`` (a scratch folder)."""
+    cwd = (cwd or REPO).resolve()
+    words, notes = [], []
+    for word in argv:
+        option, equals, value = word.partition("=") if word.startswith("--") and "=" in word else ("", "", word)
+        path = Path(value)
+        if value and (path / "manifest.json").is_file():
+            manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+            value = f"snapshots/{manifest['name']}"
+            notes.append(f"- snapshot `{value}`: `{rebuild_command(manifest)}`")
+        elif path.is_absolute():
+            near = os.path.relpath(path, cwd)
+            value = near if path.is_relative_to(cwd) or path.is_relative_to(cwd.parent / "shared") else f"$SCRATCH/{path.name}"
+        words.append(option + equals + value)
+    return " ".join(words), list(dict.fromkeys(notes))
 
 
 def format_3_copy(snapshot: Any) -> Any:
@@ -95,7 +158,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def append_section(title: str, body: str) -> None:
-    """File a dated run (machine, command) under its area in BENCHMARKS.md's history and echo it.
+    """File a dated run (machine, load average, command, how to rebuild its snapshots: :func:`recorded_command`)
+    under its area in BENCHMARKS.md's history and echo it.
 
     The area is the title up to its first ``:``, ``,`` or ``(`` ("Search latency: synthetic
     100,000 articles" -> "Search latency"); a new area is added at the end. The table of
@@ -104,13 +168,14 @@ def append_section(title: str, body: str) -> None:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=BENCHMARKS.parent).stdout.strip()
+                                cwd=REPO).stdout.strip()
     except OSError:
         commit = "?"
-    command = " ".join(["python"] + [os.path.relpath(sys.argv[0], BENCHMARKS.parent)] + sys.argv[1:])
+    command, snapshots = recorded_command(sys.argv[1:])
+    command = f"python {os.path.relpath(sys.argv[0], REPO)} {command}".rstrip()
     body = re.sub(r"^### ", "##### ", body.strip(), flags=re.M)
-    run = (f"#### {title} ({now})\n\n- date: {now}\n- machine: {machine()}\n- commit: {commit}\n"
-           f"- command: `{command}`\n\n{body}\n")
+    run = (f"#### {title} ({now})\n\n- date: {now}\n- machine: {machine()}\n- {load()} when filed\n- commit: {commit}\n"
+           f"- command: `{command}`\n" + "".join(f"{note}\n" for note in snapshots) + f"\n{body}\n")
     text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else "# Benchmarks\n\n## History\n"
     BENCHMARKS.write_text(file_run(text, area_of(title), run), encoding="utf-8")
     print(run)

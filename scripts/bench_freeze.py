@@ -138,7 +138,7 @@ def report(args, timings, record_times, size, load) -> None:
              ("record via `freeze record` (forward + fsync)", record_times))]
     body = "\n".join([
         f"{args.calls} distinct calls x {args.rounds} interleaved rounds, one client, keep-alive; "
-        f"load average {load[0][0]:.1f} before, {load[1][0]:.1f} after (2 cores shared).", "",
+        f"load average {load[0][0]:.1f} before, {load[1][0]:.1f} after, {os.cpu_count()} cores.", "",
         "| path | p50 ms | p90 ms | p50 vs bare |", "|---|---:|---:|---:|", *rows, "",
         "##### Store size per 10,000 calls (answers of ~1.2 KB: 5 hits)", "",
         "| records | bytes on disk | answer bytes | overhead | append (batches of 1000) | open |",

@@ -13,8 +13,9 @@ latency against raw tantivy on the same index, and the multi-hop recall table (i
 4. Recall: HotpotQA + 2WikiMultihopQA passages (scripts/multihop_passages.py), stillweb vs
    bm25s on the same rows, for 1, 2 and 3 sentences per passage.
 
-    nice -n 10 python scripts/bench_passages.py --source /work/coord/snapshots/syn-30k \\
-        --dir /work/coord/snapshots/bench-passages --passages 1000000 --append
+    stillweb build synthetic --articles 30000 --seed 0 --out snapshots/syn-30k
+    nice -n 10 python scripts/bench_passages.py --source snapshots/syn-30k \\
+        --dir "$(mktemp -d)" --passages 1000000 --append
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, percentile  # noqa: E402
+from bench_common import append_section, load, percentile  # noqa: E402
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
@@ -137,11 +138,10 @@ def main() -> None:
     build = timed_child(["stillweb", "build", "corpus", str(corpus), "--out", str(snapshot), "--workers", "1"])
     latency = search_latency(snapshot, args.queries)
     recall = recall_table()
-    load = os.getloadavg()
     body = [
         f"Passages: {written:,} wiki-18 lines (100 words) from `{args.source.name}` ({distinct:,} distinct, the rest "
-        f"in editions), {corpus.stat().st_size / 2**20:,.0f} MiB of JSON lines. Load average during the run: "
-        f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores (machine shared by 8 engineers).",
+        f"in editions), {corpus.stat().st_size / 2**20:,.0f} MiB of JSON lines. At the end of the run: {load()}, "
+        f"{os.cpu_count()} cores.",
         "",
         "| build (`stillweb build corpus --workers 1`) | value |",
         "|---|---:|",

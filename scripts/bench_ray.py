@@ -191,7 +191,7 @@ def main() -> int:
     load = os.getloadavg()[0]
     sections = [
         f"Snapshot: {args.snapshot.name}; local Ray runtime of {args.cpus} CPUs on 127.0.0.1; "
-        f"load average at start {load:.1f} (shared machine).",
+        f"load average at start {load:.1f} (1 min), {os.cpu_count()} cores.",
         f"### Pool step cost ({args.envs} envs, batch {args.envs}, {args.steps - 1} timed steps of search calls)\n\n"
         + pool_overhead(args.snapshot, args.envs, args.envs_per_actor, args.steps),
         f"### Rollout throughput ({args.episodes} episodes of {args.turns} turns, scripted policy)\n\n"

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         recorded = {json.dumps({"format": q.snapshot.manifest.get("format"),
                                 **{k: v for k, v in q.snapshot.manifest.get("index", {}).items() if k != "segments"}},
                                sort_keys=True) for q in sets}
-        notes = (f"k={K}; {before} before, {load()} after (2 cores shared by ~8 engineers: qps are noisy, compare "
+        notes = (f"k={K}; {before} before, {load()} after, {os.cpu_count()} cores (under load qps are noisy: compare "
                  "within a row). stillweb snapshots' format and index parameters (manifest): "
                  + "; ".join(f"`{text}`" for text in sorted(recorded)) + ".")
         text = report(results, engines, notes)

@@ -1,9 +1,10 @@
 """Search figures (issue 16): per-query cost against raw tantivy, batch throughput on every core, memory.
 
-Examples:
-  python scripts/bench_search.py latency --snapshot /work/coord/snapshots/syn-30k /work/coord/snapshots/syn-100k
-  python scripts/bench_search.py batch --snapshot /work/coord/snapshots/syn-30k --batch 64 512 --rounds 20
-  python scripts/bench_search.py memory --snapshot /work/coord/snapshots/syn-30k --envs 1000
+Examples (snapshots/syn-30k: ``stillweb build synthetic --articles 30000 --seed 0 --out snapshots/syn-30k``;
+syn-100k likewise with 100000 articles):
+  python scripts/bench_search.py latency --snapshot snapshots/syn-30k snapshots/syn-100k
+  python scripts/bench_search.py batch --snapshot snapshots/syn-30k --batch 64 512 --rounds 20
+  python scripts/bench_search.py memory --snapshot snapshots/syn-30k --envs 1000
   python scripts/bench_search.py dense --vectors 1000000 --dimensions 384 768
 
 ``latency``: for short (a title), keyword (title + relation word) and
@@ -15,7 +16,7 @@ one by one in this process (one core) against ``search_many`` on every core
 (worker processes) and against a thread pool, rounds interleaved. ``memory``:
 RSS growth of ``--envs`` environments on one snapshot (``bench_envs``). Each
 appends its section to BENCHMARKS.md (``--no-append`` to only print) with the
-load average, since the machine is shared. ``dense``: exact int8 dense search
+load average at its start and end. ``dense``: exact int8 dense search
 (:class:`stillweb.corpora.search.dense.DenseIndex`, issue 37) over ``--vectors`` random int8
 vectors (seeded) on one core (BLAS limited to one thread), against the float32
 matrix-vector product over the same vectors held as float32 (4x the memory; the
@@ -104,7 +105,7 @@ def bench_latency(args) -> str:
             rows.append(f"| {name} | {kind} | {raw_cpu:.3f} | {our_cpu:.3f} | **{our_cpu / raw_cpu:.2f}x** | "
                         f"{our_wall / raw_wall:.2f}x | {engine_cpu:.3f} | {(our_cpu - engine_cpu) * 1e3:.0f} | **{paired:.0f}** |")
     return (f"{args.queries} queries per kind x {args.passes} interleaved passes, k = {K}, p50 over every repetition; "
-            f"{load_before} at the start, {load()} at the end (2 cores shared by 8 engineers). Goal: stillweb <= 1.2x raw; "
+            f"{load_before} at the start, {load()} at the end, {os.cpu_count()} cores. Goal: stillweb <= 1.2x raw; "
             "titles, snippets and objects <= 40 us per query (issue 43: the median of the paired differences).\n\n"
             "p50 of thread CPU time per query; the wall-time ratio is shown beside it. Raw: tantivy's top 10 doc ids "
             "(strict parse, search, fast field); for a format 4 snapshot the ranking alone "
@@ -163,7 +164,7 @@ def bench_batch(args) -> str:
             f"queries (short, keyword and question-length), k = {K}, {args.rounds} rounds, the modes interleaved batch by "
             f"batch; results checked equal to one by one; worker start-up (once) "
             f"{', '.join(f'{startup:.1f} s' for _s, startup, _r in sections)}. {load_before} at the start, {load()} at "
-            f"the end (2 cores shared by 8 engineers: a figure above 1x needs idle cores). Goal: >= 1.8x one core.\n\n"
+            f"the end, {os.cpu_count()} cores (a figure above 1x needs idle cores). Goal: >= 1.8x one core.\n\n"
             "CPU ms per query counts this process and the worker processes (all modes run here, so each "
             "mode's CPU includes only its own work plus idle workers' near-zero time).\n\n"
             "| batch | mode | queries/s | vs one core | CPU ms per query |\n|---|---|---|---|---|\n"
@@ -216,7 +217,7 @@ def bench_dense(args) -> str:
                     f"{batch_cpu:.1f} | {floor_text} | {ratio} |")
         del vectors, as_float, index
     return (f"{args.queries} random queries per row, k = {K}, BLAS on one thread; p50 of thread CPU time; "
-            f"{load_before} at the start, {load()} at the end (2 cores shared by 8 engineers). "
+            f"{load_before} at the start, {load()} at the end, {os.cpu_count()} cores. "
             "Goal: <= 50 ms per query per core at 1M vectors.\n\n"
             "| vectors | dimensions | int8 MiB | `DenseIndex.search` p50 ms (exact, int8) | in batches of 32 "
             "(`search_many`), mean ms per query | float32 matvec + argpartition p50 ms (same run) | ratio (one query) |"

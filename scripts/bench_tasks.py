@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section  # noqa: E402
+from bench_common import append_section, snapshot_phrase  # noqa: E402
 
 from stillweb.corpora.build.from_source import build_synthetic  # noqa: E402
 from stillweb.corpora.tasks.store.card import WEBSHAPER_REFERENCE, question_word_median  # noqa: E402
@@ -94,9 +94,9 @@ def main() -> None:
     shortcut = sum(v for k, v in main_run.rejections.items() if k.startswith("shortcut"))
     shapes = Counter(t.shape for t in tasks)
     body = "\n".join([
-        f"World: `{snapshot}` ({len(graph.facts)} facts); seed {args.seed}. "
+        f"World: {snapshot_phrase(snapshot)} ({len(graph.facts)} facts); seed {args.seed}. "
         f"Load average (1/5/15 min) before: {_load(load_before)}, after the generation runs: {_load(load_after)} "
-        "(2 cores).",
+        f"({os.cpu_count()} cores).",
         BASELINE,
         "",
         f"### Speed ({args.count} tasks, hops 2..{args.max_hops}, 1 worker)",
@@ -133,7 +133,7 @@ def main() -> None:
         f"- hard set: {_question_line(hard_run)}",
         f"- main set, keys (issue 40): {_key_line(main_run)}",
         f"- unkeyed baseline: {_key_line(base_run)}",
-        *([f"- real snapshot `{args.real}` (count {args.real_count}, seed {args.real_seed}, "
+        *([f"- real snapshot {snapshot_phrase(args.real)} (count {args.real_count}, seed {args.real_seed}, "
            f"{real_seconds:.1f} s): {_question_line(real_run)}",
            f"- real snapshot, keys (issue 40): {_key_line(real_run)}"] if real_run is not None else []),
         "",

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import append_section, load, percentile, snapshot_path  # noqa: E402
+from bench_common import append_section, load, percentile, snapshot_path, snapshot_phrase  # noqa: E402
 
 from stillweb.envs.core.degenerate import ACTION_FLAGS  # noqa: E402
 from stillweb.corpora.canonical import canonical_json  # noqa: E402
@@ -224,7 +224,8 @@ def main() -> None:
     lines = [
         f"- load: {load_before}",
         f"- recordings: {args.episodes:,} episodes in {args.files} files, {megabytes:,.0f} MiB"
-        f" ({f'written in {write_seconds:.1f} s' if written else 'written by an earlier run'}, `{big_dir}`); baseline run {args.baseline_episodes:,} episodes; snapshot `{snapshot}`",
+        f" ({f'written in {write_seconds:.1f} s' if written else 'written by an earlier run'}, `$SCRATCH/{big_dir.name}`); baseline run {args.baseline_episodes:,} episodes; "
+        f"snapshot {snapshot_phrase(snapshot)}",
         f"- requests: {len(mixes['big'])} URLs x {args.rounds} rounds per run, interleaved (TestClient, in-process ASGI)",
         "",
         "| figure | value | baseline (same run) | ratio |",
