@@ -30,12 +30,13 @@ import pyarrow.compute as pc
 
 from stillweb.corpora.snapshot.records import Fact
 from stillweb.corpora.tasks.prove.keys import pins
+from stillweb.corpora.tasks.prove.real_world import PLAUSIBLE, backward_fits, constant_refusal, dated_years, titled_work, value_refusal
 from stillweb.corpora.tasks.phrase.phrasing import entity_label, is_qualifier, reviewed
 from stillweb.corpora.tasks.types import entity_classes, fits, role_classes
 from stillweb.corpora.tasks.phrase.value_forms import value_forms
 from stillweb.corpora.tasks.task_world import TaskWorld
 
-__all__ = ["FactGraph", "IDENTITY_RELATIONS", "NAMED_BASE", "PLAUSIBLE", "normalize_text", "fact_year", "refusal"]
+__all__ = ["FactGraph", "IDENTITY_RELATIONS", "NAMED_BASE", "normalize_text", "fact_year", "refusal"]
 
 KEY_DEPTH_CAP = 6  # keyed chains are never walked deeper (the generator's hops stop at 6)
 NAMED_BASE = 1 << 40  # ids of entities known only by name (no page); doc ids stay far below
@@ -81,6 +82,9 @@ class FactGraph:
         for fact in self.facts:
             template_of.setdefault(fact.subject, fact.template)
         self.refused: Counter = Counter()  # facts no question uses, by reason (see refusal)
+        self.real = bool(getattr(world, "real", False))  # real pages: values must hold in the real world
+        self.years = dated_years(self.facts)  # time-varying facts -> the year their source gives (real_world.py)
+        self.forward_only: set[int] = set()  # edges whose backward verb does not hold of their subject
         for fact in self.facts:
             index, subject, relation, value, value_type, obj, number, date, template, _ = fact
             if relation in IDENTITY_RELATIONS or is_qualifier(relation):
@@ -91,6 +95,9 @@ class FactGraph:
             if obj >= 0:
                 out[relation, subject].append(obj)
                 into[relation, obj].append(subject)
+                if reason is None and not backward_fits(relation, entity_classes(self, subject)):
+                    self.forward_only.add(index)
+                    self.refused["verb_off_domain"] += 1  # said forward only, on its subject
                 if reason is None:
                     edges_of[subject].append(index)
                     edges_of[obj].append(index)
@@ -119,6 +126,10 @@ class FactGraph:
         self._key_depth: dict[int, tuple[int, int, int]] | None = None
         self._keyable: dict[int, list[int]] = {}
         self._said: Counter | None = None
+        for index in sorted({i for edges in self._edges_of.values() for i in edges}):  # used as edges, never named
+            fact = self.facts[index]
+            if (named := constant_refusal(self, fact.relation, fact.object, False)) == "ambiguous_title":
+                self.refused[named] += 1
 
     def _name_facts(self) -> None:
         """Turn entity values without a page into edges to named entities (see the module docstring)."""
@@ -152,11 +163,14 @@ class FactGraph:
         first, via, second = best
         return second if via == parent else first
 
-    def said_label(self, label: str) -> str:
+    def said_label(self, label: str, entity: int = -1) -> str:
         """A constant's title as a question says it: without its disambiguator ("Springfield
         (Illinois)" -> "Springfield") unless another entity of the world would read the same; then
         the disambiguator is said as a person says it: "Springfield, Illinois" for a place, "the
-        journalist Pia Kivistö" for a kind, never in parentheses."""
+        journalist Pia Kivistö" for a kind, never in parentheses. A work page (``entity``) is said with
+        its kind and year: "the 1992 novel Deep Trouble" (real_world.titled_work)."""
+        if entity >= 0 and self.real and (named := titled_work(self, entity, entity_label(label))) not in (None, entity_label(label)):
+            return named
         if self._said is None:
             labels = {self.label_of(e) for f in self.facts for e in (f.subject, f.object) if e >= 0}
             self._said = Counter(entity_label(t) for t in labels)
@@ -167,6 +181,10 @@ class FactGraph:
         if qualifier[:1].isupper():
             return f"{short}, {qualifier}"
         return f"the {qualifier} {short}"
+
+    def year_of(self, fact_index: int) -> int | None:
+        """The year a time-varying fact's source gives ("in 2016"), None for any other fact."""
+        return self.years.get(fact_index)
 
     def is_page(self, entity: int) -> bool:
         """True for a document's id, False for an entity known only by name."""
@@ -276,22 +294,12 @@ class FactGraph:
         return self._texts[doc]
 
 
-# The largest values the real world has (world population 8.1 billion, Russia's 17.1 million km², the
-# world's GDP about US$105 trillion, HDI and Gini in [0, 1] or [0, 100]): a value beyond is a misread
-# ("2,565,000,000,000,000" for the UK's GDP) and never stated in a question.
-PLAUSIBLE = {
-    "population": (0, 9e9), "population_total": (0, 9e9), "area_km2": (0, 1.5e8), "area_land_km2": (0, 1.5e8),
-    "area_water_km2": (0, 1.5e8), "gross_domestic_product": (1e6, 1.2e14), "gdp_per_capita": (50, 3e5),
-    "human_development_index": (0, 1), "gini_coefficient": (0, 100), "percentage_of_area_water": (0, 100),
-    "population_density_per_km2": (0, 1e5), "elevation_m": (-500, 9000), "weight_kg": (0.5, 700),
-    "height_m": (0.3, 3), "employees": (1, 1e7), "students": (1, 1e6), "runtime": (1, 1500), "pages": (1, 1e5),
-}
-
-
 def refusal(graph: FactGraph, fact: Fact) -> str | None:
     """Why no question uses ``fact`` (None when one may): ``unphrased_relation`` (no reviewed words
     for it), ``implausible_value`` (a number beyond :data:`PLAUSIBLE`), ``one_value_class`` (a text
-    value of one or two characters: "postal code is M" names no class), ``off_range`` (its object's
+    value of one or two characters: "postal code is M" names no class), ``placeholder``,
+    ``compound_value`` and ``time_varying_without_year`` (:func:`~stillweb.corpora.tasks.prove.real_world.value_refusal`:
+    "Unknown first wife", "GBP; Pound sign£", a population without its year), ``off_range`` (its object's
     page is of a class the relation cannot point to: a car as a person's successor)."""
     if not reviewed(fact.relation):
         return "unphrased_relation"
@@ -301,6 +309,8 @@ def refusal(graph: FactGraph, fact: Fact) -> str | None:
             return "implausible_value"
     if fact.value_type == "text" and len(fact.value.strip()) <= 2:
         return "one_value_class"
+    if (said := value_refusal(fact, graph.year_of(fact.index), graph.real)) is not None:
+        return said
     if fact.object >= 0 and graph.is_page(fact.object) and \
             fits(entity_classes(graph, fact.object), role_classes(fact.relation, False)) == frozenset():
         return "off_range"

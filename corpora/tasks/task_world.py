@@ -26,6 +26,7 @@ class TaskWorld(Protocol):
     """The read-only view of a corpus that task generation needs."""
 
     fingerprint: str
+    real: bool  # pages of the real world (a Wikipedia dump), not a synthetic world: prove/real_world.py applies
 
     def facts_table(self) -> pa.Table: ...
 
@@ -46,6 +47,7 @@ class SnapshotWorld:
     def __init__(self, snapshot) -> None:
         self.snapshot = snapshot
         self.fingerprint: str = snapshot.fingerprint
+        self.real: bool = (getattr(snapshot, "manifest", None) or {}).get("source", {}).get("kind") != "synthetic"
         self._aliases: dict[int, list[str]] | None = None
 
     def facts_table(self) -> pa.Table:
@@ -102,6 +104,7 @@ class MemoryWorld:
     facts: Sequence[Mapping[str, object]]
     redirects: Mapping[int, Sequence[str]] = field(default_factory=dict)
     fingerprint: str = "memory"
+    real: bool = False  # True: the facts are read as real-world ones (prove/real_world.py)
 
     def facts_table(self) -> pa.Table:
         """The facts as an Arrow table with the snapshot schema."""

@@ -74,8 +74,9 @@ def test_reference_agent_solves_a_sample(small_snapshot):
 def test_real_wikipedia_gives_multi_hop_tasks(wiki_snapshot):
     # keyed questions only (issue 40): the 106-article sample links its pages through few facts, so it yields ~0.4
     # keyed tasks per 100 attempts (47 of 400 asked in 20,000 attempts, BENCHMARKS.md); give it a wide budget
+    # issue 49: figures without their year, anthems and office holders are no longer said (8 of 10 in this budget)
     result = generate_task_list(wiki_snapshot, GenerationParams(count=10, seed=0, attempts_per_task=300))
-    assert len(result.tasks) == 10
+    assert len(result.tasks) >= 5
     assert all(t.hops >= 2 and t.evidence for t in result.tasks)
     verifier = ReferenceVerifier(wiki_snapshot)
     assert all(verifier(t) is not None for t in result.tasks[:4])

@@ -41,6 +41,7 @@ from stillweb.corpora.snapshot.records import Fact
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.prove.keys import functional, key_pairs, key_reason, names, pins
 from stillweb.corpora.tasks.prove.minimal import drop_redundant_branches, pivot_of
+from stillweb.corpora.tasks.prove.real_world import constant_refusal
 from stillweb.corpora.tasks.phrase.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove.uniqueness import Proof, prove
 from stillweb.corpora.tasks.query import Condition, Constant, Node, Query
@@ -311,7 +312,8 @@ class _Builder:
         """The fact's relation fits the node's classes so far, and its other end's class
         (types.py: no "city that granted citizenship to X")."""
         as_subject = fact.subject == node.entity
-        if fits(node_classes(self.graph, self.query, node), role_classes(fact.relation, as_subject)) == frozenset():
+        if (not as_subject and fact.index in self.graph.forward_only  # "a country that is home to <a novel>"
+                or fits(node_classes(self.graph, self.query, node), role_classes(fact.relation, as_subject)) == frozenset()):
             return False
         other = self._other(fact, node.entity)
         return not fact.is_edge or fits(entity_classes(self.graph, other), role_classes(fact.relation, not as_subject)) != frozenset()
@@ -327,11 +329,12 @@ class _Builder:
 
     def _constant_ok(self, fact: Fact, entity: int) -> bool:
         """An unused constant that does not name the variable it constrains ("Angolan Armed Forces"
-        for Angola, "Alaska Legislature" for Alaska: one lookup, no hop)."""
+        for Angola, "Alaska Legislature" for Alaska), nor names many things (real_world.constant_refusal)."""
         if fact.is_edge:
             other = self._other(fact, entity)
             return other not in self.used_entities and other != self.query.root.entity \
-                and not names(self.graph.label_of(other), self.graph.label_of(entity))
+                and not names(self.graph.label_of(other), self.graph.label_of(entity)) \
+                and constant_refusal(self.graph, fact.relation, other, other == fact.subject) is None
         return bool(fact.value.strip())
 
     def tighten(self, proof: Proof) -> bool:
@@ -364,7 +367,8 @@ class _Builder:
         alternatives = self.graph.objects_of(const.relation, self.rng.choice(self.graph.entities)) if const.node_is_subject else []
         required = role_classes(const.relation, False)
         alternatives = [a for a in alternatives if a not in const.condition.entities and a not in self.used_entities
-                        and fits(entity_classes(self.graph, a), required) != frozenset()]
+                        and fits(entity_classes(self.graph, a), required) != frozenset()
+                        and constant_refusal(self.graph, const.relation, a, False) is None]
         if not alternatives:
             return proof
         extra = self.rng.choice(alternatives)

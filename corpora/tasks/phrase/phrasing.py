@@ -28,7 +28,7 @@ from stillweb.corpora.tasks.phrase.value_forms import number_text
 from stillweb.corpora.wikitext.dates import MONTH_NAMES
 from stillweb.corpora.wikitext.ontology import THING, ontology, relation_type, relation_types
 
-__all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "relation_range", "is_clause", "is_qualifier",
+__all__ = ["PHRASING_PATH", "RelationWords", "relation_words", "relation_phrase", "ask_in_year", "relation_range", "is_clause", "is_qualifier",
            "words_after_value",
            "value_text", "entity_label", "with_article", "merge_dated", "known_relations", "date_words", "natural_case",
            "reviewed", "with_unit"]
@@ -51,6 +51,8 @@ class RelationWords:
     range: frozenset[str] | None = None  # the classes the object may have (None: any)
     unit: str = ""  # what an answer's number is counted in ("km²"; "US$" goes before it: ``unit_first``)
     unit_first: bool = False
+    dated: str = ""  # ``f`` for a value of one year, said with ``{year}``: "had a population of {x} in {year}"
+    dated_ask: str = ""  # ``ask`` for a value of one year, after "In {year}, ": "how many people lived in {np}?"
 
 
 @cache
@@ -62,7 +64,7 @@ def _table() -> dict[str, RelationWords]:
                                 spec.get("attr", relation.replace("_", " ")), bool(spec.get("lower", False)),
                                 tuple(sorted(spec.get("fc", {}).items())),
                                 frozenset(spec["range"]) if "range" in spec else None,
-                                spec.get("unit", ""), bool(spec.get("prefix", False)))
+                                spec.get("unit", ""), bool(spec.get("prefix", False)), spec.get("fy", ""), spec.get("ay", ""))
         for relation, spec in data.items()
     }
 
@@ -102,21 +104,32 @@ def known_relations() -> frozenset[str]:
     return frozenset(_table()) | frozenset(relation_types())
 
 
-def relation_phrase(relation: str, node_is_subject: bool, value: str, person: bool, subject_class: str = "") -> str:
+def relation_phrase(relation: str, node_is_subject: bool, value: str, person: bool, subject_class: str = "",
+                    year: int | None = None) -> str:
     """The phrase saying ``relation`` on a node: forward when the node is the subject, else backward.
 
     ``value`` is the other end, already in words; ``person`` picks "who" over "that";
     ``subject_class`` (the node's class, forward only) picks a per-class phrase. A forward
     phrase is a verb phrase to say after "who"/"that", or a whole relative clause
-    (:func:`is_clause`); a backward phrase is always a whole relative clause.
+    (:func:`is_clause`); a backward phrase is always a whole relative clause. ``year``: the year
+    a time-varying value holds for (prove/real_world.py), said with it: "had a population of X in 2016".
     """
     words = relation_words(relation)
-    if node_is_subject:
+    if node_is_subject and year is not None:
+        template = (words.dated or words.forward + " in {year}").replace("{year}", str(year))
+    elif node_is_subject:
         template = dict(words.by_class).get(subject_class, words.forward)
     else:
         template = words.backward or f"{{who}} is the {words.attribute} of {{x}}"
     a_x = value if value.startswith(("a ", "an ", "that ", "the ")) else with_article(value)
     return template.format(x=value, a_x=a_x, who="who" if person else "that")
+
+
+def ask_in_year(relation: str, year: int, wh: str) -> str:
+    """The question for a value of one year, naming its holder by ``{np}``: "In 2016, how many people lived
+    in {np}?" (the year first, so the holder's description may close the sentence)."""
+    words = relation_words(relation)
+    return f"In {year}, " + (words.dated_ask or f"{wh.lower()} was the {words.attribute} of {{np}}?")
 
 
 def words_after_value(relation: str, node_is_subject: bool, subject_class: str = "") -> bool:

@@ -26,6 +26,7 @@ import re
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrase.phrasing import (
+    ask_in_year,
     entity_label,
     is_clause,
     merge_dated,
@@ -53,7 +54,8 @@ def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     noun = text.nouns[root.name]
     verbs, clauses = text.parts(root)
     if query.literal_answer:
-        question = _ask_value(query, noun, (verbs, clauses), text.describe(root, verbs, clauses), rng)
+        question = _ask_value(query, noun, (verbs, clauses), text.describe(root, verbs, clauses), rng,
+                              graph.year_of(query.answer_fact))
     elif verbs and not clauses and rng.chance(0.4):
         question = f"Which {noun} {_join(verbs)}?"
     else:
@@ -73,13 +75,16 @@ def _tidy(text: str) -> str:
 _SPACE_STOP_RE = re.compile(r" \.(?=\s|$)")
 
 
-def _ask_value(query: Query, noun: str, parts: tuple[list[str], list[str]], described: str, rng: KeyedRng) -> str:
+def _ask_value(query: Query, noun: str, parts: tuple[list[str], list[str]], described: str, rng: KeyedRng,
+               year: int | None = None) -> str:
     """A literal answer: the subject told first in a sentence of its own ("A person was born in Lunor
     and wrote Dawn.") and then asked about, as WebShaper and SailorFog write; or asked in one sentence
     ("How many people live in the city where ...?"); a stock frame ("Consider the ...") rarely."""
     words = relation_words(query.answer_relation)
     wh = "Who" if relation_signature(query.answer_relation).range == frozenset({"person"}) else "What"
     ask = words.ask if words.ask and rng.chance(0.7) else f"{wh} is the {words.attribute} of {{np}}?"
+    if year is not None:  # a time-varying value: asked with the year its source gives (prove/real_world.py)
+        ask = ask_in_year(query.answer_relation, year, wh)
     told = _sentence(noun, *parts)
     if told.count(f" {noun}") > 1:  # "A person was married to a person ...": "this person" would point at two
         told = ""
@@ -168,7 +173,8 @@ class _Text:
         own = entity_classes(self.graph, node.entity)
         kind = next(iter(own)) if own else ""
         constants = merge_dated(self.rng.shuffled(
-            [relation_phrase(c.relation, c.node_is_subject, self._constant_text(c), person, kind) for c in node.constants]))
+            [relation_phrase(c.relation, c.node_is_subject, self._constant_text(c), person, kind,
+                             self.graph.year_of(c.fact)) for c in node.constants]))
         children = [self.query.node(name) for name in self.rng.shuffled(list(node.children))]
         shapes = [is_clause(relation_phrase(c.relation, c.parent_is_subject, "X", person, kind)) for c in children]
         order = [c for c, clause in zip(children, shapes) if not clause] + [c for c, clause in zip(children, shapes) if clause]
@@ -184,7 +190,7 @@ class _Text:
         if condition.kind in ("year_range", "number_range"):
             return condition.text
         if condition.kind == "entity":
-            return " or ".join(self.graph.said_label(label) for label in condition.labels)
+            return " or ".join(self.graph.said_label(label, e) for label, e in zip(condition.labels, condition.entities))
         fact = self.graph.facts[constant.fact]
         if fact.value_type == "entity":  # a linked name whose page is not in the snapshot
             return " or ".join(entity_label(label) for label in condition.labels)

@@ -65,6 +65,8 @@ def render_question_zh(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
 def _ask_value(query: Query, graph: FactGraph, noun: str, described: str, rng: KeyedRng) -> str:
     spec = zh_relations().get(query.answer_relation, {})
     attribute = spec.get("attr") or f"「{relation_words(query.answer_relation).attribute}」"
+    if (year := graph.year_of(query.answer_fact)) is not None:  # a time-varying value: with its year
+        attribute = f"{year}年的{attribute}"
     if relation_signature(query.answer_relation).range == frozenset({"person"}):
         wh = "谁"
     else:
@@ -93,6 +95,7 @@ class _ZhText:
         forward phrase (which may follow its noun: 哪一个城市位于中国)."""
         own = entity_classes(self.graph, node.entity)
         kind = next(iter(own)) if own else ""
+        years = {c.relation: self.graph.year_of(c.fact) for c in node.constants if c.node_is_subject}
         items = [(c.relation, c.node_is_subject, self._constant_text(c)) for c in node.constants]
         items += [(child.relation, child.parent_is_subject, self.noun_phrase(child))
                   for child in (self.query.node(name) for name in node.children)]
@@ -105,6 +108,8 @@ class _ZhText:
             if is_forward and relation in merged:
                 continue
             phrase = _phrase(relation, is_forward, value, kind)
+            if is_forward and years.get(relation) is not None:  # 2016年人口为40,400,000
+                phrase = f"{years[relation]}年{phrase}"
             date = next((d for d, place in _DATED_PLACES.items() if place == relation and d in merged), None)
             if is_forward and relation in places and date is not None and date not in said:  # 于1905年2月3日出生于北京
                 phrase = "于" + dates[date] + phrase
