@@ -1,10 +1,11 @@
-"""``stillweb build dense SNAPSHOT``: add a dense index (your own embeddings) to a built snapshot."""
+"""``stillweb build dense SNAPSHOT``: add a dense index (the shipped model or your own embeddings) to a built snapshot."""
 
 from __future__ import annotations
 
 import argparse
 
 EXAMPLES = """examples:
+  stillweb build dense snapshots/scifact --model default   (the shipped multilingual-e5-small: pip install 'stillweb[dense]')
   stillweb build dense snapshots/syn-20k --endpoint http://127.0.0.1:8000/v1 --model BAAI/bge-small-en-v1.5
   stillweb build dense snapshots/wiki18 --endpoint http://127.0.0.1:8000/v1 --model intfloat/e5-base-v2 \\
       --query-prefix 'query: ' --document-prefix 'passage: '
@@ -13,7 +14,8 @@ EXAMPLES = """examples:
   stillweb build dense snapshots/wiki18 --vectors e5.parquet --model intfloat/e5-base-v2   (columns id, vector)
 
 Then search it: Snapshot.search(query, k, mode="dense" or "hybrid"), the search tool's 'retriever'
-argument, /retrieve's 'retriever'. Queries are embedded once and recorded beside the snapshot
+argument, /retrieve's 'retriever'. With --model default, queries are embedded in-process by the same model.
+With your own model, queries are embedded once and recorded beside the snapshot
 (SNAPSHOT.query-embeddings.log): set STILLWEB_EMBEDDINGS_ENDPOINT=URL where new queries may be embedded.
 """
 
@@ -21,15 +23,19 @@ argument, /retrieve's 'retriever'. Queries are embedded once and recorded beside
 def register(sources) -> None:
     """Add ``dense`` to ``stillweb build``'s sources."""
     dense = sources.add_parser(
-        "dense", help="add a dense index (your embeddings server or precomputed vectors) to a built snapshot",
-        description="Embed every document of a built snapshot with an OpenAI-compatible /v1/embeddings server, or "
+        "dense", help="add a dense index (the shipped model, your embeddings server or precomputed vectors) to a "
+                      "built snapshot",
+        description="Embed every document of a built snapshot with the shipped model (--model default: "
+                    "multilingual-e5-small, the 'dense' extra) or an OpenAI-compatible /v1/embeddings server, or "
                     "read precomputed vectors keyed by the corpus's source ids, and add them to the snapshot as an "
                     "int8 dense index (exact, identical rankings on every machine). The snapshot is replaced "
                     "atomically: a failure leaves it as it was; its fingerprint does not change.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     dense.add_argument("snapshot", help="the built snapshot directory")
-    dense.add_argument("--model", required=True, help="the embedding model's name (sent to the server; recorded)")
-    source = dense.add_mutually_exclusive_group(required=True)
+    dense.add_argument("--model", required=True, help="'default' (with neither --endpoint nor --vectors): the shipped "
+                                                      "model; else the embedding model's name (sent to the server; "
+                                                      "recorded)")
+    source = dense.add_mutually_exclusive_group()
     source.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible embeddings API, e.g. http://127.0.0.1:8000/v1")
     source.add_argument("--vectors", metavar="FILE", help="precomputed vectors: .npz (ids, vectors), .npy (with --ids) "
                                                           "or .parquet (id, vector)")

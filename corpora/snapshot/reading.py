@@ -26,6 +26,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.snapshot.columns import StringColumn
 from stillweb.corpora.search.dense import DENSE_DIR, FUSION_DEPTH, DenseIndex, check_mode, fuse, no_dense_index
+from stillweb.corpora.search.dense_model import SHIPPED
 from stillweb.corpora.search.embeddings import ENDPOINT_VARIABLE, STORE_VARIABLE, QueryEmbedder
 from stillweb.corpora.search.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS, SearchIndex
 from stillweb.corpora.snapshot.manifest import SnapshotError, check_table_footers, damaged, read_manifest, read_snapshot_table
@@ -116,7 +117,8 @@ class Snapshot:
             return None
         store = os.environ.get(STORE_VARIABLE)
         return QueryEmbedder(model=self.dense_info["model"], query_prefix=self.dense_info.get("query_prefix", ""),
-                             store=Path(store) if store else None, endpoint=os.environ.get(ENDPOINT_VARIABLE) or None)
+                             store=Path(store) if store else None, endpoint=os.environ.get(ENDPOINT_VARIABLE) or None,
+                             shipped=self.dense_info.get("from") == SHIPPED)
 
     def use_query_embeddings(self, endpoint: str | None = None, store: str | Path | None = None,
                              timeout: float = 60.0) -> None:
@@ -128,7 +130,7 @@ class Snapshot:
             raise UsageError(no_dense_index(self.path))
         default = self._default_embedder()
         self.query_embedder = QueryEmbedder(default.model, default.query_prefix, Path(store) if store else default.store,
-                                            endpoint or default.endpoint, timeout)
+                                            endpoint or default.endpoint, timeout, default.shipped)
 
     def __len__(self) -> int:
         return self._docs.num_rows
