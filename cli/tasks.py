@@ -60,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                "default 0: the set is byte-identical to one made without this option)")
     generate.add_argument("--max-per-answer", type=int, default=3, metavar="N",
                           help="keep at most N tasks per answer (default 3: no answer over 3%% of a set of 100+)")
+    generate.add_argument("--min-pages", type=int, default=None, metavar="N",
+                          help="pages (evidence documents) each question reads at least (default: 2 on real pages, "
+                               "1 on a synthetic world; issue 49)")
     generate.add_argument("--allow-partial", action="store_true", help="write the set even if fewer than --count tasks")
     generate.add_argument("--no-progress", action="store_true", help="no progress bar (for logs and scripts)")
     generate.set_defaults(handler=run_generate)
@@ -138,7 +141,7 @@ def run_generate(args: argparse.Namespace) -> int:
         verifier, limit = ReferenceVerifier(args.snapshot), (None if args.verify < 0 else args.verify)
     params = GenerationParams(
         count=args.count, seed=args.seed, compose=ComposeParams(min_hops=args.min_hops, max_hops=args.max_hops, level=args.level),
-        verify_limit=limit, unanswerable=args.unanswerable, max_per_answer=args.max_per_answer,
+        verify_limit=limit, unanswerable=args.unanswerable, max_per_answer=args.max_per_answer, min_pages=args.min_pages,
     )
     summary = generate_tasks(args.snapshot, args.name, params, workers=args.workers, verifier=verifier,
                              allow_partial=args.allow_partial, progress=not args.no_progress, on_ray=args.ray)

@@ -29,9 +29,12 @@ from stillweb.corpora.tasks.prove.shortcut import shortcut_reason
 from stillweb.corpora.tasks.task_world import TaskWorld, open_world
 from stillweb.corpora.tasks.prove.unanswerable import make_unanswerable, wants_unanswerable
 
-__all__ = ["Attempt", "AttemptWorker", "GenerationParams", "attempt_batches_in_processes", "attempt_task"]
+__all__ = ["MIN_PAGES_REAL", "Attempt", "AttemptWorker", "GenerationParams", "attempt_batches_in_processes", "attempt_task"]
 
 Attempt = tuple[int, "TaskRecord | None", str]  # (index, record or None, "ok" or the rejection reason)
+# Real pages (issue 49 item 4): a question reads at least this many pages (its evidence documents), so none is
+# one infobox look-up in disguise ("the GDP of the country whose capital is Luanda"); rejection ``too_few_pages``.
+MIN_PAGES_REAL = 2
 
 
 @dataclass(frozen=True)
@@ -46,11 +49,14 @@ class GenerationParams:
     verify_limit: int | None = None  # verify only the first N kept tasks (None: all, if a verifier is given)
     unanswerable: float = 0.0  # share of attempts made unanswerable (stillweb.corpora.tasks.prove.unanswerable)
     max_per_answer: int = 3  # tasks per answer at most (3: any set of 100+ has <= 3% per answer, >= 33% distinct)
+    min_pages: int | None = None  # pages each question reads at least (None: MIN_PAGES_REAL on real pages, else 1)
 
     def __post_init__(self) -> None:
         check_positive_int("count", self.count)
         check_positive_int("attempts_per_task", self.attempts_per_task)
         check_positive_int("max_per_answer", self.max_per_answer)
+        if self.min_pages is not None:
+            check_positive_int("min_pages", self.min_pages)
         if not 0.0 <= self.unanswerable <= 1.0:
             raise UsageError(f"unanswerable must be a share in [0, 1], got {self.unanswerable}")
 
@@ -66,6 +72,8 @@ class GenerationParams:
                   "verify_limit": self.verify_limit, "max_per_answer": self.max_per_answer}
         if self.unanswerable:  # only then, so sets without unanswerable tasks keep their cards byte for byte
             fields["unanswerable"] = self.unanswerable
+        if self.min_pages is not None:  # likewise: only when set
+            fields["min_pages"] = self.min_pages
         return fields
 
 
@@ -78,6 +86,8 @@ def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerp
     if wants_unanswerable(params.seed, index, params.unanswerable):
         return make_unanswerable(composition, graph, rng.child("unanswerable"), fingerprint)
     record = build_record(composition.query, composition.proof, graph, rng.child("render"), fingerprint)
+    if len(set(record.evidence_docs)) < (params.min_pages or (MIN_PAGES_REAL if graph.real else 1)):
+        return None, "too_few_pages"
     if params.shortcut_filter:
         reason = shortcut_reason(graph.world, record.question, list(record.golds), record.answer_doc)
         if reason:

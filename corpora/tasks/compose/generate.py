@@ -2,8 +2,10 @@
 
 Attempt ``i`` is a pure function of (snapshot, seed, parameters, i)
 (:mod:`stillweb.corpora.tasks.compose.attempts`). The driver keeps at most
-``max_per_answer`` tasks per answer (the answer quota, checked in index order:
-rejection ``answer_quota``), so no answer dominates a set, and makes dev and test
+``max(2, n/10)`` (and ``max_per_answer``) tasks per answer, two per relation asked of one
+entity, and one of each near-duplicate (:mod:`~stillweb.corpora.tasks.compose.diversity`,
+checked in index order: rejections ``answer_quota``, ``answer_relation_quota``,
+``near_duplicate``), so no answer dominates a set, and makes dev and test
 non-empty in sets of 10 or more (:func:`~stillweb.corpora.tasks.store.splits.fill_empty_splits`). Workers compute batches of
 attempts in parallel, but results are consumed strictly in index order and
 generation stops at exactly the attempt that completes the set, so the output
@@ -27,6 +29,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.tasks.compose.attempts import (Attempt, GenerationParams, attempt_batches_in_processes,
                                              attempt_task)
+from stillweb.corpora.tasks.compose.diversity import Diversity, trim_to_quota
 from stillweb.corpora.tasks.store.card import render_card
 from stillweb.corpora.tasks.graph import FactGraph, normalize_text
 from stillweb.corpora.tasks.compose.on_ray import attempt_batches_on_ray
@@ -102,7 +105,7 @@ def generate_task_list(
         )
     result = GenerationResult(tasks=[], attempts=0, rejections=Counter(), refused=Counter(graph.refused))
     seen: set[str] = set()
-    per_answer: Counter = Counter()  # the answer quota: tasks kept per answer group
+    diversity = Diversity(params.count, params.max_per_answer, answer_group)  # quotas and near-duplicates
     bar = tqdm(total=params.count, desc="tasks", unit="task", disable=not progress)
     try:
         source = _worker_source(world, loaded) if workers > 1 or on_ray else None
@@ -110,8 +113,8 @@ def generate_task_list(
             result.attempts = index + 1
             if record is not None and record.canonical_hash in seen:
                 record, reason = None, "duplicate"
-            if record is not None and per_answer[answer_group(record)] >= params.max_per_answer:
-                record, reason = None, "answer_quota"
+            if record is not None and (capped := diversity.reason(record)) is not None:
+                record, reason = None, capped
             if record is not None and verifier is not None and (params.verify_limit is None or result.verified < params.verify_limit):
                 steps = verifier(record)
                 result.verified += 1
@@ -123,7 +126,7 @@ def generate_task_list(
                 result.rejections[reason] += 1
             else:
                 seen.add(record.canonical_hash)
-                per_answer[answer_group(record)] += 1
+                diversity.add(record)
                 result.tasks.append(record)
                 bar.update(1)
             if len(result.tasks) >= params.count:
@@ -132,6 +135,10 @@ def generate_task_list(
                 break
     finally:
         bar.close()
+    if len(result.tasks) < params.count:  # a short set: no answer over max(2, n/10) of its own n
+        result.tasks, trimmed = trim_to_quota(result.tasks, params.max_per_answer, answer_group)
+        if trimmed:
+            result.rejections["answer_quota"] += trimmed
     if not result.tasks:
         raise TaskGenerationError(_shortfall(result, params))
     splits = fill_empty_splits([t.split for t in result.tasks],
