@@ -134,6 +134,11 @@ def test_queries_need_no_server_and_eval_scores_hybrid(model, rows_snapshot, tmp
     assert snapshot.query_embedder.endpoint is None and snapshot.query_embedder.shipped
     hits = snapshot.search("Nobel prize radioactivity physicist", 3, mode="dense")
     assert hits[0].title == "Marie Curie"
+    from stillweb.sandboxes import ToolCall, ToolRegistry
+
+    result = ToolRegistry(snapshot).call(ToolCall("search", {"query": "hormone that lowers blood sugar", "k": 2,
+                                                             "retriever": "dense"}))
+    assert "Insulin" in result.text.split("\n")[1]  # the environments' search tool: its first hit, no server
     assert snapshot.search_many(QUERIES, 3, mode="hybrid") == [snapshot.search(q, 3, mode="hybrid") for q in QUERIES]
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
