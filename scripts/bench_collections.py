@@ -12,7 +12,7 @@ same bytes. The HotpotQA / 2Wiki questions come from ``../shared/data``.
 |---|---|---|---|
 | ``cranfield`` | dev | lailaglez/belief-network-irs @ 9094e4cd: ``cran/cran.all.1400``, ``cran.qry``, ``cranqrel`` | 1,400 aeronautics abstracts, 225 queries, Cleverdon's grades |
 | ``cisi`` | dev | Shakiba-Alipour/Information-Retrieval-on-CISI @ 7a23c346: ``CISI.ALL``, ``CISI.QRY``, ``CISI.REL`` | 1,460 library-science abstracts, 76 judged queries |
-| ``hotpotqa-2wiki`` | dev (qrels/dev.tsv) and held-out (qrels/test.tsv) | ``../shared/data`` HotpotQA 100 + 2Wiki 2 | 2-sentence passages; the queries' tune / confirm halves (``bench_retrieval.half``) |
+| ``hotpotqa-2wiki`` | dev (qrels/dev.tsv) and held-out (qrels/test.tsv) | ``../shared/data`` HotpotQA 100 + 2Wiki 2 | their 1,014 distinct context paragraphs, one passage each; the queries' tune / confirm halves (``bench_retrieval.half``) |
 | ``medline`` | held-out | lailaglez/belief-network-irs @ 9094e4cd: ``med/MED.ALL``, ``MED.QRY``, ``MED.REL`` | 1,033 medical abstracts, 30 queries |
 | ``cacm`` | held-out | kavinsan/Information-Retrieval-Project @ feda4806: ``cacm.all``, ``query.text``, ``qrels.text`` | 3,204 CACM titles (abstracts, keywords, authors where given), 52 judged queries |
 | ``npl`` | held-out | stefreschke/Information-Retrieval @ ec84884f: ``npl/doc-text``, ``query-text``, ``rlv-ass`` | 11,429 short physics abstracts, 93 queries |
@@ -27,9 +27,9 @@ minimum interest; -1 none) and are written as grades 4..1 (higher = more relevan
 judgments are binary. SciFact is BEIR's test split rebuilt from the original release (the claims of
 its dev split, ``cited_doc_ids`` relevant, abstracts' sentences joined by spaces), as BEIR built it.
 
-    python scripts/bench_collections.py --sources MIRRORS --out /tmp/stillweb-collections   (MIRRORS: git mirrors of the repositories)
-    stillweb build corpus /tmp/stillweb-collections/medline --out /tmp/stillweb-collections/medline/snap
-    stillweb eval retrieval /tmp/stillweb-collections/medline/snap --beir /tmp/stillweb-collections/medline \\
+    python scripts/bench_collections.py --sources MIRRORS --out $SCRATCH/stillweb-collections   (MIRRORS: git mirrors of the repositories)
+    stillweb build corpus $SCRATCH/stillweb-collections/medline --out $SCRATCH/stillweb-collections/medline/snap
+    stillweb eval retrieval $SCRATCH/stillweb-collections/medline/snap --beir $SCRATCH/stillweb-collections/medline \\
         --baseline bm25s --baseline pyserini
 """
 
@@ -53,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 DEV, HELD_OUT = "dev", "held-out"
+PARAGRAPH = 1_000  # sentences per passage: every HotpotQA / 2Wiki paragraph is one passage (issue 50 (a))
 Rows = tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]  # corpus rows, queries, qrels
 
 
@@ -210,7 +211,7 @@ def hotpotqa_2wiki(_read) -> Rows:
 
     corpus, queries, qrels = [], {}, {}
     for number, name in enumerate(("hotpotqa_train_100.json", "2wikimultihopqa_dev_2.json")):
-        rows, more, relevant = passage_corpus(json.loads((SHARED / name).read_text(encoding="utf-8")), 2, f"d{number}")
+        rows, more, relevant = passage_corpus(json.loads((SHARED / name).read_text(encoding="utf-8")), PARAGRAPH, f"d{number}")
         corpus += rows
         queries.update(more)
         qrels.update({q: {p: 1 for p in sorted(ps)} for q, ps in relevant.items()})

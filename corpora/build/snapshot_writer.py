@@ -31,7 +31,7 @@ from stillweb.corpora.build.language import IndexingCheck, choose_language
 from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.graph.fact_box import render_fact_box
 from stillweb.corpora.search.analyzers import analyzer_for
-from stillweb.corpora.search.index import INDEX_PARAMETERS, PASSAGE_INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder, with_language
+from stillweb.corpora.search.index import INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder, passage_parameters, with_language
 from stillweb.corpora.search.page_ranking import PAGE_INDEX_PARAMETERS
 from stillweb.corpora.snapshot.manifest import MANIFEST_NAME, content_fingerprint, write_manifest, write_manifest_as_is
 from stillweb.corpora.graph.stats import InfoboxCounts
@@ -256,8 +256,8 @@ def build_snapshot(
     ``passage_words`` splits each parsed page into passages of that many words
     (:func:`~stillweb.corpora.build.passages.split_passages`); facts and links stay
     with a page's first passage. A passage-level snapshot (``passage_words`` or
-    ``passage_level``: row corpora) is indexed with
-    :data:`~stillweb.corpora.search.index.PASSAGE_INDEX_PARAMETERS`, an English page-level one with
+    ``passage_level``: row corpora) is indexed one document per row, English as format 5 ranks rows
+    (:func:`~stillweb.corpora.search.index.passage_parameters`), an English page-level one with
     :data:`~stillweb.corpora.search.index.PAGE_INDEX_PARAMETERS` (format 4: a page as its best passage; other
     languages keep one document per page, ``INDEX_PARAMETERS``). A document whose source gives
     no URL gets ``url_template`` filled with ``{title}``/``{id}``, else an empty URL. ``source_heads`` (wiki-18
@@ -269,7 +269,7 @@ def build_snapshot(
     check_url_template(url_template)
     pages, language, notes = choose_language(pages, language, declared_language)
     passage = passage_level or passage_words
-    index_parameters = with_language(PASSAGE_INDEX_PARAMETERS if passage else page_parameters(language), language)
+    index_parameters = with_language(passage_parameters(language) if passage else page_parameters(language), language)
     account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -294,9 +294,7 @@ def build_snapshot(
             else:
                 parsed_chunks = map(_parse_chunk, chunks)
             docs = _DocsWriter(tmp, url_template, source_heads and not passage_words)
-            index = IndexBuilder(tmp / "index", title_in_body=bool(passage), language=language,
-                                 title_once=index_parameters.get("title") == TITLE_FIRST_PASSAGE,
-                                 passage_words=index_parameters.get("passage_words"))
+            index = _index_builder(tmp / "index", index_parameters, language)
             check = IndexingCheck(language)
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
             for chunk in parsed_chunks:
@@ -355,16 +353,25 @@ def build_snapshot(
             raise
 
 
+def _index_builder(directory: Path, parameters: dict, language: str) -> IndexBuilder:
+    """The index writer for recorded ``parameters``: the body as title + text and the title field once per
+    title (row corpora, passages), pages cut into passages (format 4), the tokenizer they name."""
+    return IndexBuilder(directory, title_in_body=parameters.get("body") == "title, newline, text", language=language,
+                        title_once=parameters.get("title") == TITLE_FIRST_PASSAGE, tokenizer=parameters.get("tokenizer"),
+                        passage_words=parameters.get("passage_words"))
+
+
 def copy_with_index(snapshot: str | Path, out: str | Path, parameters: dict, format: str) -> Path:
-    """A copy at ``out`` of the page snapshot at ``snapshot``, its index rebuilt with ``parameters``
-    and its manifest saying ``format``: the same pages as an older format indexed them (e.g.
-    ``INDEX_PARAMETERS``, format 3), to compare rankings in tests and benchmarks. Its fingerprint is
+    """A copy at ``out`` of the (English) snapshot at ``snapshot``, its index rebuilt with ``parameters``
+    and its manifest saying ``format``: the same pages or rows as an older format indexed them (e.g.
+    ``INDEX_PARAMETERS``, format 3 pages; ``PASSAGE_INDEX_PARAMETERS``, format 3-4 rows), to compare
+    rankings in tests and benchmarks. Its fingerprint is
     recomputed (the index parameters are part of it: another ranking, another fingerprint); its file
     hashes are not updated (``stillweb verify`` flags its index)."""
     source, out = Path(snapshot), Path(out)
     shutil.copytree(source, out, ignore=shutil.ignore_patterns("index"))
     table = pq.read_table(source / "docs.parquet", columns=["doc_id", "title", "text"])
-    builder = IndexBuilder(out / "index", passage_words=parameters.get("passage_words"))
+    builder = _index_builder(out / "index", parameters, "en")
     for doc_id, title, text in zip(*(table.column(name).to_pylist() for name in ("doc_id", "title", "text"))):
         builder.add(doc_id, title, text)
     manifest = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))

@@ -22,8 +22,11 @@ import tantivy
 from stillweb.corpora.search.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters
 from stillweb.corpora.errors import DataError
 from stillweb.corpora.search.page_ranking import PAGE_INDEX_PARAMETERS, page_documents, page_schema, top_pages, with_exact_title
+from stillweb.corpora.search.row_ranking import QUERY_COUNTS, ROW_INDEX_PARAMETERS, ROW_TOKENIZER, counted_terms_query, row_analyzer
 
-__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX", "QUERY_TERMS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language"]
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "ROW_INDEX_PARAMETERS", "QUERY_SYNTAX",
+           "QUERY_TERMS", "QUERY_COUNTS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language",
+           "passage_parameters"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings. A snapshot
 # is searched as its manifest records (SearchIndex), so older snapshots keep their rankings.
@@ -46,7 +49,8 @@ INDEX_PARAMETERS = {
 # phrase that must match in order, and "-", "+", quotes and "field:" are not operators.
 # Chosen on the "tune" half of the HotpotQA/2Wiki questions, checked on the other half and on
 # MuSiQue (scripts/bench_retrieval.py; BENCHMARKS.md, issue 37). Format 2 passage snapshots
-# recorded fields ["body"] and no "query": they search as before.
+# recorded fields ["body"] and no "query": they search as before. Format 5 (issue 50) ranks English rows
+# with ROW_INDEX_PARAMETERS (row_ranking.py); format 3 and 4 snapshots keep these.
 TITLE_FIRST_PASSAGE = "first passage of each title"
 PASSAGE_INDEX_PARAMETERS = {
     **INDEX_PARAMETERS,
@@ -83,6 +87,13 @@ def with_language(parameters: dict, language: str) -> dict:
     return {**parameters, "tokenizer": TERMS_TOKENIZER, "query": QUERY_TERMS, "analyzer": analyzer.parameters()}
 
 
+def passage_parameters(language: str) -> dict:
+    """How a passage-level snapshot (row corpora, ``--passages``) of ``language`` is indexed: English rows as
+    format 5 ranks them (:data:`ROW_INDEX_PARAMETERS`), other languages as format 3 did
+    (:data:`PASSAGE_INDEX_PARAMETERS`, through :func:`with_language`)."""
+    return ROW_INDEX_PARAMETERS if analyzer_for(language) is None else PASSAGE_INDEX_PARAMETERS
+
+
 def _analyzer() -> tantivy.TextAnalyzer:
     """tantivy's ``en_stem`` (simple tokens, long ones dropped, lowercased, stemmed) without stop words.
 
@@ -102,6 +113,7 @@ def _analyzer() -> tantivy.TextAnalyzer:
 
 def _register_analyzer(index: tantivy.Index) -> None:
     index.register_tokenizer("en_stem_stop", _analyzer())
+    index.register_tokenizer(ROW_TOKENIZER, row_analyzer())
     index.register_tokenizer(TERMS_TOKENIZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
 
 
@@ -120,17 +132,19 @@ class IndexBuilder:
     ``title_in_body`` indexes the body as ``title + "\n" + text``; ``title_once`` gives the title
     field to the first document of each title only (:data:`PASSAGE_INDEX_PARAMETERS`). ``language``
     other than English indexes the terms of its analyzer (:func:`with_language`). ``passage_words``
-    indexes each (English) page as passages of that many words (:data:`PAGE_INDEX_PARAMETERS`).
+    indexes each (English) page as passages of that many words (:data:`PAGE_INDEX_PARAMETERS`). ``tokenizer``
+    names the English analyzer (default ``en_stem_stop``; format 5 rows: ``ROW_TOKENIZER``).
     """
 
     def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False,
-                 language: str = "en", passage_words: int | None = None) -> None:
+                 language: str = "en", passage_words: int | None = None, tokenizer: str | None = None) -> None:
         self._title_in_body = title_in_body
         self._titled: set[str] | None = set() if title_once else None
         self._analyzer = analyzer_for(language)
         self._passage_words = passage_words
         directory.mkdir(parents=True, exist_ok=True)
-        tokenizer = INDEX_PARAMETERS["tokenizer"] if self._analyzer is None else TERMS_TOKENIZER
+        if tokenizer is None or self._analyzer is not None:
+            tokenizer = INDEX_PARAMETERS["tokenizer"] if self._analyzer is None else TERMS_TOKENIZER
         if passage_words:  # several documents per doc_id: no sort needed (the ranking breaks every tie itself)
             self._index = tantivy.Index(page_schema(tokenizer), path=str(directory), reuse=False)
         else:
@@ -182,10 +196,12 @@ class SearchIndex:
         self._boosts = {"title": self._title_boost, "body_terms": parameters.get("body_terms_boost")}
         self._title_exact_boost = parameters.get("title_exact_boost")
         self._query_mode = parameters.get("query", QUERY_SYNTAX)
+        self._proximity = parameters.get("proximity")  # format 5 rows: adjacent query terms as sloppy phrases
+        self._tokenizer = parameters.get("tokenizer", INDEX_PARAMETERS["tokenizer"])
         self.analyzer = analyzer_from_parameters(parameters)  # None: English (tantivy's analyzer)
-        if self._query_mode not in (QUERY_SYNTAX, QUERY_TERMS):
+        if self._query_mode not in (QUERY_SYNTAX, QUERY_TERMS, QUERY_COUNTS):
             raise DataError(f"unknown query mode {self._query_mode!r} in the index parameters (this stillweb reads "
-                             f"{QUERY_SYNTAX!r} and {QUERY_TERMS!r}): upgrade stillweb to search this snapshot")
+                             f"{QUERY_SYNTAX!r}, {QUERY_TERMS!r} and {QUERY_COUNTS!r}): upgrade stillweb to search this snapshot")
         self._index = tantivy.Index.open(str(directory))
         _register_analyzer(self._index)
         self._searcher = self._index.searcher()
@@ -195,6 +211,9 @@ class SearchIndex:
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
         boosts = {field: boost for field, boost in self._boosts.items() if field in fields and boost}
+        if self._query_mode == QUERY_COUNTS:
+            terms = _shared_analyzer(self._tokenizer).analyze(query)
+            return counted_terms_query(self._index.schema, terms, fields, boosts, self._proximity)
         if self._query_mode == QUERY_TERMS:
             return self._terms_query(query, fields, boosts)
         try:
@@ -342,8 +361,8 @@ def _merged_spans(text: str, query: str, analyzer: BigramAnalyzer) -> list[tuple
 
 
 @cache
-def _shared_analyzer() -> tantivy.TextAnalyzer:
-    return _analyzer()
+def _shared_analyzer(tokenizer: str = INDEX_PARAMETERS["tokenizer"]) -> tantivy.TextAnalyzer:
+    return row_analyzer() if tokenizer == ROW_TOKENIZER else _analyzer()
 
 
 def _rust_safe(text: str) -> str:

@@ -40,9 +40,11 @@ __all__ = [
 # differently, so it refuses the format instead. Older formats read as recorded (empty source ids
 # for 1; tantivy query syntax, and passages' body field alone, for 1 and 2). 4: pages are indexed as
 # passages and rank as their best one (index.PAGE_INDEX_PARAMETERS, issue 43); a format 3 reader would
-# count passages as documents, so it refuses the format.
-FORMAT = "stillweb-snapshot/4"
-READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", "stillweb-snapshot/3", FORMAT)
+# count passages as documents, so it refuses the format. 5: English rows and passages rank with query term
+# counts, single letters as stop words and adjacent-term proximity (index.ROW_INDEX_PARAMETERS, issue 50); a
+# format 4 reader would not know the tokenizer or the query mode, so it refuses the format.
+FORMAT = "stillweb-snapshot/5"
+READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", "stillweb-snapshot/3", "stillweb-snapshot/4", FORMAT)
 MANIFEST_NAME = "manifest.json"
 TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet")
 _HASH_BATCH_ROWS = 65_536

@@ -18,7 +18,7 @@ from stillweb.cli.main import main as cli_main
 from stillweb.corpora.search.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters, script_shares
 from stillweb.corpora.build.from_source import build_rows
 from stillweb.corpora.errors import DataError, UsageError
-from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS, matching_spans
+from stillweb.corpora.search.index import ROW_INDEX_PARAMETERS, matching_spans
 from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.sources.wikipedia_xml import dump_language
 from support.chinese import CHINESE_ROWS, build_chinese_snapshot, write_chinese_rows
@@ -73,7 +73,7 @@ def test_english_builds_keep_todays_analyzer_and_say_nothing(tmp_path):
     result = build_rows([write_chinese_rows(tmp_path / "en.jsonl", ENGLISH_ROWS)], tmp_path / "s", progress=False)
     index = dict(result.manifest["index"])
     index.pop("segments")
-    assert index == PASSAGE_INDEX_PARAMETERS and result.notes == ()
+    assert index == ROW_INDEX_PARAMETERS and result.notes == ()
     assert Snapshot.open(result.path).analyzer is None
 
 

@@ -1,6 +1,8 @@
 """Passage snapshots of format 3 (issue 37) read a query as its distinct terms over the body (title,
 newline, text) and a title field that only the first passage of each title has; format 2 passage
-snapshots keep tantivy query syntax over the body alone."""
+snapshots keep tantivy query syntax over the body alone. Format 5 (issue 50) builds rank English rows
+with query term counts, single letters as stop words and adjacent-term proximity; a format 3-4 row index
+(``copy_with_index`` with ``PASSAGE_INDEX_PARAMETERS``, as those formats built it) still ranks as before."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from stillweb.corpora.build.from_source import build_rows
-from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS, QUERY_TERMS
+from stillweb.corpora.build.snapshot_writer import copy_with_index
+from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS, QUERY_COUNTS, QUERY_TERMS, ROW_INDEX_PARAMETERS
 from stillweb.corpora.snapshot.manifest import SnapshotError
 from stillweb.corpora.snapshot.reading import Snapshot
 
@@ -28,12 +31,18 @@ ROWS = [
 
 
 @pytest.fixture(scope="module")
-def passages(tmp_path_factory) -> tuple[Snapshot, Snapshot]:
-    """The format 3 snapshot, and the same rows and index as a format 2 snapshot recorded them."""
+def built(tmp_path_factory) -> Path:
+    """This code's build of ROWS (format 5)."""
     folder = tmp_path_factory.mktemp("rows")
     (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in ROWS))
-    new = build_rows([folder / "corpus.jsonl"], folder / "snap", progress=False).path
-    old = folder / "snap2"
+    return build_rows([folder / "corpus.jsonl"], folder / "snap", progress=False).path
+
+
+@pytest.fixture(scope="module")
+def passages(built) -> tuple[Snapshot, Snapshot]:
+    """The rows as a format 3-4 snapshot indexed them, and the same rows and index as a format 2 snapshot recorded them."""
+    new = copy_with_index(built, built.parent / "snap4", PASSAGE_INDEX_PARAMETERS, "stillweb-snapshot/4")
+    old = built.parent / "snap2"
     shutil.copytree(new, old)
     manifest = json.loads((old / "manifest.json").read_text())
     manifest.update(format="stillweb-snapshot/2", index={"engine": "tantivy", "tokenizer": "en_stem_stop", "fields": ["body"],
@@ -46,9 +55,12 @@ def ranked(snapshot: Snapshot, query: str) -> list[tuple[str, float]]:
     return [(hit.source_id, hit.score) for hit in snapshot.search(query, 10)]
 
 
-def test_the_manifest_records_how_queries_are_read(passages):
+def test_the_manifest_records_how_queries_are_read(passages, built):
     new, old = passages
     assert new.manifest["format"] == "stillweb-snapshot/4" and new.manifest["index"]["query"] == QUERY_TERMS
+    manifest = Snapshot.open(built).manifest
+    assert manifest["format"] == "stillweb-snapshot/5" and manifest["index"]["query"] == QUERY_COUNTS
+    assert {k: v for k, v in manifest["index"].items() if k != "segments"} == ROW_INDEX_PARAMETERS
     assert {k: v for k, v in new.manifest["index"].items() if k != "segments"} == PASSAGE_INDEX_PARAMETERS
     assert "query" not in old.manifest["index"] and old.fingerprint == new.fingerprint  # the manifest was edited only
 
@@ -94,20 +106,34 @@ def test_an_unknown_query_mode_says_to_upgrade(passages, tmp_path):
         Snapshot.open(copy)
 
 
+def test_format_5_counts_repeated_terms_drops_single_letters_and_rewards_adjacent_terms(built):
+    """Issue 50: a term said three times weighs more; "s" of "Ostra's" is no term; and two query words
+    near each other in a passage add a proximity score to their own."""
+    new = Snapshot.open(built)
+    assert ranked(new, "film film film studios")[0][1] > ranked(new, "film studios")[0][1]
+    assert ranked(new, "Ostra's") == ranked(new, "Ostra") and ranked(new, "s t") == []
+    alone = dict(ranked(new, "cheese"))["p4"] + dict(ranked(new, "mountain"))["p4"]
+    assert dict(ranked(new, "mountain cheese"))["p4"] > alone + 1e-3  # near each other in p4: the pair adds
+    assert abs(dict(ranked(new, "Kest sea"))["p3"] - dict(ranked(new, "sea"))["p3"]) < 1e-6  # no Kest in p3
+    assert {k: v for k, v in new.manifest["index"]["proximity"].items()} == ROW_INDEX_PARAMETERS["proximity"]
+
+
 def test_a_newer_format_is_refused_by_name(passages, tmp_path):
     copy = tmp_path / "snap"
     shutil.copytree(passages[0].path, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["format"] = "stillweb-snapshot/5"
+    manifest["format"] = "stillweb-snapshot/6"
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(SnapshotError, match="stillweb-snapshot/4 manifest"):
+    with pytest.raises(SnapshotError, match="stillweb-snapshot/5 manifest"):
         Snapshot.open(copy)
 
 
-def test_same_passage_query_same_bytes_in_two_processes(passages):
+@pytest.mark.parametrize("which", ["format 4", "format 5"])
+def test_same_passage_query_same_bytes_in_two_processes(passages, built, which):
+    path = passages[0].path if which == "format 4" else built
     script = textwrap.dedent(f"""
         from stillweb.corpora.snapshot.reading import Snapshot
-        snap = Snapshot.open({str(passages[0].path)!r})
+        snap = Snapshot.open({str(path)!r})
         for q in ["river city", "film film Ostra", "-river (Lunor", "Kest's cheese?"]:
             print([(r.doc_id, r.title, repr(r.score), r.snippet) for r in snap.search(q, k=5)])
         """)

@@ -17,7 +17,13 @@ with its answers beside it (``passages-format2.json``).
 
 Page snapshots (issue 43): format 4 ranks a page as its best passage. ``synthetic-300-s0`` and
 ``wikipedia-sample`` were frozen by format 3 code and stay: the same pages indexed as format 3 did
-(``copy_with_index``) answer byte for byte as before; ``*-format4`` pin the new ranking.
+(``copy_with_index``) answer byte for byte as before; ``*-format4`` pin the new ranking (format 5 builds
+pages the same way).
+
+Row snapshots (issue 50): format 5 ranks English rows with query term counts, single letters as stop
+words and adjacent-term proximity; ``passages-format3`` stays, answered by the same rows indexed as
+formats 3 and 4 did (``copy_with_index`` with ``PASSAGE_INDEX_PARAMETERS``); ``passages-format5`` pins
+the new ranking.
 """
 
 from __future__ import annotations
@@ -122,7 +128,7 @@ def test_synthetic_search_matches_the_frozen_output(small_snapshot, tmp_path):
 
 def test_synthetic_format_4_search_matches_the_frozen_output(small_snapshot):
     snapshot = Snapshot.open(small_snapshot)
-    assert snapshot.manifest["format"] == "stillweb-snapshot/4"
+    assert snapshot.manifest["format"] == "stillweb-snapshot/5" and snapshot.manifest["index"]["passage_words"] == 100
     _check_or_freeze("synthetic-300-s0-format4", synthetic_hits(snapshot))
 
 
@@ -151,25 +157,27 @@ FORMAT_2_PASSAGE_INDEX = {"engine": "tantivy", "tokenizer": "en_stem_stop", "fie
 
 
 @pytest.fixture(scope="module")
-def passage_snapshots(shared_data, tmp_path_factory) -> tuple[Path, Path]:
-    """HotpotQA's context as 2-sentence passages (scripts/multihop_passages.py): the snapshot this
-    code builds (format 4: passages rank as in format 3), and the same rows and index as a format 2
-    snapshot recorded them."""
+def passage_snapshots(shared_data, tmp_path_factory) -> tuple[Path, Path, Path]:
+    """HotpotQA's context as 2-sentence passages (scripts/multihop_passages.py): the same rows as formats 3
+    and 4 indexed them, the same rows and index as a format 2 snapshot recorded them, and the snapshot
+    this code builds (format 5)."""
     from stillweb.corpora.build.from_source import build_rows
+    from stillweb.corpora.build.snapshot_writer import copy_with_index
+    from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS
 
     folder = tmp_path_factory.mktemp("passages")
     script = Path(__file__).resolve().parents[2] / "scripts" / "multihop_passages.py"
     subprocess.run([sys.executable, str(script), str(shared_data / "hotpotqa_train_100.json"), "--out", str(folder)],
                    check=True, capture_output=True)
-    built = build_rows([folder], folder / "snap", progress=False).path
+    current = build_rows([folder], folder / "snap", progress=False).path
+    built = copy_with_index(current, folder / "snap-format4", PASSAGE_INDEX_PARAMETERS, "stillweb-snapshot/4")
     old = folder / "snap-format2"
     shutil.copytree(built, old)
     manifest = json.loads((old / "manifest.json").read_text(encoding="utf-8"))
-    # this code builds format 4; the format 2 build the golden was frozen from recorded FORMAT_2_PASSAGE_INDEX
-    assert manifest["format"] == "stillweb-snapshot/4"
+    # the format 2 build the golden was frozen from recorded FORMAT_2_PASSAGE_INDEX (its index as format 3-4 wrote it)
     manifest.update(format="stillweb-snapshot/2", index={**FORMAT_2_PASSAGE_INDEX, "segments": manifest["index"]["segments"]})
     (old / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-    return built, old
+    return built, old, current
 
 
 def _passage_queries(folder: Path) -> list[str]:
@@ -201,7 +209,7 @@ def test_format_2_parameters_over_this_codes_build_answer_as_format_2_code_did(p
     byte for byte the same (the index files here are this code's: the fixture test above opens format 2's own)."""
     if FREEZE:  # its golden came from the format 2 code itself: refreezing with this code would check it against itself
         pytest.skip("passages-format2 is frozen only by format 2 code (stillweb before issue 37)")
-    _built, old = passage_snapshots
+    _built, old, _current = passage_snapshots
     snapshot = Snapshot.open(old)
     actual = {f"k=10 {query}": digest(hits(snapshot, query, 10)) for query in _passage_queries(old.parent)}
     _check_or_freeze("passages-format2", actual)
@@ -214,7 +222,7 @@ def test_a_format_3_passage_snapshot_matches_the_frozen_output(passage_snapshots
     labelled format 3 both answer as the golden frozen by format 3 code."""
     if FREEZE:
         pytest.skip("passages-format3 is frozen only by format 3 code (stillweb before issue 43)")
-    built, _old = passage_snapshots
+    built, _old, _current = passage_snapshots
     labelled = tmp_path / "format3"
     shutil.copytree(built, labelled)
     manifest = json.loads((labelled / "manifest.json").read_text(encoding="utf-8"))
@@ -225,7 +233,17 @@ def test_a_format_3_passage_snapshot_matches_the_frozen_output(passage_snapshots
         _check_or_freeze("passages-format3", actual)
 
 
+@pytest.mark.shared_data
+def test_a_format_5_row_snapshot_matches_the_frozen_output(passage_snapshots):
+    """Format 5 rows (issue 50): query term counts, single letters as stop words, adjacent-term proximity."""
+    _built, _old, current = passage_snapshots
+    snapshot = Snapshot.open(current)
+    assert snapshot.manifest["format"] == "stillweb-snapshot/5" and snapshot.manifest["index"]["query"] == "term counts"
+    actual = {f"k=10 {query}": digest(hits(snapshot, query, 10)) for query in _passage_queries(current.parent)}
+    _check_or_freeze("passages-format5", actual)
+
+
 def test_the_frozen_output_is_complete():
     assert not FREEZE or pytest.skip("freezing")
     assert {"synthetic-300-s0", "wikipedia-sample", "snippets", "passages-format2", "passages-format3",
-            "synthetic-300-s0-format4", "wikipedia-sample-format4"} <= _golden().keys()
+            "synthetic-300-s0-format4", "wikipedia-sample-format4", "passages-format5"} <= _golden().keys()
