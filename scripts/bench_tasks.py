@@ -15,6 +15,7 @@ dump sample: ``--real-count 400 --real-seed 3``).
 
     python scripts/bench_tasks.py --snapshot /tmp/stillweb-bench/search-syn-100000 --count 10000
     python scripts/bench_tasks.py --articles 5000 --count 2000 --hard-count 300 --oracle-sample 50 --real snapshots/enwiki-sample
+    python scripts/bench_tasks.py --real-only --real snapshots/enwiki-sample --held-out snapshots/enwiki-tables
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section, snapshot_phrase  # noqa: E402
+from bench_tasks_real import real_section  # noqa: E402
 
 from stillweb.corpora.build.from_source import build_synthetic  # noqa: E402
 from stillweb.corpora.tasks.store.card import WEBSHAPER_REFERENCE, question_word_median  # noqa: E402
@@ -63,7 +65,17 @@ def main() -> None:
     parser.add_argument("--real", type=Path, default=None, help="also measure the question figures of this real snapshot")
     parser.add_argument("--real-count", type=int, default=400)
     parser.add_argument("--real-seed", type=int, default=3)
+    parser.add_argument("--real-only", action="store_true",
+                        help="only the real-page figures of issue 49 (--real, and --held-out if given)")
+    parser.add_argument("--held-out", type=Path, default=None, help="a real snapshot kept out of development")
     args = parser.parse_args()
+    if args.real_only:
+        if args.real is None:
+            parser.error("--real-only needs --real SNAPSHOT")
+        pairs = [("developed on", args.real)] + ([("held out", args.held_out)] if args.held_out else [])
+        append_section("Task generator, real pages (scripts/bench_tasks.py --real-only, issue 49)",
+                       real_section(pairs, args.real_count, args.real_seed, snapshot_phrase))
+        return
 
     snapshot = args.snapshot or Path(f"/tmp/stillweb-bench-tasks/syn-{args.articles}-s{args.seed}")
     if not (snapshot / "manifest.json").exists():

@@ -1,0 +1,67 @@
+"""Real-page question figures for scripts/bench_tasks.py (issue 49 items 2-4, 6): yields, rejections and refused
+facts by reason, the share of attempts whose question could read two pages, answer repetition; beside a baseline
+measured in the same run (one-page questions allowed, ``min_pages=1``) and without the diversity caps' effect.
+
+    python scripts/bench_tasks.py --real-only --real snapshots/enwiki-sample --held-out snapshots/enwiki-tables
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.generate import GenerationResult, TaskGenerationError, answer_group, generate_task_list
+from stillweb.corpora.tasks.graph import FactGraph
+from stillweb.corpora.tasks.task_world import open_world
+
+__all__ = ["real_section"]
+
+
+def _run(world, graph: FactGraph, params: GenerationParams) -> GenerationResult | str:
+    try:
+        return generate_task_list(world, params, graph=graph)
+    except TaskGenerationError as error:  # none could be made: the message says why
+        return str(error)
+
+
+def _line(label: str, run: GenerationResult | str) -> list[str]:
+    if isinstance(run, str):
+        return [f"- {label}: {run}"]
+    tasks, rejected = run.tasks, run.rejections
+    answers = Counter(answer_group(t) for t in tasks)
+    pages = Counter(len(set(t.evidence_docs)) for t in tasks)
+    two_pages = len(tasks) + rejected.get("too_few_pages", 0)
+    could = sum(n for k, n in pages.items() if k >= 2)
+    return [
+        f"- {label}: **{len(tasks)} tasks from {run.attempts} attempts**; pages read per question "
+        f"{dict(sorted(pages.items()))}; of the {two_pages} proven questions, {could} "
+        f"({100 * could / two_pages if two_pages else 0:.1f}%) read two pages or more",
+        f"  answers: {len(answers)} distinct, most repeated {max(answers.values(), default=0)} times; "
+        f"rejections: {dict(sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0])))}",
+    ]
+
+
+def _linked_share(graph: FactGraph) -> str:
+    """How many entities have a fact usable in a question that joins them to another page."""
+    linked = [e for e in graph.entities if any(graph.is_page(o) and o != e for i in graph.edges_of(e)
+                                              for o in (graph.facts[i].subject, graph.facts[i].object))]
+    return f"{len(linked)} of {len(graph.entities)} entities with facts are joined to another page by a said fact"
+
+
+def real_section(snapshots: list[tuple[str, Path]], count: int, seed: int, phrase) -> str:
+    """The section's lines for each (label, snapshot): refusals, yields with and without the page rule."""
+    lines = [f"Load average (1/5/15 min) before: {'/'.join(f'{x:.1f}' for x in os.getloadavg())} (2 cores). "
+             "Baseline in the same run: one-page questions allowed (`min_pages=1`), all other rules on."]
+    for label, path in snapshots:
+        world = open_world(path)
+        graph = FactGraph(world)
+        lines += ["", f"### {label}: {phrase(path)}", "",
+                  f"- facts refused by reason: {dict(sorted(graph.refused.items()))}; {_linked_share(graph)}"]
+        lines += _line(f"default rules (count {count}, seed {seed})",
+                       _run(world, graph, GenerationParams(count=count, seed=seed)))
+        lines += _line("baseline, one page allowed",
+                       _run(world, graph, GenerationParams(count=count, seed=seed, min_pages=1)))
+    lines.append(f"Load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}.")
+    return "\n".join(lines)
