@@ -7,7 +7,8 @@ corpus`` (this code's format), and the same rows are indexed again as formats 3 
 (``copy_with_index`` with ``PASSAGE_INDEX_PARAMETERS``): the ranking before issue 50, a column of the same
 run. bm25s (k1 1.5, b 0.75) and Pyserini (Lucene BM25, k1 0.9, b 0.4) index each row as ``title + "\\n" +
 text``, as ``stillweb eval retrieval --baseline`` does. The last column is stillweb over the better of
-the two baselines; the load average is printed beside the figures.
+the two baselines; the load average is printed beside the figures, and the CPU time per query of the
+ranking alone (``SearchIndex.search``, top 10) for this code and the format 4 copy, a paired ratio.
 
     python scripts/bench_bm25.py --sources $SCRATCH/fetched --dir $SCRATCH/stillweb-collections --no-append
     python scripts/bench_bm25.py --sources $SCRATCH/fetched --names cranfield cisi hotpotqa-2wiki
@@ -16,8 +17,9 @@ the two baselines; the load average is printed beside the figures.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -56,7 +58,9 @@ def measure(sets, engines: tuple[str, ...] = ENGINES) -> list[tuple[object, int,
         scores = {}
         for engine in engines:
             if engine in ("stillweb", BEFORE):
-                run = ev.run_snapshot(now if engine == "stillweb" else before, queries)
+                snapshot = now if engine == "stillweb" else before
+                run = ev.run_snapshot(snapshot, queries)
+                scores.setdefault("cpu", {})[engine] = ranking_ms(snapshot, list(queries.values()))
             else:
                 key = (engine, item.folder)
                 if key not in runs:  # one baseline run over every query of the folder, both splits
@@ -66,6 +70,18 @@ def measure(sets, engines: tuple[str, ...] = ENGINES) -> list[tuple[object, int,
             scores[engine] = ev.evaluate(qrels, run, MEASURES)
         rows.append((item, len(now), len(queries), scores))
     return rows
+
+
+def ranking_ms(snapshot, queries: list[str], passes: int = 3) -> float:
+    """CPU milliseconds per query of the ranking alone (``SearchIndex.search``, top 10, doc ids and scores) after
+    one warm-up pass: what format 5's proximity phrases cost beside format 4's terms on the same rows."""
+    for query in queries:
+        snapshot._index.search(query, 10)
+    started = time.process_time()
+    for _ in range(passes):
+        for query in queries:
+            snapshot._index.search(query, 10)
+    return (time.process_time() - started) * 1e3 / max(1, passes * len(queries))
 
 
 def report(rows, engines: tuple[str, ...], notes: str) -> str:
@@ -80,6 +96,9 @@ def report(rows, engines: tuple[str, ...], notes: str) -> str:
             ratio = f"{scores['stillweb'][measure] / best:.3f}x" if best else "-"
             lines.append(f"{head} {measure} | " + " | ".join(f"{scores[e][measure]:.4f}" for e in engines) + f" | {ratio} |")
             head = "| | | | |"
+        cpu = scores["cpu"]
+        lines.append(f"{head} CPU ms per query, ranking alone (top 10) | {cpu['stillweb']:.3f} | {cpu[BEFORE]:.3f} | "
+                     + " | ".join("-" for _ in others) + f" | now / before {cpu['stillweb'] / cpu[BEFORE]:.2f}x |")
     return "\n".join(lines)
 
 
