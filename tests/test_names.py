@@ -88,8 +88,9 @@ def test_a_module_exports_only_what_it_defines():
         if module in packages:
             continue
         own = {node.name for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
-        own |= {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-                for target in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(target, ast.Name)}
+        own |= {name.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                for name in ast.walk(target) if isinstance(name, ast.Name)}  # ``A, B = ...`` defines both
         if extra := sorted(set(_exports(tree)) - own):
             borrowed[module] = extra
     assert not borrowed, f"exported but defined elsewhere (export it from its own module): {borrowed}"

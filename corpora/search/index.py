@@ -24,8 +24,8 @@ from stillweb.corpora.errors import DataError
 from stillweb.corpora.search.page_ranking import PAGE_INDEX_PARAMETERS, page_documents, page_schema, top_pages, with_exact_title
 from stillweb.corpora.search.row_ranking import QUERY_COUNTS, ROW_INDEX_PARAMETERS, ROW_TOKENIZER, counted_terms_query, row_analyzer
 
-__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "ROW_INDEX_PARAMETERS", "QUERY_SYNTAX",
-           "QUERY_TERMS", "QUERY_COUNTS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language",
+__all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX",
+           "QUERY_TERMS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language",
            "passage_parameters"]
 
 # Recorded in the manifest and the fingerprint: changing any of these changes rankings. A snapshot

@@ -18,7 +18,8 @@ from stillweb.cli.main import main as cli_main
 from stillweb.corpora.search.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters, script_shares
 from stillweb.corpora.build.from_source import build_rows
 from stillweb.corpora.errors import DataError, UsageError
-from stillweb.corpora.search.index import ROW_INDEX_PARAMETERS, matching_spans
+from stillweb.corpora.search.index import matching_spans
+from stillweb.corpora.search.row_ranking import ROW_INDEX_PARAMETERS
 from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.sources.wikipedia_xml import dump_language
 from support.chinese import CHINESE_ROWS, build_chinese_snapshot, write_chinese_rows

@@ -17,7 +17,8 @@ import pytest
 
 from stillweb.corpora.build.from_source import build_rows
 from stillweb.corpora.build.snapshot_writer import copy_with_index
-from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS, QUERY_COUNTS, QUERY_TERMS, ROW_INDEX_PARAMETERS
+from stillweb.corpora.search.index import PASSAGE_INDEX_PARAMETERS, QUERY_TERMS
+from stillweb.corpora.search.row_ranking import QUERY_COUNTS, ROW_INDEX_PARAMETERS
 from stillweb.corpora.snapshot.manifest import SnapshotError
 from stillweb.corpora.snapshot.reading import Snapshot
 
