@@ -6,6 +6,7 @@ import argparse
 
 EXAMPLES = """examples:
   stillweb build dense snapshots/scifact --model default   (the shipped multilingual-e5-small: pip install 'stillweb[dense]')
+  stillweb build dense snapshots/wiki18 --model default --workers 8   (8 processes of 2 threads: 16 cores)
   stillweb build dense snapshots/syn-20k --endpoint http://127.0.0.1:8000/v1 --model BAAI/bge-small-en-v1.5
   stillweb build dense snapshots/wiki18 --endpoint http://127.0.0.1:8000/v1 --model intfloat/e5-base-v2 \\
       --query-prefix 'query: ' --document-prefix 'passage: '
@@ -46,6 +47,8 @@ def register(sources) -> None:
     dense.add_argument("--max-chars", type=int, default=2000, help="characters of each document sent (default 2000)")
     dense.add_argument("--query-prefix", default="", help="text put before each query (e5, bge: 'query: ')")
     dense.add_argument("--document-prefix", default="", help="text put before each document (e5: 'passage: ')")
+    dense.add_argument("--workers", type=int, default=1, help="with --model default: processes embedding (default 1; "
+                                                              "each runs 2 threads; the vectors are the same)")
     dense.add_argument("--quiet", action="store_true", help="no progress output")
     dense.set_defaults(handler=_run)
 
@@ -57,7 +60,7 @@ def _run(args) -> int:
                            ids_file=args.ids, batch_size=args.batch_size, timeout=args.timeout,
                            max_chars=args.max_chars, query_prefix=args.query_prefix,
                            document_prefix=args.document_prefix, ignore_unknown=args.ignore_unknown,
-                           progress=not args.quiet)
+                           progress=not args.quiet, workers=args.workers)
     print(f"dense index: {info['docs']} vectors of {info['dimensions']} dimensions, model {info['model']!r} "
           f"(from the {info['from']}), added to {args.snapshot}")
     return 0

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.search.dense import DENSE_DIR, quantize_many, vector_norms
 from stillweb.corpora.search.dense_model import (DEFAULT_MODEL, DOCUMENT_PREFIX, MODEL_NAME, QUERY_PREFIX, SHIPPED,
-                                                 is_default, model_info, shipped_model)
+                                                 ModelPool, is_default, model_info, shipped_model)
 from stillweb.corpora.search.embeddings import EmbeddingsClient
 from stillweb.corpora.errors import DataError, UsageError, writing
 from stillweb.corpora.snapshot.manifest import MANIFEST_NAME, write_manifest_as_is
@@ -44,11 +44,12 @@ def add_dense_index(
     snapshot_path: str | Path, *, model: str, endpoint: str | None = None, vectors_file: str | Path | None = None,
     ids_file: str | Path | None = None, batch_size: int = 64, timeout: float = 60.0, max_chars: int = DEFAULT_MAX_CHARS,
     query_prefix: str = "", document_prefix: str = "", ignore_unknown: bool = False, progress: bool = True,
+    workers: int = 1,
 ) -> dict:
     """Embed (``endpoint``, or the shipped model: ``model="default"`` with neither source) or read
     (``vectors_file``) a vector per document, quantise them and add ``dense/`` to the snapshot; returns
     the manifest's ``dense`` entry. ``query_prefix`` is what searches put before a query (e5 and bge want
-    ``"query: "``; the shipped model sets its own)."""
+    ``"query: "``; the shipped model sets its own, and embeds in ``workers`` processes)."""
     path = Path(snapshot_path).expanduser().resolve()
     shipped = is_default(model) and endpoint is None and vectors_file is None
     if not shipped and (endpoint is None) == (vectors_file is None):
@@ -58,7 +59,8 @@ def add_dense_index(
         raise UsageError(f"--model {DEFAULT_MODEL} puts the e5 prefixes {QUERY_PREFIX!r} and {DOCUMENT_PREFIX!r} "
                          f"itself: drop --query-prefix and --document-prefix")
     if shipped:
-        embedder = shipped_model()
+        info = model_info(shipped_model())
+        embedder = shipped_model() if workers == 1 else ModelPool(workers)
         query_prefix, document_prefix = QUERY_PREFIX, DOCUMENT_PREFIX
     snapshot = Snapshot.open(path)
     if shipped:
@@ -66,7 +68,7 @@ def add_dense_index(
         source = {"from": SHIPPED, "document_text": f"prefix, title, newline, text (first {max_chars} characters)",
                   "document_prefix": document_prefix}
         model = MODEL_NAME
-        source.update(model_info(embedder))
+        source.update(info)
     elif endpoint is not None:
         vectors = embed_snapshot(snapshot, EmbeddingsClient(endpoint, model, timeout), batch_size, max_chars,
                                  document_prefix, progress)

@@ -38,7 +38,7 @@ import numpy as np
 
 from stillweb.corpora.errors import UsageError
 
-__all__ = ["DEFAULT_MODEL", "SHIPPED", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
+__all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
            "ShippedModel", "shipped_model", "model_info", "is_default"]
 
 DEFAULT_MODEL = "default"  # what --model says to use the shipped model
@@ -225,6 +225,35 @@ class ShippedModel:
 
     def close(self) -> None:
         """Nothing to release (the session stays for later texts); here so it serves as an embeddings client."""
+
+
+class ModelPool:
+    """The shipped model in ``workers`` processes (each with its own session of :data:`THREADS` threads):
+    :meth:`embed` splits a batch among them and returns the vectors in order, the same vectors one
+    process gives (each text is embedded alone, and the thread count changes nothing)."""
+
+    def __init__(self, workers: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise UsageError(f"--workers must be a positive integer, got {workers!r}")
+        self.workers = workers
+        self._executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """:meth:`ShippedModel.embed` of ``texts``, a share in each worker."""
+        share = max(1, -(-len(texts) // self.workers))
+        parts = [texts[start : start + share] for start in range(0, len(texts), share)]
+        return [vector for part in self._executor.map(_embed_here, parts) for vector in part]
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        self._executor.shutdown(cancel_futures=True)
+
+
+def _embed_here(texts: list[str]) -> list[list[float]]:
+    return shipped_model().embed(texts)
 
 
 _MODEL: ShippedModel | None = None

