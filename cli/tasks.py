@@ -61,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--max-per-answer", type=int, default=3, metavar="N",
                           help="keep at most N tasks per answer (default 3: no answer over 3%% of a set of 100+)")
     generate.add_argument("--min-pages", type=int, default=None, metavar="N",
-                          help="pages (evidence documents) each question reads at least (default: 2 on real pages, "
-                               "1 on a synthetic world; issue 49)")
+                          help="pages (evidence documents) every question reads at least (default: on real pages 2 "
+                               "where the answer has a keyed chain through another page, else 1; issue 49)")
     generate.add_argument("--allow-partial", action="store_true", help="write the set even if fewer than --count tasks")
     generate.add_argument("--no-progress", action="store_true", help="no progress bar (for logs and scripts)")
     generate.set_defaults(handler=run_generate)

@@ -88,7 +88,7 @@ def test_placeholders_and_compounds_are_refused_and_counted():
 
 def test_questions_say_the_year_and_never_a_refused_value():
     made = generate_task_list(_countries(), GenerationParams(count=6, seed=0, attempts_per_task=200,
-                                                             shortcut_filter=False, min_pages=1))  # one-page world
+                                                             shortcut_filter=False))  # one page: no links
     assert made.tasks
     for task in made.tasks:
         assert "GBP" not in task.question + task.answer and "Unknown" not in task.question + task.answer

@@ -145,7 +145,7 @@ def test_real_sample_graph_stats_and_questions(wiki_snapshot, capsys):
     assert 0.1 < stats["mapped_share"] < 1.0 and stats["top_unmapped"]
     assert all("|" in key for key, _ in stats["top_unmapped"])
     assert {row["relation"] for row in stats["relations"]} <= set(relation_types())  # typed relations, no raw keys
-    result = generate_task_list(wiki_snapshot, GenerationParams(count=20, seed=0, attempts_per_task=100, min_pages=1))
+    result = generate_task_list(wiki_snapshot, GenerationParams(count=20, seed=0, attempts_per_task=100))
     figures = task_set_stats(result.tasks)
     assert figures["malformed"] == 0, [malformed_reasons(t) for t in result.tasks]
 

@@ -22,6 +22,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.tasks.compose.assemble import build_record
 from stillweb.corpora.tasks.compose.operations import compose_query
+from stillweb.corpora.tasks.compose.page_hops import two_page_roots
 from stillweb.corpora.tasks.compose.params import ComposeParams
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.store.record import TaskRecord
@@ -31,9 +32,12 @@ from stillweb.corpora.tasks.prove.unanswerable import make_unanswerable, wants_u
 
 __all__ = ["MIN_PAGES_REAL", "Attempt", "AttemptWorker", "GenerationParams", "attempt_batches_in_processes", "attempt_task"]
 
-Attempt = tuple[int, "TaskRecord | None", str]  # (index, record or None, "ok" or the rejection reason)
-# Real pages (issue 49 item 4): a question reads at least this many pages (its evidence documents), so none is
-# one infobox look-up in disguise ("the GDP of the country whose capital is Luanda"); rejection ``too_few_pages``.
+# (index, record or None, "ok" or the rejection reason, could the question read two pages: None off real pages)
+Attempt = tuple[int, "TaskRecord | None", str, "bool | None"]
+# Real pages (issue 49 item 4): where the data has a keyed chain through another page for the attempt's answer
+# (compose/page_hops.py), its question reads at least this many pages (its evidence documents), so none is one
+# infobox look-up in disguise ("the GDP of the country whose capital is Luanda"); rejection ``too_few_pages``.
+# Where it has none, a one-page question is what the data allows: kept, and counted on the card.
 MIN_PAGES_REAL = 2
 
 
@@ -49,7 +53,8 @@ class GenerationParams:
     verify_limit: int | None = None  # verify only the first N kept tasks (None: all, if a verifier is given)
     unanswerable: float = 0.0  # share of attempts made unanswerable (stillweb.corpora.tasks.prove.unanswerable)
     max_per_answer: int = 3  # tasks per answer at most (3: any set of 100+ has <= 3% per answer, >= 33% distinct)
-    min_pages: int | None = None  # pages each question reads at least (None: MIN_PAGES_REAL on real pages, else 1)
+    # pages each question reads at least (None: on real pages MIN_PAGES_REAL where its answer has a chain, else 1)
+    min_pages: int | None = None
 
     def __post_init__(self) -> None:
         check_positive_int("count", self.count)
@@ -77,22 +82,36 @@ class GenerationParams:
         return fields
 
 
-def attempt_task(graph: FactGraph, params: GenerationParams, index: int, fingerprint: str) -> tuple[TaskRecord | None, str]:
-    """Attempt ``index``: a task record and "ok", or None and the rejection reason."""
+def attempt_task(graph: FactGraph, params: GenerationParams, index: int,
+                 fingerprint: str) -> tuple[TaskRecord | None, str, bool | None]:
+    """Attempt ``index``: a task record and "ok", or None and the rejection reason; and, on real pages, whether
+    its question could read two pages (its answer has a keyed chain through another page, or it read two)."""
     rng = KeyedRng(params.seed, "task", index)
     composition = compose_query(graph, rng.child("compose"), params.compose)
+    could = _could_take_two_pages(graph, params, composition.answer)
     if composition.query is None:
-        return None, composition.reason
+        return None, composition.reason, could
     if wants_unanswerable(params.seed, index, params.unanswerable):
-        return make_unanswerable(composition, graph, rng.child("unanswerable"), fingerprint)
+        return *make_unanswerable(composition, graph, rng.child("unanswerable"), fingerprint), could
     record = build_record(composition.query, composition.proof, graph, rng.child("render"), fingerprint)
-    if len(set(record.evidence_docs)) < (params.min_pages or (MIN_PAGES_REAL if graph.real else 1)):
-        return None, "too_few_pages"
+    pages = len(set(record.evidence_docs))
+    if pages < (params.min_pages or (MIN_PAGES_REAL if could else 1)):
+        return None, "too_few_pages", could
+    could = could if could is None else could or pages >= MIN_PAGES_REAL
     if params.shortcut_filter:
         reason = shortcut_reason(graph.world, record.question, list(record.golds), record.answer_doc)
         if reason:
-            return None, "shortcut:" + reason
-    return record, "ok"
+            return None, "shortcut:" + reason, could
+    return record, "ok", could
+
+
+def _could_take_two_pages(graph: FactGraph, params: GenerationParams, answer: int) -> bool | None:
+    """On real pages: the answer has a keyed chain through another page within the hops asked (page_hops.py);
+    None on a synthetic world, where the rule does not apply."""
+    if not graph.real:
+        return None
+    max_hops = min(params.compose.max_hops, 2) if params.compose.level == 1 else params.compose.max_hops
+    return answer in two_page_roots(graph, max_hops)
 
 
 class AttemptWorker:

@@ -38,7 +38,8 @@ from stillweb.corpora.tasks.store.splits import fill_empty_splits
 from stillweb.corpora.tasks.store.files import task_set_dir, write_task_set
 from stillweb.corpora.tasks.task_world import TaskWorld, open_world
 
-__all__ = ["VERIFY_SAMPLE", "TaskGenerationError", "GenerationResult", "GenerationSummary", "Verifier", "answer_group", "generate_task_list", "generate_tasks"]
+__all__ = ["VERIFY_SAMPLE", "TaskGenerationError", "GenerationResult", "GenerationSummary", "Verifier", "answer_group",
+           "generate_task_list", "generate_tasks", "page_hop_counts"]
 
 Verifier = Callable[[TaskRecord], "int | None"]  # a task -> the oracle's step count, or None if it failed
 
@@ -60,6 +61,7 @@ class GenerationResult:
     rejections: Counter
     verified: int = 0
     refused: Counter = field(default_factory=Counter)  # facts no question uses, by reason (graph.refusal)
+    page_hops: Counter | None = None  # real pages only: page_hop_counts (issue 49 item 4)
 
 
 @dataclass(frozen=True)
@@ -105,12 +107,15 @@ def generate_task_list(
         )
     result = GenerationResult(tasks=[], attempts=0, rejections=Counter(), refused=Counter(graph.refused))
     seen: set[str] = set()
+    could_by_hash: dict[str, bool] = {}  # kept tasks (by canonical hash): could their question read two pages
+    could_count = 0
     diversity = Diversity(params.count, params.max_per_answer, answer_group)  # quotas and near-duplicates
     bar = tqdm(total=params.count, desc="tasks", unit="task", disable=not progress)
     try:
         source = _worker_source(world, loaded) if workers > 1 or on_ray else None
-        for index, record, reason in _attempts(graph, source, params, workers, loaded.fingerprint, on_ray):
+        for index, record, reason, could in _attempts(graph, source, params, workers, loaded.fingerprint, on_ray):
             result.attempts = index + 1
+            could_count += bool(could)
             if record is not None and record.canonical_hash in seen:
                 record, reason = None, "duplicate"
             if record is not None and (capped := diversity.reason(record)) is not None:
@@ -126,6 +131,7 @@ def generate_task_list(
                 result.rejections[reason] += 1
             else:
                 seen.add(record.canonical_hash)
+                could_by_hash[record.canonical_hash] = bool(could)
                 diversity.add(record)
                 result.tasks.append(record)
                 bar.update(1)
@@ -139,6 +145,8 @@ def generate_task_list(
         result.tasks, trimmed = trim_to_quota(result.tasks, params.max_per_answer, answer_group)
         if trimmed:
             result.rejections["answer_quota"] += trimmed
+    if graph.real:
+        result.page_hops = page_hop_counts(result.tasks, result.attempts, could_count, could_by_hash)
     if not result.tasks:
         raise TaskGenerationError(_shortfall(result, params))
     splits = fill_empty_splits([t.split for t in result.tasks],
@@ -154,6 +162,20 @@ def answer_group(record: TaskRecord) -> str:
     if record.shape.startswith("value"):
         return "value:" + normalize_text(record.answer)
     return f"entity:{record.answer_doc}"
+
+
+def page_hop_counts(tasks: list[TaskRecord], attempts: int, could: int, could_by_hash: dict[str, bool]) -> Counter:
+    """The card's page-hop figures (issue 49 item 4): ``attempts``; ``could`` (attempts whose answer had a keyed
+    chain through another page, or whose question read two); kept answerable tasks reading ``two_pages`` or more;
+    one-page tasks ``one_page_no_chain`` (the data allowed no more) and ``one_page_with_chain`` (only under
+    ``min_pages=1``)."""
+    counts = Counter(attempts=attempts, could=could)
+    for task in tasks:
+        if task.answerable:
+            one = len(set(task.evidence_docs)) < 2
+            chain = could_by_hash.get(task.canonical_hash, False)
+            counts["one_page_with_chain" if one and chain else "one_page_no_chain" if one else "two_pages"] += 1
+    return counts
 
 
 def _shortfall(result: GenerationResult, params: GenerationParams) -> str:
@@ -197,7 +219,7 @@ def generate_tasks(
     def card(directory: Path) -> None:
         text = render_card(name, world.fingerprint, params.card_fields(), result.tasks, result.attempts,
                            result.rejections, result.verified, params.verify_limit if verifier is not None else 0,
-                           refused=result.refused)
+                           refused=result.refused, page_hops=result.page_hops)
         (directory / "card.md").write_text(text, encoding="utf-8")
 
     path = write_task_set(snapshot_path, name, result.tasks, card)
@@ -218,11 +240,10 @@ def _attempts(
     graph: FactGraph, source: TaskWorld | str | None, params: GenerationParams, workers: int, fingerprint: str,
     on_ray: bool = False,
 ) -> Iterator[Attempt]:
-    """(index, record, reason) for attempts 0, 1, 2, ... up to the bound, in order."""
+    """(index, record, reason, could) for attempts 0, 1, 2, ... up to the bound, in order."""
     if source is None or (workers == 1 and not on_ray):
         for index in range(params.max_attempts):
-            record, reason = attempt_task(graph, params, index, fingerprint)
-            yield index, record, reason
+            yield index, *attempt_task(graph, params, index, fingerprint)
         return
     batches = [range(start, min(start + _BATCH, params.max_attempts)) for start in range(0, params.max_attempts, _BATCH)]
     if on_ray:

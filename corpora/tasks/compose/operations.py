@@ -72,28 +72,28 @@ def compose_query(graph: FactGraph, rng: KeyedRng, params: ComposeParams) -> Com
     roots = graph.keyable(spine) if params.require_key else graph.entities
     if not roots:  # no keyed chain is that long anywhere in the world
         return Composition(None, None, "no_chain")
-    reason = builder.build(rng.choice(roots), fork)
-    if reason != "ok":
-        return Composition(None, None, reason)
+    answer = rng.choice(roots)
+    if (reason := builder.build(answer, fork)) != "ok":
+        return Composition(None, None, reason, answer)
     query = builder.query
     proof = prove(query, graph)
     while not proof.unique and proof.expected in proof.answers:
         if not builder.tighten(proof):
-            return Composition(None, proof, "not_unique")
+            return Composition(None, proof, "not_unique", answer)
         proof = prove(query, graph)
     if proof.expected not in proof.answers:
-        return Composition(None, proof, "inconsistent")
+        return Composition(None, proof, "inconsistent", answer)
     keep = (lambda q: key_reason(q) is None) if params.require_key else None
     proof = drop_redundant_branches(query, graph, proof, keep)
     if rng.chance(params.union_rate):
         proof = builder.try_union(proof, keep)
     if params.require_key and (missing := key_reason(query)) is not None:
-        return Composition(None, proof, missing)
+        return Composition(None, proof, missing, answer)
     if not params.min_hops <= query.hops <= max_hops:
-        return Composition(None, proof, "hops_out_of_range")
+        return Composition(None, proof, "hops_out_of_range", answer)
     if level is not None and query_level(query) != level:
-        return Composition(None, proof, "level_mismatch")
-    return Composition(query, proof, "ok")
+        return Composition(None, proof, "level_mismatch", answer)
+    return Composition(query, proof, "ok", answer)
 
 
 class _Builder:

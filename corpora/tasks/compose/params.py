@@ -59,6 +59,7 @@ class Composition:
     query: Query | None
     proof: Proof | None
     reason: str  # "ok" or a rejection reason
+    answer: int = -1  # the answer entity the attempt drew (the query's root), -1 when none could be drawn
 
 
 def query_level(query: Query) -> int:

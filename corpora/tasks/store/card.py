@@ -19,7 +19,7 @@ from stillweb.corpora.tasks.store.record import TaskRecord
 from stillweb.corpora.tasks.store.quality import format_task_stats, task_set_stats
 from stillweb.corpora.version import PACKAGE_VERSION
 
-__all__ = ["WEBSHAPER_REFERENCE", "render_card", "question_word_median"]
+__all__ = ["WEBSHAPER_REFERENCE", "page_hop_lines", "render_card", "question_word_median"]
 
 # Measured on ../shared/data/webshaper.500.jsonl (checked by tests/test_tasks_card.py).
 WEBSHAPER_REFERENCE = {
@@ -50,6 +50,22 @@ def _unanswerable_line(tasks: Sequence[TaskRecord]) -> list[str]:
     return [f"- unanswerable (emptiness proven, abstaining is correct): {sum(kinds.values())} ({_counts(kinds)})"]
 
 
+def page_hop_lines(counts: Mapping[str, int] | None) -> list[str]:
+    """The page-hop line of a real set (issue 49 item 4): the share of attempts that could read two pages, the
+    share that did, and the one-page questions kept where no chain existed."""
+    if counts is None:
+        return []
+    attempts, tasks = counts["attempts"], sum(counts.get(k, 0) for k in ("two_pages", "one_page_no_chain",
+                                                                         "one_page_with_chain"))
+    with_chain = counts.get("one_page_with_chain", 0)
+    return [f"- page hops: {counts.get('could', 0)} of {attempts} attempts ({_rate(counts.get('could', 0), attempts)}) "
+            f"could read two pages (their answer has a keyed chain through another page); "
+            f"{counts.get('two_pages', 0)} kept questions did ({_rate(counts.get('two_pages', 0), attempts)} of "
+            f"attempts, {_rate(counts.get('two_pages', 0), tasks)} of questions); {counts.get('one_page_no_chain', 0)} "
+            "read one page where no such chain existed"
+            + (f"; {with_chain} read one page though a chain existed (one page allowed)" if with_chain else "")]
+
+
 def render_card(
     name: str,
     fingerprint: str,
@@ -60,12 +76,14 @@ def render_card(
     verified: int,
     verify_limit: int | None = 0,
     refused: Mapping[str, int] | None = None,
+    page_hops: Mapping[str, int] | None = None,
 ) -> str:
     """The markdown card of a task set (deterministic: sorted keys, no times).
 
     ``verify_limit`` is the solvability sample asked for: 0 (no verifier), a
     size (the first N kept candidates) or None (every kept task). ``refused``: the facts no
-    question uses, by reason (:func:`~stillweb.corpora.tasks.graph.refusal`).
+    question uses, by reason (:func:`~stillweb.corpora.tasks.graph.refusal`). ``page_hops``: real pages only,
+    :func:`~stillweb.corpora.tasks.compose.generate.page_hop_counts` (no line without it: synthetic cards unchanged).
     """
     stats = formalization_stats(t.formalization for t in tasks)
     hard = [t for t in tasks if t.level == 3] or list(tasks)
@@ -80,6 +98,7 @@ def render_card(
         f"- tasks: {len(tasks)} from {attempts} attempts ({_rate(len(tasks), attempts)} kept)",
         f"- splits: {_counts(Counter(t.split for t in tasks))}",
         *_unanswerable_line(tasks),
+        *page_hop_lines(page_hops),
         f"- solvability (reference agent, tools only): {_solvability(verified, verify_limit, rejections)}",
         f"- oracle steps: mean {_mean(steps)}; per level: "
         + (", ".join(f"L{level}: {_mean(s)}" for level, s in sorted(_steps_by_level(tasks).items())) or "n/a"),
