@@ -15,6 +15,7 @@ from pathlib import Path
 
 from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from stillweb.corpora.tasks.compose.generate import GenerationResult, TaskGenerationError, answer_group, generate_task_list
+from stillweb.corpora.tasks.compose.page_hops import two_page_roots
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.store.card import page_hop_lines
 from stillweb.corpora.tasks.task_world import open_world
@@ -48,7 +49,10 @@ def _linked_share(graph: FactGraph) -> str:
     """How many entities have a fact usable in a question that joins them to another page."""
     linked = [e for e in graph.entities if any(graph.is_page(o) and o != e for i in graph.edges_of(e)
                                               for o in (graph.facts[i].subject, graph.facts[i].object))]
-    return f"{len(linked)} of {len(graph.entities)} entities with facts are joined to another page by a said fact"
+    chained = two_page_roots(graph, GenerationParams(count=1).compose.max_hops)
+    return (f"{len(linked)} of {len(graph.entities)} entities with facts are joined to another page by a said fact; "
+            f"{len(chained)} have a keyed chain through another page (compose/page_hops.py): only their questions "
+            "must read two pages")
 
 
 def real_section(snapshots: list[tuple[str, Path]], count: int, seed: int, phrase) -> str:
