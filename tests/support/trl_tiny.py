@@ -5,6 +5,7 @@ factory (TRL extracts the tools from the factory's methods and calls them as the
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 TOOL_JSON = "{{- tool | tojson }}"  # how Qwen3's chat template writes each tool into the prompt
@@ -36,6 +37,8 @@ def scripted_model(tokenizer, scripts: list[str], max_positions: int = 4096):
 
     In generation (no grad), the last position's logits get a large bonus on the next
     token of the script whose longest prefix ends the sequence; training forwards are untouched.
+    Generation keeps its KV cache: a decoding step passes only the new token, so the model keeps each row's
+    sequence from the step that starts with an empty cache (the whole prompt) on.
     """
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
@@ -44,11 +47,17 @@ def scripted_model(tokenizer, scripts: list[str], max_positions: int = 4096):
     response_id = tokenizer.convert_tokens_to_ids("<tool_response>")
 
     class ScriptedQwen2(Qwen2ForCausalLM):
+        sequences: list[list[int]] = []
+
         def forward(self, input_ids=None, **kwargs):
+            cache = kwargs.get("past_key_values")
+            cached = cache.get_seq_length() if cache is not None and kwargs.get("use_cache", True) else 0
             output = super().forward(input_ids=input_ids, **kwargs)
             if torch.is_grad_enabled() or input_ids is None:
                 return output
-            for row, ids in enumerate(input_ids.tolist()):
+            new = input_ids.tolist()
+            self.sequences = new if cached == 0 else [seen + ids for seen, ids in zip(self.sequences, new, strict=True)]
+            for row, ids in enumerate(self.sequences):
                 script = token_scripts[min(ids.count(response_id), len(token_scripts) - 1)]
                 done = next((n for n in range(min(len(script), len(ids)), 0, -1) if ids[-n:] == script[:n]), 0)
                 output.logits[row, -1, script[min(done, len(script) - 1)]] += 1e4
@@ -73,7 +82,8 @@ def grpo_step(factory, dataset, calls: list[dict], output_dir, monkeypatch, tool
     from trl.chat_template_utils import add_response_schema, get_training_chat_template, qwen3_chat_template
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    scripts = [f"<tool_call>\n{json.dumps(call)}\n</tool_call>" for call in calls]
+    # after the last call's response the model ends its turn (an empty script: end of sequence), so the tool loop stops
+    scripts = [f"<tool_call>\n{json.dumps(call)}\n</tool_call>" for call in calls] + [""]
     tokenizer = tiny_tokenizer(qwen3_chat_template)
     if tool_names_only:
         tokenizer = add_response_schema(tokenizer)  # Qwen3's tool-call parsing, matched on the template it has now
@@ -83,11 +93,27 @@ def grpo_step(factory, dataset, calls: list[dict], output_dir, monkeypatch, tool
     model = scripted_model(tokenizer, scripts)
     args = GRPOConfig(output_dir=str(output_dir), use_cpu=True, per_device_train_batch_size=2, num_generations=2,
                       max_completion_length=1024, max_steps=1, logging_steps=1, report_to="none", save_strategy="no",
-                      bf16=False, generation_kwargs={"use_cache": False}, seed=0)
+                      bf16=False, seed=0)
     trainer = GRPOTrainer(model=model, args=args, processing_class=tokenizer, train_dataset=dataset.select([0]),
                           environment_factory=factory)
-    trainer.train()
+    with one_torch_thread():
+        trainer.train()
     return trainer
+
+
+@contextlib.contextmanager
+def one_torch_thread():
+    """Torch on one thread inside: the tiny model's operations are too small to split, and two threads per operation
+    wait on each other at every one when the cores are busy (pytest-xdist runs a worker per core): a GRPO step took
+    twice the CPU time and several times the wall time with torch's default of one thread per core."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def logged_env_reward(trainer) -> float:
