@@ -31,7 +31,9 @@ from stillweb.corpora.build.language import IndexingCheck, choose_language
 from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.graph.fact_box import render_fact_box
 from stillweb.corpora.search.analyzers import analyzer_for
-from stillweb.corpora.search.index import INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, IndexBuilder, passage_parameters, with_language
+from stillweb.corpora.search.impacts_build import build_impacts
+from stillweb.corpora.search.index import (INDEX_PARAMETERS, PRUNED_QUERIES, TITLE_FIRST_PASSAGE, IndexBuilder, passage_parameters,
+                                           with_language)
 from stillweb.corpora.search.page_ranking import PAGE_INDEX_PARAMETERS
 from stillweb.corpora.snapshot.manifest import MANIFEST_NAME, content_fingerprint, write_manifest, write_manifest_as_is
 from stillweb.corpora.graph.stats import InfoboxCounts
@@ -324,6 +326,7 @@ def build_snapshot(
             if not titles:
                 raise UsageError("the source yielded no article pages: nothing to build")
             segments = index.finish()
+            impacts = build_impacts(tmp, index_parameters, workers) if index_parameters.get("query") in PRUNED_QUERIES else None
             counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items())),
                       "infobox_fields": infobox.summary()}
             shutil.rmtree(tmp / ".graph-spill")
@@ -335,7 +338,7 @@ def build_snapshot(
                 "source": source,
                 "parameters": parameters,
                 "counts": counts,
-                "index": dict(index_parameters, segments=segments),
+                "index": dict(index_parameters, segments=segments, **({"impacts": impacts} if impacts else {})),
                 "package_version": PACKAGE_VERSION,
                 "fingerprint": content_fingerprint(tmp, index_parameters),
             }

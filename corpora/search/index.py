@@ -13,16 +13,18 @@ layout never change a ranking.
 from __future__ import annotations
 
 import json
-import re
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import tantivy
 
 from stillweb.corpora.search.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters
 from stillweb.corpora.errors import DataError
-from stillweb.corpora.search.page_ranking import PAGE_INDEX_PARAMETERS, page_documents, page_schema, top_pages, with_exact_title
-from stillweb.corpora.search.row_ranking import QUERY_COUNTS, ROW_INDEX_PARAMETERS, ROW_TOKENIZER, counted_terms_query, row_analyzer
+from stillweb.corpora.search.row_ranking import (QUERY_COUNTS, ROW_INDEX_PARAMETERS, ROW_TOKENIZER, counted_clauses, counted_terms_query,
+                                                 proximity_pairs, proximity_scores, row_analyzer)
+from stillweb.corpora.search.impacts import IMPACTS_DIR, ImpactIndex
+from stillweb.corpora.search.page_ranking import (PAGE_INDEX_PARAMETERS, exact_title, page_count, page_documents, page_schema,
+                                                  tantivy_passages, top_pages, with_exact_title)
 
 __all__ = ["IndexBuilder", "SearchIndex", "INDEX_PARAMETERS", "PASSAGE_INDEX_PARAMETERS", "QUERY_SYNTAX",
            "QUERY_TERMS", "TITLE_FIRST_PASSAGE", "MAX_QUERY_CHARS", "MAX_K", "matching_spans", "with_language",
@@ -62,6 +64,7 @@ PASSAGE_INDEX_PARAMETERS = {
 }
 QUERY_SYNTAX = "syntax"  # tantivy's query parser (the default, and every snapshot before format 3)
 QUERY_TERMS = "terms"  # each distinct analyzed term once, any field may match: no phrases, no operators
+PRUNED_QUERIES = (QUERY_TERMS, QUERY_COUNTS)  # query modes a build writes impact postings for (impacts.py)
 # The bounds of every search, the one home of both (the search tool and the server's requests allow
 # less or cut here; see TOOL_MAX_K in sandboxes/tools/search.py and MAX_REQUEST_QUERY_CHARS in server/models.py):
 MAX_QUERY_CHARS = 2_000  # the engine reads this much of a query; the rest is ignored (Snapshot.search)
@@ -126,6 +129,16 @@ def index_schema(tokenizer: str = INDEX_PARAMETERS["tokenizer"]) -> tantivy.Sche
     return builder.build()
 
 
+def document_fields(title: str, body: str, title_in_body: bool, with_title: bool,
+                    analyzer: BigramAnalyzer | None) -> dict[str, str]:
+    """The field texts of one (non-page) document: ``title`` when ``with_title``, and ``body`` (``title``,
+    newline, ``body`` when ``title_in_body``); a language's ``analyzer`` gives its terms joined by spaces."""
+    analyzed = analyzer.stream if analyzer is not None else str
+    fields = {"title": analyzed(title)} if with_title else {}
+    fields["body"] = analyzed(f"{title}\n{body}" if title_in_body else body)
+    return fields
+
+
 class IndexBuilder:
     """Writes the index of a snapshot being built; documents must come in doc_id order.
 
@@ -163,12 +176,11 @@ class IndexBuilder:
             return
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
-        analyzed = self._analyzer.stream if self._analyzer is not None else str
-        if self._titled is None or title not in self._titled:
-            document.add_text("title", analyzed(title))
-            if self._titled is not None:
-                self._titled.add(title)
-        document.add_text("body", analyzed(f"{title}\n{body}" if self._title_in_body else body))
+        with_title = self._titled is None or title not in self._titled
+        if with_title and self._titled is not None:
+            self._titled.add(title)
+        for field, value in document_fields(title, body, self._title_in_body, with_title, self._analyzer).items():
+            document.add_text(field, value)
         self._writer.add_document(document)
         self.count += 1
 
@@ -205,38 +217,42 @@ class SearchIndex:
         self._index = tantivy.Index.open(str(directory))
         _register_analyzer(self._index)
         self._searcher = self._index.searcher()
-        self.num_docs = self._searcher.num_docs if not self.passages else _page_count(self._searcher)
+        self.num_docs = self._searcher.num_docs if not self.passages else page_count(self._searcher)
         self._single_segment = self._searcher.num_segments == 1
         self._address_is_doc_id = self._single_segment and _addresses_are_doc_ids(directory, self._searcher)
+        # Pruned exact BM25 (impacts.py, issue 48) where the build wrote impact postings; else tantivy, exhaustive.
+        self._impacts = ImpactIndex(directory / IMPACTS_DIR) if parameters.get("impacts") else None
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
+        if self._query_mode == QUERY_TERMS:
+            return self._terms_query(query, fields)
         boosts = {field: boost for field, boost in self._boosts.items() if field in fields and boost}
         if self._query_mode == QUERY_COUNTS:
             terms = _shared_analyzer(self._tokenizer).analyze(query)
             return counted_terms_query(self._index.schema, terms, fields, boosts, self._proximity)
-        if self._query_mode == QUERY_TERMS:
-            return self._terms_query(query, fields, boosts)
         try:
             return self._index.parse_query(query, fields, field_boosts=boosts)
         except ValueError:
             parsed, _errors = self._index.parse_query_lenient(query, fields, field_boosts=boosts)
             return parsed
 
-    def _terms_query(self, query: str, fields: list[str], boosts: dict[str, float]) -> tantivy.Query:
-        """Any of the query's distinct analyzed terms in any of ``fields`` (boosted as ``boosts`` say).
+    def _clauses(self, query: str, fields: list[str]) -> list[tuple[str, str, float | None]]:
+        """``(field, term, boost)`` for each of the query's distinct analyzed terms in each of ``fields``
+        (boost ``None``: none). A repeated term counts once (as tantivy's parser also does), or as often
+        as it is said in query mode ``"term counts"`` (format 5); a query of stop words alone has none."""
+        boosts = {field: boost for field, boost in self._boosts.items() if field in fields and boost}
+        if self._query_mode == QUERY_COUNTS:
+            return counted_clauses(_shared_analyzer(self._tokenizer).analyze(query), fields, boosts)
+        terms = _shared_analyzer().analyze(query) if self.analyzer is None else self.analyzer.terms(query)
+        return [(field, term, boosts.get(field)) for term in dict.fromkeys(terms) for field in fields]
 
-        A repeated term counts once (as tantivy's parser also does); a query of stop words alone
-        matches nothing.
-        """
+    def _terms_query(self, query: str, fields: list[str]) -> tantivy.Query:
+        """Any of :meth:`_clauses` (query mode ``"terms"``), as a tantivy query."""
         schema = self._index.schema
         clauses = []
-        terms = _shared_analyzer().analyze(query) if self.analyzer is None else self.analyzer.terms(query)
-        for term in dict.fromkeys(terms):
-            for field in fields:
-                clause = tantivy.Query.term_query(schema, field, term)
-                if field in boosts:
-                    clause = tantivy.Query.boost_query(clause, boosts[field])
-                clauses.append((tantivy.Occur.Should, clause))
+        for field, term, boost in self._clauses(query, fields):
+            clause = tantivy.Query.term_query(schema, field, term)
+            clauses.append((tantivy.Occur.Should, clause if boost is None else tantivy.Query.boost_query(clause, boost)))
         return tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.empty_query()
 
     def search(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
@@ -252,29 +268,48 @@ class SearchIndex:
         if self.passages:
             return [(doc_id, score) for doc_id, score, _start in self.search_passages(query, k, fields)]
         text = _rust_safe(query[:MAX_QUERY_CHARS])  # lone surrogates replaced, as a browser would
+        if self._impacts is not None:
+            return self._pruned(text, list(fields or self.fields), k)
         parsed = self._parse(text, list(fields or self.fields))
-        if self._single_segment:
-            return self._top_single_segment(parsed, k)
-        return self._top_tie_safe(parsed, k)
+        return self._top_single_segment(parsed, k) if self._single_segment else self._top_tie_safe(parsed, k)
 
     def search_passages(self, query: str, k: int, fields: tuple[str, ...] | None = None) -> list[tuple[int, float, int]]:
         """Format 4 pages: the top ``k`` ``(doc_id, score, byte offset of the best passage)``, as
         :meth:`search` ranks them."""
         text = _rust_safe(query[:MAX_QUERY_CHARS])
+        exact = bool(self._title_exact_boost and fields is None)
+        if self._impacts is not None:
+            clauses = self._clauses(text, list(fields or self.fields))
+            if exact and exact_title(text):
+                clauses.append(("title_exact", exact_title(text), self._title_exact_boost))
+            return top_pages(partial(self._impacts.top_passages, clauses), k)
         parsed = self._parse(text, list(fields or self.fields))
-        if self._title_exact_boost and fields is None:
+        if exact:
             parsed = with_exact_title(self._index.schema, parsed, text, self._title_exact_boost)
-        return top_pages(self._searcher, parsed, k)
+        return top_pages(partial(tantivy_passages, self._searcher, parsed), k)
+
+    def _pruned(self, text: str, fields: list[str], k: int) -> list[tuple[int, float]]:
+        """Top ``k`` from the impact postings; format 5's proximity clauses scored by tantivy on the candidates."""
+        if self._query_mode != QUERY_COUNTS:
+            return self._impacts.top(self._clauses(text, fields), k)
+        terms = _shared_analyzer(self._tokenizer).analyze(text)
+        pairs = proximity_pairs(terms, self._proximity, fields)
+        scores = partial(proximity_scores, self._searcher, self._index.schema, self._proximity, pairs, self._hits)
+        return self._impacts.top(self._clauses(text, fields), k, pairs, scores,
+                                 *((self._proximity["field"], self._proximity["boost"]) if pairs else ()))
+
+    def _hits(self, hits: list) -> list[tuple[int, float]]:
+        """tantivy's ``(score, address)`` hits as ``(doc_id, score)``."""
+        if self._address_is_doc_id:  # skip the fast-field read: the segment-local address is the doc_id
+            return [(address.doc, score) for score, address in hits]
+        ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
+        return [(doc_id, score) for (score, _address), doc_id in zip(hits, ids)]
 
     def _top_single_segment(self, parsed: tantivy.Query, k: int) -> list[tuple[int, float]]:
         """tantivy's own top k: its collector breaks score ties by doc address, which in one
         segment sorted by doc_id is doc_id order (``test_snapshot`` checks this against
         :meth:`_top_tie_safe`)."""
-        hits = self._searcher.search(parsed, k, count=False).hits
-        if self._address_is_doc_id:  # skip the fast-field read: the segment-local address is the doc_id
-            return [(address.doc, score) for score, address in hits]
-        ids = self._searcher.fast_field_values("doc_id", [address for _score, address in hits])
-        return [(doc_id, score) for (score, _address), doc_id in zip(hits, ids)]
+        return self._hits(self._searcher.search(parsed, k, count=False).hits)
 
     def _top_tie_safe(self, parsed: tantivy.Query, k: int) -> list[tuple[int, float]]:
         """Top k for any segment layout: fetch past score ties and sort by (-score, doc_id)."""
@@ -288,13 +323,6 @@ class SearchIndex:
             if len(hits) < limit or ranked[k - 1][0] != -hits[-1][0]:
                 return [(doc_id, -neg) for neg, doc_id in ranked[:k]]
             limit *= 4
-
-
-def _page_count(searcher: tantivy.Searcher) -> int:
-    """Pages of a format 4 index: one past the largest ``doc_id`` (every page has a first passage)."""
-    if not searcher.num_docs:
-        return 0
-    return int(searcher.aggregate(tantivy.Query.all_query(), {"top": {"max": {"field": "doc_id"}}})["top"]["value"]) + 1
 
 
 def _addresses_are_doc_ids(directory: Path, searcher: tantivy.Searcher) -> bool:
@@ -368,26 +396,3 @@ def _shared_analyzer(tokenizer: str = INDEX_PARAMETERS["tokenizer"]) -> tantivy.
 def _rust_safe(text: str) -> str:
     """``text`` with lone surrogates (which cannot cross into Rust) replaced by ``?``, one for one."""
     return text.encode("utf-8", "replace").decode("utf-8")
-
-
-MAX_SNIPPET_TERMS = 12
-
-
-def query_terms(query: str, analyzer: BigramAnalyzer | None = None) -> list[str]:
-    """Lowercase word terms of a query for snippets: in order, without duplicates or
-    stop words, at most ``MAX_SNIPPET_TERMS`` (a long question's first content words);
-    with a language's ``analyzer``, its distinct terms (twice as many: bigrams are short)."""
-    if analyzer is not None:
-        return list(dict.fromkeys(analyzer.terms(query[:MAX_QUERY_CHARS])))[: 2 * MAX_SNIPPET_TERMS]
-    seen: dict[str, None] = {}
-    for term in re.findall(r"\w+", query[:MAX_QUERY_CHARS].lower()):
-        if len(term) > 1 and term not in _STOPWORDS:
-            seen.setdefault(term, None)
-            if len(seen) == MAX_SNIPPET_TERMS:
-                break
-    return list(seen)
-
-
-_STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was were which who with what when where".split()
-)

@@ -29,10 +29,11 @@ The snippet of a hit is the opening of its best passage (:func:`passage_snippet`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import tantivy
 
-__all__ = ["PAGE_INDEX_PARAMETERS", "PASSAGE_WORDS", "page_schema", "passage_spans", "page_documents", "top_pages",
+__all__ = ["PAGE_INDEX_PARAMETERS", "PASSAGE_WORDS", "page_schema", "passage_spans", "page_units", "page_documents", "tantivy_passages", "top_pages", "page_count",
            "passage_snippet", "exact_title", "with_exact_title"]
 
 PASSAGE_WORDS = 100
@@ -113,38 +114,54 @@ def passage_spans(text: bytes, words: int = PASSAGE_WORDS) -> list[tuple[int, in
     return [(start, end) for start, end, _count in spans] or [(0, len(text))]
 
 
-def page_documents(doc_id: int, title: str, text: str, words: int = PASSAGE_WORDS) -> list[tantivy.Document]:
-    """The tantivy documents of one page: one per passage, the title on the first."""
+def page_units(title: str, text: str, words: int = PASSAGE_WORDS) -> list[tuple[int, dict[str, str]]]:
+    """The indexed units of one page: ``(byte offset, {field: text})`` per passage, the title on the first
+    (what :func:`page_documents` gives tantivy and the impact postings index, ``impacts_build.py``)."""
     data = text.encode("utf-8")
-    documents = []
+    units = []
     for number, (start, end) in enumerate(passage_spans(data, words)):
         passage = data[start:end].decode("utf-8")
+        fields = {"title": title} if number == 0 else {}
+        fields.update(title_exact=exact_title(title), body=passage, body_terms=passage)
+        units.append((start, fields))
+    return units
+
+
+def page_documents(doc_id: int, title: str, text: str, words: int = PASSAGE_WORDS) -> list[tantivy.Document]:
+    """The tantivy documents of one page: one per passage, the title on the first."""
+    documents = []
+    for start, fields in page_units(title, text, words):
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
         document.add_unsigned("start", start)
-        if number == 0:
-            document.add_text("title", title)
-        document.add_text("title_exact", exact_title(title))
-        document.add_text("body", passage)
-        document.add_text("body_terms", passage)
+        for field, value in fields.items():
+            document.add_text(field, value)
         documents.append(document)
     return documents
 
 
-def top_pages(searcher: tantivy.Searcher, query: tantivy.Query, k: int) -> list[tuple[int, float, int]]:
-    """Top ``k`` pages ``(doc_id, score, start of the best passage)``, by (-score, doc_id); a page's
-    passages tied on its best score give the earliest start.
+def tantivy_passages(searcher: tantivy.Searcher, query: tantivy.Query, limit: int) -> list[tuple[float, int, int]]:
+    """tantivy's best ``limit`` passages for ``query``: ``(score, doc_id, start)``, best first."""
+    hits = searcher.search(query, limit, count=False).hits
+    addresses = [address for _score, address in hits]
+    return list(zip([score for score, _address in hits], searcher.fast_field_values("doc_id", addresses),
+                    searcher.fast_field_values("start", addresses)))
 
-    Exact whatever tantivy does with ties: passages are fetched best first until the k-th page's
+
+def top_pages(passages: Callable[[int], list[tuple[float, int, int]]], k: int) -> list[tuple[int, float, int]]:
+    """Top ``k`` pages ``(doc_id, score, start of the best passage)``, by (-score, doc_id); a page's
+    passages tied on its best score give the earliest start. ``passages(limit)`` gives the best
+    ``limit`` passages ``(score, doc_id, start)``, best first (:func:`tantivy_passages`, or the
+    impact postings' :meth:`~stillweb.corpora.search.impacts.ImpactIndex.top_passages`).
+
+    Exact whatever the engine does with ties: passages are fetched best first until the k-th page's
     score is above the last passage fetched (no unfetched passage can then reach it) or none are left.
     """
     limit = FIRST_FETCH * k
     while True:
-        hits = searcher.search(query, limit, count=False).hits
-        addresses = [address for _score, address in hits]
+        hits = passages(limit)
         best: dict[int, tuple[float, int]] = {}
-        for (score, _address), doc_id, start in zip(hits, searcher.fast_field_values("doc_id", addresses),
-                                                     searcher.fast_field_values("start", addresses)):
+        for score, doc_id, start in hits:
             known = best.get(doc_id)
             if known is None or (-score, start) < (-known[0], known[1]):
                 best[doc_id] = (score, start)
@@ -152,6 +169,13 @@ def top_pages(searcher: tantivy.Searcher, query: tantivy.Query, k: int) -> list[
         if len(hits) < limit or (len(ranked) == k and -ranked[-1][0] > hits[-1][0]):
             return [(doc_id, -negative, start) for negative, doc_id, start in ranked]
         limit *= 4
+
+
+def page_count(searcher: tantivy.Searcher) -> int:
+    """Pages of a format 4 index: one past the largest ``doc_id`` (every page has a first passage)."""
+    if not searcher.num_docs:
+        return 0
+    return int(searcher.aggregate(tantivy.Query.all_query(), {"top": {"max": {"field": "doc_id"}}})["top"]["value"]) + 1
 
 
 def passage_snippet(window: bytes, more: bool) -> str:

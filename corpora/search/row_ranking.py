@@ -27,11 +27,13 @@ and b = 0.75: its Python binding does not expose them. Other languages keep the 
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 
+import numpy as np
 import tantivy
 
 __all__ = ["ROW_INDEX_PARAMETERS", "ROW_TOKENIZER", "QUERY_COUNTS", "PROXIMITY_SLOP", "PROXIMITY_BOOST",
-           "row_analyzer", "counted_terms_query"]
+           "row_analyzer", "counted_clauses", "proximity_pairs", "counted_terms_query", "proximity_query", "proximity_scores"]
 
 ROW_TOKENIZER = "en_stem_stop_letters"  # en_stem_stop, and single letters dropped as stop words
 QUERY_COUNTS = "term counts"  # each distinct analyzed term, weighted by how often the query says it
@@ -70,11 +72,9 @@ def row_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
-def counted_terms_query(schema: tantivy.Schema, terms: list[str], fields: list[str], boosts: dict[str, float],
-                        proximity: dict | None) -> tantivy.Query:
-    """Each distinct term of ``terms`` (in order) in any of ``fields``, weighted by its count (times the
-    field's boost), and, with ``proximity``, each distinct pair of adjacent terms as a phrase in its
-    ``field`` with ``slop`` positions, weighted ``boost``. No terms: a query that matches nothing."""
+def counted_clauses(terms: list[str], fields: list[str], boosts: dict[str, float]) -> list[tuple[str, str, float | None]]:
+    """``(field, term, weight)`` for each distinct term of ``terms`` (in order) in each of ``fields``: the
+    term's count times the field's boost (``None`` for a weight of 1: no boost)."""
     counts: dict[str, int] = {}
     for term in terms:
         counts[term] = counts.get(term, 0) + 1
@@ -82,11 +82,46 @@ def counted_terms_query(schema: tantivy.Schema, terms: list[str], fields: list[s
     for term, count in counts.items():
         for field in fields:
             weight = count * boosts.get(field, 1.0)
-            clause = tantivy.Query.term_query(schema, field, term)
-            clauses.append((tantivy.Occur.Should, clause if weight == 1 else tantivy.Query.boost_query(clause, weight)))
-    if proximity and proximity["field"] in fields:
-        pairs = dict.fromkeys((first, second) for first, second in zip(terms, terms[1:]) if first != second)
-        for pair in pairs:
-            phrase = tantivy.Query.phrase_query(schema, proximity["field"], list(pair), proximity["slop"])
-            clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(phrase, proximity["boost"])))
+            clauses.append((field, term, None if weight == 1 else weight))
+    return clauses
+
+
+def proximity_pairs(terms: list[str], proximity: dict | None, fields: list[str]) -> list[tuple[str, str]]:
+    """The distinct pairs of adjacent different terms, in order, when ``proximity`` applies to ``fields``."""
+    if not proximity or proximity["field"] not in fields:
+        return []
+    return list(dict.fromkeys((first, second) for first, second in zip(terms, terms[1:]) if first != second))
+
+
+def counted_terms_query(schema: tantivy.Schema, terms: list[str], fields: list[str], boosts: dict[str, float],
+                        proximity: dict | None) -> tantivy.Query:
+    """Each distinct term of ``terms`` (in order) in any of ``fields``, weighted by its count (times the
+    field's boost), and, with ``proximity``, each distinct pair of adjacent terms as a phrase in its
+    ``field`` with ``slop`` positions, weighted ``boost``. No terms: a query that matches nothing."""
+    clauses = []
+    for field, term, weight in counted_clauses(terms, fields, boosts):
+        clause = tantivy.Query.term_query(schema, field, term)
+        clauses.append((tantivy.Occur.Should, clause if weight is None else tantivy.Query.boost_query(clause, weight)))
+    for pair in proximity_pairs(terms, proximity, fields):
+        clauses.append((tantivy.Occur.Should, proximity_query(schema, pair, proximity)))
     return tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.empty_query()
+
+
+def proximity_query(schema: tantivy.Schema, pair: tuple[str, str], proximity: dict) -> tantivy.Query:
+    """One proximity clause: ``pair`` as a phrase in ``proximity``'s field with its slop, weighted by its boost."""
+    phrase = tantivy.Query.phrase_query(schema, proximity["field"], list(pair), proximity["slop"])
+    return tantivy.Query.boost_query(phrase, proximity["boost"])
+
+
+def proximity_scores(searcher: tantivy.Searcher, schema: tantivy.Schema, proximity: dict, pairs: list[tuple[str, str]],
+                     doc_ids_of: Callable[[list], list[tuple[int, float]]], units) -> list[np.ndarray]:
+    """tantivy's float32 score of each proximity clause (a row a pair) for the doc_ids ``units`` alone (the
+    candidates of pruned search, ``impacts.py``); ``doc_ids_of`` turns tantivy's hits into ``(doc_id, score)``."""
+    ids = [int(unit) for unit in units]
+    only = tantivy.Query.const_score_query(tantivy.Query.term_set_query(schema, "doc_id", ids), 0.0)
+    rows = []
+    for pair in pairs:  # the candidates' filter scores 0: each score is the clause's own, to the bit
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, only), (tantivy.Occur.Must, proximity_query(schema, pair, proximity))])
+        found = dict(doc_ids_of(searcher.search(query, len(ids), count=False).hits))
+        rows.append(np.asarray([found.get(unit, 0.0) for unit in ids], dtype=np.float32))
+    return rows

@@ -7,10 +7,11 @@ is pinned by ``tests/corpora/test_search_golden.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from stillweb.corpora.search.analyzers import BigramAnalyzer
-from stillweb.corpora.search.index import query_terms
+from stillweb.corpora.search.index import MAX_QUERY_CHARS
 
 __all__ = ["SNIPPET_CHARS", "make_snippet", "snippet_needles"]
 
@@ -79,3 +80,26 @@ def _richest_window(lower: bytes, found: list[tuple[int, bytes]], starts: list[i
             if count == len(following):
                 break
     return best_start
+
+
+MAX_SNIPPET_TERMS = 12
+
+
+def query_terms(query: str, analyzer: BigramAnalyzer | None = None) -> list[str]:
+    """Lowercase word terms of a query for snippets: in order, without duplicates or
+    stop words, at most ``MAX_SNIPPET_TERMS`` (a long question's first content words);
+    with a language's ``analyzer``, its distinct terms (twice as many: bigrams are short)."""
+    if analyzer is not None:
+        return list(dict.fromkeys(analyzer.terms(query[:MAX_QUERY_CHARS])))[: 2 * MAX_SNIPPET_TERMS]
+    seen: dict[str, None] = {}
+    for term in re.findall(r"\w+", query[:MAX_QUERY_CHARS].lower()):
+        if len(term) > 1 and term not in _STOPWORDS:
+            seen.setdefault(term, None)
+            if len(seen) == MAX_SNIPPET_TERMS:
+                break
+    return list(seen)
+
+
+_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were which who with what when where".split()
+)

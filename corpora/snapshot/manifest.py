@@ -42,9 +42,13 @@ __all__ = [
 # passages and rank as their best one (index.PAGE_INDEX_PARAMETERS, issue 43); a format 3 reader would
 # count passages as documents, so it refuses the format. 5: English rows and passages rank with query term
 # counts, single letters as stop words and adjacent-term proximity (index.ROW_INDEX_PARAMETERS, issue 50); a
-# format 4 reader would not know the tokenizer or the query mode, so it refuses the format.
-FORMAT = "stillweb-snapshot/5"
-READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", "stillweb-snapshot/3", "stillweb-snapshot/4", FORMAT)
+# format 4 reader would not know the tokenizer or the query mode, so it refuses the format. 6: the index also
+# holds impact postings (index.impacts, search/impacts.py, issue 48), searched with exact block-max MaxScore;
+# a score sums its clauses in query order, where tantivy's order varies, so scores may differ from format 5's
+# in the last bit. A format 5 reader would search it exhaustively with tantivy, so it refuses the format.
+FORMAT = "stillweb-snapshot/6"
+READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", "stillweb-snapshot/3", "stillweb-snapshot/4",
+                    "stillweb-snapshot/5", FORMAT)
 MANIFEST_NAME = "manifest.json"
 TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet")
 _HASH_BATCH_ROWS = 65_536

@@ -74,6 +74,7 @@ def test_english_builds_keep_todays_analyzer_and_say_nothing(tmp_path):
     result = build_rows([write_chinese_rows(tmp_path / "en.jsonl", ENGLISH_ROWS)], tmp_path / "s", progress=False)
     index = dict(result.manifest["index"])
     index.pop("segments")
+    assert index.pop("impacts")["units"] == len(ENGLISH_ROWS)  # format 6: impact postings for pruned search
     assert index == ROW_INDEX_PARAMETERS and result.notes == ()
     assert Snapshot.open(result.path).analyzer is None
 

@@ -37,8 +37,9 @@ def reference_pages(snapshot: Snapshot, query: str, k: int) -> list[tuple[int, f
 
 def test_a_new_page_snapshot_records_the_format_4_ranking(small_snapshot):
     manifest = Snapshot.open(small_snapshot).manifest
-    assert manifest["format"] == "stillweb-snapshot/5"  # format 5 changed how rows rank (issue 50), not pages
-    assert {key: value for key, value in manifest["index"].items() if key != "segments"} == PAGE_INDEX_PARAMETERS
+    assert manifest["format"] == "stillweb-snapshot/6"  # formats 5 and 6 changed how rows rank and how all are searched
+    assert {key: value for key, value in manifest["index"].items() if key not in ("segments", "impacts")} == PAGE_INDEX_PARAMETERS
+    assert manifest["index"]["impacts"]["units"] > len(Snapshot.open(small_snapshot))  # pruned search's postings: passages
 
 
 @pytest.mark.parametrize("k", [1, 3, 10, 37])

@@ -60,9 +60,9 @@ def test_the_manifest_records_how_queries_are_read(passages, built):
     new, old = passages
     assert new.manifest["format"] == "stillweb-snapshot/4" and new.manifest["index"]["query"] == QUERY_TERMS
     manifest = Snapshot.open(built).manifest
-    assert manifest["format"] == "stillweb-snapshot/5" and manifest["index"]["query"] == QUERY_COUNTS
-    assert {k: v for k, v in manifest["index"].items() if k != "segments"} == ROW_INDEX_PARAMETERS
-    assert {k: v for k, v in new.manifest["index"].items() if k != "segments"} == PASSAGE_INDEX_PARAMETERS
+    assert manifest["format"] == "stillweb-snapshot/6" and manifest["index"]["query"] == QUERY_COUNTS
+    assert {k: v for k, v in manifest["index"].items() if k not in ("segments", "impacts")} == ROW_INDEX_PARAMETERS
+    assert {k: v for k, v in new.manifest["index"].items() if k not in ("segments", "impacts")} == PASSAGE_INDEX_PARAMETERS
     assert "query" not in old.manifest["index"] and old.fingerprint == new.fingerprint  # the manifest was edited only
 
 
@@ -123,9 +123,9 @@ def test_a_newer_format_is_refused_by_name(passages, tmp_path):
     copy = tmp_path / "snap"
     shutil.copytree(passages[0].path, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["format"] = "stillweb-snapshot/6"
+    manifest["format"] = "stillweb-snapshot/7"
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(SnapshotError, match="stillweb-snapshot/5 manifest"):
+    with pytest.raises(SnapshotError, match="stillweb-snapshot/6 manifest"):
         Snapshot.open(copy)
 
 

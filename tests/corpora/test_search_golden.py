@@ -126,10 +126,27 @@ def test_synthetic_search_matches_the_frozen_output(small_snapshot, tmp_path):
     _check_or_freeze("synthetic-300-s0", synthetic_hits(format_3_pages(small_snapshot, tmp_path / "format3")))
 
 
-def test_synthetic_format_4_search_matches_the_frozen_output(small_snapshot):
-    snapshot = Snapshot.open(small_snapshot)
-    assert snapshot.manifest["format"] == "stillweb-snapshot/5" and snapshot.manifest["index"]["passage_words"] == 100
+def without_impacts(path: Path, out: Path, format: str) -> Snapshot:
+    """A copy of the snapshot at ``path`` as a ``format`` build recorded it: no impact postings (tantivy searches it)."""
+    shutil.copytree(path, out)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    manifest["index"].pop("impacts")
+    manifest["format"] = format
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    return Snapshot.open(out)
+
+
+def test_synthetic_format_4_search_matches_the_frozen_output(small_snapshot, tmp_path):
+    snapshot = without_impacts(small_snapshot, tmp_path / "format4", "stillweb-snapshot/4")
+    assert snapshot.manifest["index"]["passage_words"] == 100 and snapshot._index._impacts is None
     _check_or_freeze("synthetic-300-s0-format4", synthetic_hits(snapshot))
+
+
+def test_synthetic_format_6_search_matches_the_frozen_output(small_snapshot):
+    """Format 6 (issue 48): the same pages through the impact postings, pruned."""
+    snapshot = Snapshot.open(small_snapshot)
+    assert snapshot.manifest["format"] == "stillweb-snapshot/6" and snapshot._index._impacts is not None
+    _check_or_freeze("synthetic-300-s0-format6", synthetic_hits(snapshot))
 
 
 @pytest.mark.slow  # builds the real-Wikipedia snapshot (~20 s on a loaded 2-core machine)
@@ -141,8 +158,9 @@ def test_real_wikipedia_search_matches_the_frozen_output(wiki_snapshot, tmp_path
 
 
 @pytest.mark.slow
-def test_real_wikipedia_format_4_search_matches_the_frozen_output(wiki_snapshot):
-    _check_or_freeze("wikipedia-sample-format4", wikipedia_hits(Snapshot.open(wiki_snapshot)))
+def test_real_wikipedia_format_4_search_matches_the_frozen_output(wiki_snapshot, tmp_path):
+    _check_or_freeze("wikipedia-sample-format4", wikipedia_hits(without_impacts(wiki_snapshot, tmp_path / "f4", "stillweb-snapshot/4")))
+    _check_or_freeze("wikipedia-sample-format6", wikipedia_hits(Snapshot.open(wiki_snapshot)))
 
 
 def test_make_snippet_matches_the_frozen_output():
@@ -237,13 +255,22 @@ def test_a_format_3_passage_snapshot_matches_the_frozen_output(passage_snapshots
 def test_a_format_5_row_snapshot_matches_the_frozen_output(passage_snapshots):
     """Format 5 rows (issue 50): query term counts, single letters as stop words, adjacent-term proximity."""
     _built, _old, current = passage_snapshots
-    snapshot = Snapshot.open(current)
-    assert snapshot.manifest["format"] == "stillweb-snapshot/5" and snapshot.manifest["index"]["query"] == "term counts"
+    snapshot = without_impacts(current, current.parent / "snap-format5", "stillweb-snapshot/5")
+    assert snapshot.manifest["index"]["query"] == "term counts" and snapshot._index._impacts is None
     actual = {f"k=10 {query}": digest(hits(snapshot, query, 10)) for query in _passage_queries(current.parent)}
     _check_or_freeze("passages-format5", actual)
+
+
+def test_a_format_6_row_snapshot_matches_the_frozen_output(passage_snapshots):
+    """Format 6 rows (issue 48): format 5's ranking through the impact postings (scores summed in query order)."""
+    snapshot = Snapshot.open(passage_snapshots[2])
+    assert snapshot.manifest["format"] == "stillweb-snapshot/6" and snapshot._index._impacts is not None
+    actual = {f"k=10 {query}": digest(hits(snapshot, query, 10)) for query in _passage_queries(passage_snapshots[2].parent)}
+    _check_or_freeze("passages-format6", actual)
 
 
 def test_the_frozen_output_is_complete():
     assert not FREEZE or pytest.skip("freezing")
     assert {"synthetic-300-s0", "wikipedia-sample", "snippets", "passages-format2", "passages-format3",
-            "synthetic-300-s0-format4", "wikipedia-sample-format4", "passages-format5"} <= _golden().keys()
+            "synthetic-300-s0-format4", "wikipedia-sample-format4", "passages-format5", "synthetic-300-s0-format6",
+            "wikipedia-sample-format6", "passages-format6"} <= _golden().keys()
