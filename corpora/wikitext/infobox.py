@@ -7,7 +7,10 @@ and commas in text values), each item is cleaned (markup, refs, footnote
 marks, trailing parentheticals) and read as its relation's value type: dates
 from date templates or written dates, numbers with their unit dropped
 (``{{convert|120|km}}``, ``120 minutes``), linked entities (the first only,
-for single-valued relations such as ``birth_place``), or short text. Items
+for single-valued relations such as ``birth_place``), or short text. A figure's
+trailing aside is no value, but the one year it gives ("4,858,979 (2015 est.)")
+becomes the figure's ``<relation>_as_of`` fact (DBpedia's ``populationAsOf``), and
+a PPP figure under a nominal GDP relation is dropped (``ppp_for_nominal``). Items
 that do not fit the type are dropped. Unmapped fields become no fact: their
 cleaned text is returned for the page text, so it stays searchable.
 """
@@ -27,6 +30,7 @@ from stillweb.corpora.snapshot.records import ExtractedFact
 from stillweb.corpora.wikitext.clean import COMMENT_RE, clean_value
 from stillweb.corpora.wikitext.dates import classify_value
 from stillweb.corpora.wikitext.mapping import FieldRule, infobox_mapping, zh_field_key
+from stillweb.corpora.wikitext.ontology import relation_type
 from stillweb.corpora.wikitext.plaintext import LIST_TEMPLATES, Renderer, positional
 from stillweb.corpora.wikitext.titles import is_infobox, normalize_title, template_name, unique
 from stillweb.corpora.wikitext.values import (
@@ -40,7 +44,8 @@ from stillweb.corpora.wikitext.values import (
     strip_parentheticals,
 )
 
-__all__ = ["InfoboxFields", "about_other_subject", "MAX_VALUE_WORDS", "infobox_fields", "entity_facts", "read_number", "tidy_value"]
+__all__ = ["InfoboxFields", "about_other_subject", "MAX_VALUE_WORDS", "infobox_fields", "entity_facts", "read_number",
+           "tidy_value", "trailing_asides", "aside_year"]
 
 MAX_VALUE_WORDS = 12  # a longer text value is a sentence, not a value a question can state
 
@@ -114,6 +119,32 @@ def about_other_subject(template: Template, title: str) -> bool:
     shown = tidy_value(clean_value(Renderer().render(name))).lower() if name is not None else ""
     subject = _TRAILING_PARENTHETICAL_RE.sub("", title).strip().lower()
     return bool(shown) and subject not in shown and shown not in subject
+
+
+def trailing_asides(text: str) -> list[str]:
+    """The trailing parentheticals of a value, last first (what :func:`tidy_value` drops).
+
+    >>> trailing_asides("$130.4 billion (PPP) (2012 est.)[3]")
+    ['2012 est.', 'PPP']
+    """
+    text, asides = _FOOTNOTE_RE.sub("", text).strip(" ,;:"), []
+    while (match := _TRAILING_PARENTHETICAL_RE.search(text)) is not None:
+        asides.append(match[0].strip()[1:-1].strip())
+        text = text[:match.start()].strip(" ,;:")
+    return asides
+
+
+def aside_year(asides: list[str]) -> str | None:
+    """The one year the asides of a figure give ("(PPP, 2015 est.)", "(2010)"), else None: none, two
+    ("(2010-2015)"), or a price base ("(in 2010 US dollars)") is no year of the figure.
+
+    >>> aside_year(["PPP, 2015 est."]), aside_year(["2010–2015"]), aside_year(["2nd"])
+    ('2015', None, None)
+    """
+    if any(_PRICE_BASE_RE.search(aside) for aside in asides):
+        return None
+    years = {year for aside in asides for year in _ASIDE_YEAR_RE.findall(aside)}
+    return years.pop() if len(years) == 1 else None
 
 
 def tidy_value(text: str) -> str:
@@ -195,8 +226,8 @@ def _item_facts(rule: FieldRule, item: list[Node], page: Renderer, template: str
     relation, kind = rule.relation, rule.value_type
     if kind == "entity":
         return entity_facts(rule, str(Wikicode(item)), page, template)
-    text, renderer = _render(Wikicode(item), page)
-    text = tidy_value(text)
+    rendered, renderer = _render(Wikicode(item), page)
+    text = tidy_value(rendered)
     if not text and not renderer.dates:
         return [], "empty"
     if kind in ("date", "year"):
@@ -217,7 +248,14 @@ def _item_facts(rule: FieldRule, item: list[Node], page: Renderer, template: str
         number = read_number(text)
         if number is None:
             return [], "not_a_number"
-        return [ExtractedFact(relation, number[0], "number", number=number[1], template=template)], ""
+        asides = trailing_asides(rendered)
+        if relation in _NOMINAL and any(_PPP_RE.search(aside) for aside in asides):
+            return [], "ppp_for_nominal"  # Infobox economy's gdp = "$36.947 billion (PPP, 2015 est.)"
+        facts = [ExtractedFact(relation, number[0], "number", number=number[1], template=template)]
+        year, qualifier = aside_year(asides), f"{relation}_as_of"
+        if year is not None and relation_type(qualifier) is not None:  # DBpedia's populationAsOf and the like
+            facts.append(ExtractedFact(qualifier, year, "year", date=year, template=template))
+        return facts, ""
     if is_cross_reference(text):
         return [], "cross_reference"
     parts = [p.strip() for p in _COMMA_RE.split(text)]  # not inside numbers: 30,000
@@ -313,6 +351,10 @@ _COMMA_RE = re.compile(r",(?!\d{3}\b)")
 _FOOTNOTE_MARK_RE = re.compile(r"\[?(?:\w{1,2}|note \w+|nb \w+)\]?")
 _FOOTNOTE_RE = re.compile(r"\[(?:\w{1,3}|note \w+|citation needed|nb \w+)\]")
 _TRAILING_PARENTHETICAL_RE = re.compile(r"\s*\([^()]*\)\s*$")
+_ASIDE_YEAR_RE = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20\d\d)(?![\d,]|\.\d)")
+_PRICE_BASE_RE = re.compile(r"dollars|prices|constant", re.IGNORECASE)
+_PPP_RE = re.compile(r"\bPPP\b|purchasing power parity", re.IGNORECASE)
+_NOMINAL = frozenset({"gross_domestic_product", "gdp_per_capita"})  # nominal figures: a PPP figure is another one
 _NUMBER_WITH_UNIT_RE = re.compile(
     r"(?:(?:about|approx\.?|approximately|c\.|ca\.|over|est\.)\s+)?(?:US\$|\$|€|£|¥)?\s?"
     r"([-\u2212]?\d[\d,]*(?:\.\d+)?)\s*(million|billion|trillion)?"

@@ -79,6 +79,31 @@ def test_four_digit_numbers_are_numbers_not_years():
     assert read_number("$19.654 billion") == ("19654000000", 19654000000.0)
 
 
+def test_a_year_in_a_figures_aside_is_kept_as_its_as_of_year():
+    """Alabama's '2010Pop = 4,858,979 (2015 est.)' is dated 2015 (issue 49 item 2), as its own field would date it."""
+    facts, _ = read("Infobox U.S. state", "|2010Pop = 4,858,979 (2015 est.)<ref name=PopEstUS/>\n"
+                                          "|2010Density = 36.5 (2011 est.)")
+    assert facts == [("population", "4858979", "number"), ("population_as_of", "2015", "year"),
+                     ("population_density_per_km2", "36.5", "number"),
+                     ("population_density_per_km2_as_of", "2011", "year")]
+    facts, _ = read("Infobox economy", "|gini = 31.3 (2010)\n|per capita = $4,425 (nominal, 2016 est.)")
+    assert facts == [("gini_coefficient", "31.3", "number"), ("gini_coefficient_as_of", "2010", "year"),
+                     ("gdp_per_capita", "4425", "number"), ("gdp_per_capita_as_of", "2016", "year")]
+    for aside in ("(2010–2015)", "(2nd)", "(in 2010 US dollars)", "(1,500 m)"):  # no one year of the figure
+        facts, _ = read("Infobox country", f"|population_estimate = 40,400,000 {aside}")
+        assert facts == [("population", "40400000", "number")], aside
+    facts, _ = read("Infobox country", "|area_km2 = 1,234 (2010)")  # DBpedia has no areaAsOf: no qualifier
+    assert facts == [("area_km2", "1234", "number")]
+
+
+def test_a_ppp_figure_is_not_read_as_a_nominal_one():
+    """Infobox economy's gdp on Economy of Estonia is PPP; the relation is nominal GDP: dropped, counted."""
+    facts, dropped = read("Infobox economy", "|gdp ={{increase}} $36.947 billion (PPP, 2015 est.)<ref>IMF</ref>\n"
+                                             "|per capita = $6,500 ([[purchasing power parity|PPP]]) (2012 est.)")
+    assert facts == [] and dropped == [("infobox economy|gdp", "ppp_for_nominal"),
+                                       ("infobox economy|per_capita", "ppp_for_nominal")]
+
+
 def test_country_templates_name_their_country():
     facts, _ = read("Infobox film", "| country = {{USA}}")
     assert facts == [("country", "United States", "entity")]
