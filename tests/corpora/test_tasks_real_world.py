@@ -8,6 +8,7 @@ from stillweb.corpora.tasks.compose.generate import generate_task_list
 from stillweb.corpora.tasks.graph import FactGraph, refusal
 from stillweb.corpora.tasks.phrase.phrasing import ask_in_year, relation_phrase
 from stillweb.corpora.tasks.prove.real_world import backward_fits, constant_refusal, is_compound, is_placeholder
+from stillweb.corpora.tasks.phrase.verbalize_zh import said_name_zh
 from stillweb.corpora.tasks.task_world import MemoryWorld
 
 COUNTRY = "infobox country"
@@ -130,6 +131,9 @@ def test_a_shared_title_is_said_with_its_kind_and_year_or_refused():
     assert constant_refusal(graph, "country", 1, True) == "ambiguous_title"  # no year tells it apart
     assert constant_refusal(graph, "capital", graph.facts[3].object, False) is None  # a named city: no work
     assert constant_refusal(graph, "notable_work", graph.facts[3].object, False) == "ambiguous_title"  # named work
+    assert said_name_zh(graph, "Deep Trouble", 0) == "1992年的书籍《Deep Trouble》"  # Chinese questions too
+    assert said_name_zh(graph, "Spain", 3) == "Spain"
     synthetic = FactGraph(MemoryWorld(_books().titles, _books().texts, _books().facts))
     assert synthetic.said_label("Deep Trouble", 0) == "Deep Trouble"  # a synthetic title names one thing
+    assert said_name_zh(synthetic, "Deep Trouble", 0) == "Deep Trouble"
     assert constant_refusal(synthetic, "country", 1, True) is None

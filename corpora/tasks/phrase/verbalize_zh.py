@@ -21,13 +21,14 @@ from pathlib import Path
 from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrase.phrasing import entity_label, relation_words
+from stillweb.corpora.tasks.prove.real_world import work_kind_and_year
 from stillweb.corpora.tasks.query import Constant, Node, Query
 from stillweb.corpora.tasks.phrase.value_forms import grouped_number
 from stillweb.corpora.tasks.types import entity_classes, is_person, relation_signature, variable_noun
 from stillweb.corpora.tasks.phrase.verbalize import render_question, told_apart
 
 __all__ = ["PHRASING_ZH_PATH", "question_language", "render_question_in_language", "render_question_zh",
-           "zh_date", "year_period_text", "zh_relations"]
+           "said_name_zh", "zh_date", "year_period_text", "zh_relations"]
 
 PHRASING_ZH_PATH = Path(__file__).resolve().parent / "phrasing_zh.toml"
 _ZH_INTRO_FRAMES = ("有一个{d}的{n}。", "考虑一个{d}的{n}。")  # a variable told in a sentence of its own first
@@ -138,7 +139,9 @@ class _ZhText:
         if condition.kind == "number_range":
             return f"{grouped_number(condition.low)}至{grouped_number(condition.high)}"
         fact = self.graph.facts[constant.fact]
-        if condition.kind == "entity" or fact.value_type == "entity":
+        if condition.kind == "entity":
+            return "或".join(said_name_zh(self.graph, label, entity) for label, entity in zip(condition.labels, condition.entities))
+        if fact.value_type == "entity":
             return "或".join(entity_label(label) for label in condition.labels)
         if len(condition.labels) == 1:
             return zh_value(condition.labels[0], fact.value_type, fact.date, fact.number)
@@ -159,6 +162,15 @@ def _phrase(relation: str, node_is_subject: bool, value: str, subject_class: str
     else:
         template = spec.get("b") or f"作为{{x}}的{spec['attr']}"
     return template.format(x=value)
+
+
+def said_name_zh(graph: FactGraph, label: str, entity: int) -> str:
+    """A constant's name; on real pages a work with its year and kind, as English says "the 1992 book Deep
+    Trouble": 1992年的书籍《Deep Trouble》 (prove/real_world.py; a work without a year is never a constant)."""
+    work = work_kind_and_year(graph, entity) if graph.real else None
+    if work is None or work[1] is None:
+        return entity_label(label)
+    return f"{work[1]}年的{zh_noun(work[0], False)}《{entity_label(label)}》"
 
 
 def zh_value(value: str, value_type: str, date: str | None, number: float | None) -> str:

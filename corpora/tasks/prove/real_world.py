@@ -36,7 +36,7 @@ from stillweb.corpora.tasks.types import entity_classes, role_classes
 from stillweb.corpora.wikitext.mapping import infobox_mapping
 
 __all__ = ["PLAUSIBLE", "REAL_WORLD_PATH", "time_varying", "dated_years", "is_placeholder", "is_compound", "value_refusal",
-           "backward_fits", "titled_work", "constant_refusal"]
+           "backward_fits", "titled_work", "work_kind_and_year", "constant_refusal"]
 
 REAL_WORLD_PATH = Path(__file__).resolve().parent / "real_world.toml"
 # The largest values the real world has (world population 8.1 billion, Russia's 17.1 million km², the
@@ -128,18 +128,25 @@ def _is_work(classes: frozenset[str] | None) -> bool:
     return bool(classes) and classes <= frozenset(_data()["named"]["work_classes"])
 
 
-def titled_work(graph, entity: int, label: str) -> str | None:
-    """"the 1992 novel Deep Trouble" for a work page with a year among its facts; the label unchanged for
-    anything that is not a work; None for a work no year tells apart (see the module docstring)."""
+def work_kind_and_year(graph, entity: int) -> tuple[str, int | None] | None:
+    """(its kind, its first year) for a work page ("novel", 1992; the year None when no fact gives one), None
+    for anything that is not a work: what a question names a work by, in any language."""
     if not graph.is_page(entity) or not _is_work(entity_classes(graph, entity)):
-        return label
+        return None
     relations = _data()["named"]["work_years"]
     years = sorted({y for i in graph.all_literals_of(entity) if graph.facts[i].relation in relations
                     and (y := _year_of_qualifier(graph.facts[i])) is not None})
-    if not years:
-        return None
-    noun = infobox_mapping().noun(graph.template_of(entity)) or "work"
-    return f"the {years[0]} {noun} {label}"
+    return infobox_mapping().noun(graph.template_of(entity)) or "work", years[0] if years else None
+
+
+def titled_work(graph, entity: int, label: str) -> str | None:
+    """"the 1992 novel Deep Trouble" for a work page with a year among its facts; the label unchanged for
+    anything that is not a work; None for a work no year tells apart (see the module docstring)."""
+    work = work_kind_and_year(graph, entity)
+    if work is None:
+        return label
+    noun, year = work
+    return None if year is None else f"the {year} {noun} {label}"
 
 
 def constant_refusal(graph, relation: str, other: int, other_is_subject: bool) -> str | None:
