@@ -4,6 +4,7 @@ verbs on their domain, titles told apart by kind and year."""
 from __future__ import annotations
 
 from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.params import ComposeParams
 from stillweb.corpora.tasks.compose.generate import generate_task_list
 from stillweb.corpora.tasks.graph import FactGraph, refusal
 from stillweb.corpora.tasks.phrase.phrasing import ask_in_year, relation_phrase
@@ -137,3 +138,18 @@ def test_a_shared_title_is_said_with_its_kind_and_year_or_refused():
     assert synthetic.said_label("Deep Trouble", 0) == "Deep Trouble"  # a synthetic title names one thing
     assert said_name_zh(synthetic, "Deep Trouble", 0) == "Deep Trouble"
     assert constant_refusal(synthetic, "country", 1, True) is None
+
+
+def test_a_common_noun_answer_is_cased_as_a_sentence_says_it():
+    """'Right' on one page, 'right' on another: the answer is 'right' both times, the page's form an alias."""
+    world = _countries()
+    for i, side in enumerate(["Right", "right", "Left", "left"]):
+        world.texts[i] += f" Traffic keeps to the {side}."
+        world.facts.append(dict(subject=i, relation="drives_on", value=side, value_type="text", evidence=i,
+                                template=COUNTRY))
+    made = generate_task_list(world, GenerationParams(count=6, seed=0, attempts_per_task=300, shortcut_filter=False,
+                                                      compose=ComposeParams(literal_answer_rate=1.0)),
+                              graph=FactGraph(world))
+    sides = [t for t in made.tasks if t.evidence[-1].relation == "drives_on"]
+    assert sides and all(t.answer in ("right", "left") for t in sides), [(t.answer, t.aliases) for t in sides]
+    assert any(t.aliases == ("Right",) or t.aliases == ("Left",) for t in sides)

@@ -14,7 +14,7 @@ from stillweb.corpora.tasks.compose.params import query_level
 from stillweb.corpora.tasks.formalization import canonical_hash, validate_formalization
 from stillweb.corpora.tasks.phrase.value_forms import number_forms, value_forms
 from stillweb.corpora.tasks.graph import FactGraph, normalize_text
-from stillweb.corpora.tasks.phrase.phrasing import date_words, entity_label, with_unit
+from stillweb.corpora.tasks.phrase.phrasing import date_words, entity_label, natural_case, relation_words, with_unit
 from stillweb.corpora.tasks.prove.uniqueness import Proof
 from stillweb.corpora.tasks.query import Node, Query, formalization
 from stillweb.corpora.tasks.store.record import EvidenceItem, TaskRecord
@@ -39,6 +39,8 @@ def build_record(query: Query, proof: Proof, graph: FactGraph, rng: KeyedRng, fi
             forms.extend(number_forms(fact.number))
         elif fact.is_edge:  # a named value without a page: the name people say, the full one an alias
             answer = entity_label(forms[0])
+        elif relation_words(fact.relation).lower:  # a common noun as the question says it: "right", not "Right"
+            answer = natural_case(forms[0])
         else:
             answer = forms[0]
         answer_doc = graph.stated_in(fact.index)
