@@ -38,11 +38,12 @@ def nothing():
 
 def test_a_modules_tests_share_a_worker_and_so_do_the_ray_tests(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # xdist alone (-p xdist): the other plugins play no part
     pytester.makeconftest(CONFTEST)
     modules = {f"test_plain_{k}": WORKER_LOG.format(count=6, fixture="nothing") for k in range(4)}
     modules |= {f"test_ray_{k}": WORKER_LOG.format(count=3, fixture="ray_runtime") for k in range(3)}
     pytester.makepyfile(**modules)
-    result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider")
     assert result.parseoutcomes() == {"passed": 4 * 6 + 3 * 3}
     rows = [json.loads(line) for line in (pytester.path / "workers.jsonl").read_text().splitlines()]
     workers_of = {}
