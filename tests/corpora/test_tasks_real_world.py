@@ -3,13 +3,17 @@ verbs on their domain, titles told apart by kind and year."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from stillweb.corpora.tasks.compose.attempts import GenerationParams
+from stillweb.corpora.tasks.compose.operations import compose_query
 from stillweb.corpora.tasks.compose.params import ComposeParams
+from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.tasks.compose.generate import generate_task_list
 from stillweb.corpora.tasks.graph import FactGraph, refusal
 from stillweb.corpora.tasks.phrase.phrasing import ask_in_year, relation_phrase
 from stillweb.corpora.tasks.prove.real_world import backward_fits, constant_refusal, is_compound, is_placeholder
-from stillweb.corpora.tasks.phrase.verbalize_zh import said_name_zh
+from stillweb.corpora.tasks.phrase.verbalize_zh import render_question_zh, said_name_zh
 from stillweb.corpora.tasks.task_world import MemoryWorld
 
 COUNTRY = "infobox country"
@@ -153,3 +157,18 @@ def test_a_common_noun_answer_is_cased_as_a_sentence_says_it():
     sides = [t for t in made.tasks if t.evidence[-1].relation == "drives_on"]
     assert sides and all(t.answer in ("right", "left") for t in sides), [(t.answer, t.aliases) for t in sides]
     assert any(t.aliases == ("Right",) or t.aliases == ("Left",) for t in sides)
+
+
+def test_chinese_questions_say_the_year_of_a_time_varying_answer():
+    """人口 has its own ask ({np}有多少人口？): the year goes before it, never dropped (2016年，这个国家有多少人口？)."""
+    graph = FactGraph(_countries())
+    asked = Counter()
+    for index in range(300):
+        composition = compose_query(graph, KeyedRng(0, "zh", index), ComposeParams(literal_answer_rate=1.0))
+        query = composition.query
+        if query is None or not query.literal_answer or (year := graph.year_of(query.answer_fact)) is None:
+            continue
+        question = render_question_zh(query, graph, KeyedRng(0, "zh-render", index))
+        assert f"{year}年" in question, question
+        asked["ask" if "有多少人口" in question else "attribute"] += 1
+    assert asked["ask"] and asked["attribute"], asked

@@ -76,8 +76,8 @@ def _ask_value(query: Query, graph: FactGraph, noun: str, described: str, rng: K
         return f"{described}的{noun}的{attribute}是{wh}？"
     told = rng.choice(_ZH_INTRO_FRAMES).format(d=described, n=noun)
     ask = spec.get("ask")
-    if ask and rng.chance(0.7):
-        return told + ask.format(np=f"这个{noun}")
+    if ask and rng.chance(0.7):  # a time-varying value: its year first, 2016年，这个国家有多少人口？
+        return told + (f"{year}年，" if year is not None else "") + ask.format(np=f"这个{noun}")
     return f"{told}这个{noun}的{attribute}是{wh}？"
 
 
