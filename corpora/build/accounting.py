@@ -11,17 +11,20 @@ their own ids, so a build must never drop or merge a row without saying so.
   ``duplicate_title``, ``duplicate_text``);
 - a repeated source id is an error naming both rows unless ``dedupe="id"``.
 
-Memory per written row: 8 bytes (its read ordinal), one 64-bit id hash in a
-dict for the id check (about 100 bytes in CPython, only for rows with an id)
-and one in a set for a title or text policy; no row text is kept.
+Memory per written row (issue 48: a wiki-18 build must not grow with the corpus): 8 bytes (its read
+ordinal), its 64-bit id hash twice (in doc order, to name the first row of a repeated id, and in a
+:class:`~stillweb.corpora.build.bounded.DigestSet` for the check, 9 bytes) and, for a title or text
+policy, that hash in another digest set; no row text is kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Sequence
 
+import numpy as np
+
+from stillweb.corpora.build.bounded import DigestSet, digest
 from stillweb.corpora.errors import DataError, UsageError
 
 __all__ = ["RowAccount", "RowSkipError", "DEDUPE_POLICIES", "describe_rows"]
@@ -32,10 +35,6 @@ _EXAMPLES_PER_REASON = 5
 
 class RowSkipError(DataError):
     """``strict`` build stopped at a row it would have skipped, or two rows share a source id."""
-
-
-def _hash64(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
 class RowAccount:
@@ -59,8 +58,9 @@ class RowAccount:
         self.missing_title = 0  # rows without a title (their source id became the title)
         self.skipped: dict[str, int] = {}
         self.examples: dict[str, list[str]] = {}
-        self._seen_ids: dict[int, int] = {}  # hash of a source id -> doc id that holds it
-        self._seen_keys: set[int] = set()  # hashes of titles or texts (dedupe title|text)
+        self._seen_ids = DigestSet(8)  # hashes of the written rows' source ids
+        self._id_hashes = bytearray()  # each written doc's source id hash (zeros: no id), in doc order
+        self._seen_keys = DigestSet(8)  # hashes of titles or texts (dedupe title|text)
         self._doc_rows = array("q")  # read ordinal (1-based) of each written doc
         self._files: list[tuple[int, str]] = []  # (first ordinal, file label) as positions change file
 
@@ -107,27 +107,31 @@ class RowAccount:
         row's and the policy is not ``id``.
         """
         self._note_read(position)
-        id_hash = _hash64(source_id) if source_id else None
+        id_hash = digest(source_id) if source_id else None
         if id_hash is not None and id_hash in self._seen_ids:
             if self.dedupe == "id":
                 self._count_skip("duplicate_id", position, f"source id {source_id!r}")
                 return False
-            first = self._position_of(self._seen_ids[id_hash])
+            first = self._position_of(self._first_doc_with(id_hash))
             raise RowSkipError(
                 f"duplicate source id {source_id!r}: {first} and {position}; "
                 "ids must be unique (use --dedupe id to keep the first row of each id)"
             )
         if self.dedupe in ("title", "text"):
-            key = _hash64(title if self.dedupe == "title" else text)
-            if key in self._seen_keys:
+            if not self._seen_keys.add(digest(title if self.dedupe == "title" else text)):
                 self._count_skip(f"duplicate_{self.dedupe}", position, f"{self.dedupe} repeats an earlier row's")
                 return False
-            self._seen_keys.add(key)
         if id_hash is not None:
-            self._seen_ids[id_hash] = self.written
+            self._seen_ids.add(id_hash)
+        self._id_hashes += id_hash or bytes(8)
         self._doc_rows.append(self.read)
         self.written += 1
         return True
+
+    def _first_doc_with(self, id_hash: bytes) -> int:
+        """The first written doc whose source id has ``id_hash`` (one that is known to be there)."""
+        hashes = np.frombuffer(bytes(self._id_hashes), dtype=">u8")
+        return int(np.flatnonzero(hashes == int.from_bytes(id_hash, "big"))[0])
 
     def _position_of(self, doc_id: int) -> str:
         """``file:row N`` of the row that became ``doc_id`` (rows count every row of the file)."""

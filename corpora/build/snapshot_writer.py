@@ -27,6 +27,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.build.bounded import InFlight
 from stillweb.corpora.build.language import IndexingCheck, choose_language
 from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.graph.fact_box import render_fact_box
@@ -49,6 +50,7 @@ from stillweb.corpora.version import PACKAGE_VERSION
 __all__ = ["build_snapshot", "BuildResult", "preparse", "copy_with_index"]
 
 _PARSE_CHUNK = 32
+_IN_FLIGHT = 16  # parsed chunks per worker waiting to be indexed, at most (bounded.InFlight)
 _WRITE_BATCH = 2_048
 
 
@@ -282,17 +284,18 @@ def build_snapshot(
         if tmp.exists():  # left by an earlier process that had this pid
             shutil.rmtree(tmp)
         tmp.mkdir()
-        pool = None
+        pool = window = None
         index = None
         try:
             graph = GraphWriter(tmp / ".graph-spill")
-            titles: list[str] = []
+            doc_count = 0
             kinds: dict[str, int] = {}
             infobox = InfoboxCounts()
             chunks = _chunks(pages, graph, account, _PARSE_CHUNK)
             if workers > 1:  # started as stillweb.corpora.processes says; chunks of pages go to them pickled
                 pool = process_context().Pool(workers, initializer=ignore_interrupts)
-                parsed_chunks = pool.imap(_parse_chunk, chunks)
+                window = InFlight(_IN_FLIGHT * workers)  # imap alone would queue every parsed chunk read ahead
+                parsed_chunks = pool.imap(_parse_chunk, window.feed(chunks))
             else:
                 parsed_chunks = map(_parse_chunk, chunks)
             docs = _DocsWriter(tmp, url_template, source_heads and not passage_words)
@@ -300,6 +303,8 @@ def build_snapshot(
             check = IndexingCheck(language)
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
             for chunk in parsed_chunks:
+                if window is not None:
+                    window.taken()
                 for position, page in chunk:
                     box = render_fact_box(page, language)
                     text = f"{box}\n\n{page.text}" if box else page.text
@@ -307,8 +312,7 @@ def build_snapshot(
                         continue
                     pieces = split_passages(page, text, passage_words, language) if passage_words else [(page, text)]
                     for number, (piece, piece_text) in enumerate(pieces):
-                        doc_id = len(titles)
-                        titles.append(piece.title)
+                        doc_id, doc_count = doc_count, doc_count + 1
                         docs.add(doc_id, piece, piece_text)
                         index.add(doc_id, piece.title, piece_text)
                         check.add(piece_text)
@@ -323,11 +327,11 @@ def build_snapshot(
                 pool.join()
                 pool = None
             docs.close()
-            if not titles:
+            if not doc_count:
                 raise UsageError("the source yielded no article pages: nothing to build")
             segments = index.finish()
             impacts = build_impacts(tmp, index_parameters, workers) if index_parameters.get("query") in PRUNED_QUERIES else None
-            counts = {"docs": len(titles), **graph.finish(tmp, titles), "kinds": dict(sorted(kinds.items())),
+            counts = {"docs": doc_count, **graph.finish(tmp), "kinds": dict(sorted(kinds.items())),
                       "infobox_fields": infobox.summary()}
             shutil.rmtree(tmp / ".graph-spill")
             if extra_files is not None:
@@ -347,6 +351,8 @@ def build_snapshot(
             warning = check.warning()
             return BuildResult(out, manifest, tuple(notes) + ((f"warning: {warning}",) if warning else ()))
         except BaseException:
+            if window is not None:
+                window.close()  # the pool's task thread may wait for a slot: terminate() joins it
             if pool is not None:
                 pool.terminate()
                 pool.join()

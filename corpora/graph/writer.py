@@ -2,9 +2,11 @@
 
 Links and facts name their targets by title, and a title can only be turned
 into a doc id once every article has been seen. :class:`GraphWriter` therefore
-spills them to temporary Parquet files as pages arrive, and resolves all
-titles at the end with Arrow's vectorised ``index_in`` against the title
-column, so a build's memory holds the titles, not every link of the corpus.
+spills them, and each page's title with its first doc id, to temporary Parquet
+files as pages arrive, and resolves all titles at the end with Arrow's vectorised
+``index_in`` against the title column, so a build's memory holds neither every
+link nor every title of the corpus (issue 48); a corpus with nothing to resolve
+(a row corpus: no links, facts or redirects) never reads its titles back.
 
 An entity fact whose object page is of a class its relation's range contradicts (a country where
 a city is expected: ``capital`` -> a page with ``{{Infobox country}}``) is dropped when titles
@@ -28,6 +30,7 @@ __all__ = ["GraphWriter", "MAX_REDIRECT_HOPS"]
 
 MAX_REDIRECT_HOPS = 5
 _SPILL_ROWS = 65_536
+_TITLES = pa.schema([("doc_id", pa.int64()), ("title", pa.string())])
 _RAW_LINKS = pa.schema([("source", pa.int32()), ("target_title", pa.string())])
 _RAW_FACTS = pa.schema([field for field in FACTS_SCHEMA if field.name != "object"] + [("object_title", pa.string())])
 
@@ -70,6 +73,7 @@ class GraphWriter:
         self._spill_dir = spill_dir
         self._links = _Spill(spill_dir / "links.parquet", _RAW_LINKS)
         self._facts = _Spill(spill_dir / "facts.parquet", _RAW_FACTS)
+        self._titles = _Spill(spill_dir / "titles.parquet", _TITLES)  # (first doc id, title) of each page
         self._redirects: dict[str, str] = {}
         self._classes: dict[int, str] = {}  # doc id -> the DBpedia class of its infobox
 
@@ -78,7 +82,9 @@ class GraphWriter:
         self._redirects.setdefault(alias, target)
 
     def add_page(self, doc_id: int, page: ParsedPage) -> None:
-        """Record the links and facts of the article ``doc_id``."""
+        """Record the title, links and facts of the article whose (first) document is ``doc_id``; pages come in
+        doc id order."""
+        self._titles.append((doc_id, page.title))
         if page.entity_class:
             self._classes[doc_id] = page.entity_class
         for target in page.links:
@@ -87,15 +93,21 @@ class GraphWriter:
             self._facts.append((doc_id, fact.relation, fact.value, fact.value_type, fact.number, fact.date,
                                 fact.template, doc_id, fact.object_title))
 
-    def finish(self, out: Path, titles: list[str]) -> dict[str, int]:
-        """Resolve titles (``titles[i]`` is doc ``i``), write links, facts and redirects; return counts."""
-        self._links.close()
-        self._facts.close()
-        title_ids: dict[str, int] = {}
-        for doc_id, title in enumerate(titles):
-            title_ids.setdefault(title, doc_id)  # a title's first passage stands for the page
-        aliases = _resolve_redirects(self._redirects, title_ids)
-        resolver = _TitleResolver(pa.array(titles, pa.string()), aliases)
+    def finish(self, out: Path) -> dict[str, int]:
+        """Resolve titles (a title stands for the first doc that has it), write links, facts and redirects;
+        return counts."""
+        for spill in (self._links, self._facts, self._titles):
+            spill.close()
+        if self._links.rows or self._facts.rows or self._redirects:
+            titles = pq.read_table(self._titles.path)
+            names = pa.array(sorted(set(self._redirects) | set(self._redirects.values())), pa.string())
+            resolver = _TitleResolver(titles.column("title").combine_chunks(), titles.column("doc_id").to_numpy(), {})
+            found = resolver.resolve(names)
+            title_ids = {name: int(doc) for name, doc in zip(names.to_pylist(), found) if doc >= 0}
+            aliases = _resolve_redirects(self._redirects, title_ids)
+            resolver = _TitleResolver(resolver.titles, resolver.doc_ids, aliases)
+        else:
+            aliases, resolver = {}, None
 
         keys = [np.empty(0, dtype=np.int64)]
         for batch in self._links.batches():
@@ -148,15 +160,17 @@ class GraphWriter:
 
 
 class _TitleResolver:
-    """Titles to doc ids, vectorised: exact titles first, then redirect aliases; -1 when unknown."""
+    """Titles to doc ids, vectorised: exact titles first (``titles[i]`` is doc ``doc_ids[i]``; the first of a
+    repeated title), then redirect aliases; -1 when unknown."""
 
-    def __init__(self, titles: pa.Array, aliases: dict[str, int]) -> None:
-        self._titles = titles
+    def __init__(self, titles: pa.Array, doc_ids: np.ndarray, aliases: dict[str, int]) -> None:
+        self.titles, self.doc_ids = titles, doc_ids.astype(np.int64)
         self._alias_keys = pa.array(list(aliases), pa.string())
         self._alias_ids = np.array(list(aliases.values()), dtype=np.int64)
 
     def resolve(self, names: pa.Array) -> np.ndarray:
-        ids = _positions(names, self._titles)
+        positions = _positions(names, self.titles)
+        ids = np.where(positions >= 0, self.doc_ids[np.maximum(positions, 0)], -1)
         missing = ids < 0
         if missing.any() and len(self._alias_keys):
             positions = _positions(names.filter(pa.array(missing)), self._alias_keys)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import tantivy
 
+from stillweb.corpora.build.bounded import DigestSet, digest
 from stillweb.corpora.search.analyzers import BigramAnalyzer, analyzer_for, analyzer_from_parameters
 from stillweb.corpora.errors import DataError
 from stillweb.corpora.search.row_ranking import (QUERY_COUNTS, ROW_INDEX_PARAMETERS, ROW_TOKENIZER, counted_clauses, counted_terms_query,
@@ -69,7 +70,10 @@ PRUNED_QUERIES = (QUERY_TERMS, QUERY_COUNTS)  # query modes a build writes impac
 # less or cut here; see TOOL_MAX_K in sandboxes/tools/search.py and MAX_REQUEST_QUERY_CHARS in server/models.py):
 MAX_QUERY_CHARS = 2_000  # the engine reads this much of a query; the rest is ignored (Snapshot.search)
 MAX_K = 100  # the most results one search returns (Snapshot.search, /retrieve's topk)
-_WRITER_HEAP = 1_000_000_000
+# tantivy's indexing arena: it grows with the documents added until this budget, then becomes a segment. About
+# 770 bytes a 100-word passage, so 512 MB fills at ~650k passages and a build's memory is flat beyond that (issue 48;
+# 1 GB grew to ~1.3M). Scores are the same over any segmentation (BM25 statistics are the searcher's, over all segments).
+_WRITER_HEAP = 512_000_000
 # A language other than English (corpora/search/analyzers.py) is analyzed in Python and indexed as its terms
 # joined by spaces, through this tokenizer; its parameters add ``analyzer`` (absent: English).
 TERMS_TOKENIZER = "analyzed_terms"
@@ -152,7 +156,7 @@ class IndexBuilder:
     def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False,
                  language: str = "en", passage_words: int | None = None, tokenizer: str | None = None) -> None:
         self._title_in_body = title_in_body
-        self._titled: set[str] | None = set() if title_once else None
+        self._titled = DigestSet(16) if title_once else None  # 128-bit title hashes: bounded memory (issue 48)
         self._analyzer = analyzer_for(language)
         self._passage_words = passage_words
         directory.mkdir(parents=True, exist_ok=True)
@@ -176,9 +180,7 @@ class IndexBuilder:
             return
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
-        with_title = self._titled is None or title not in self._titled
-        if with_title and self._titled is not None:
-            self._titled.add(title)
+        with_title = self._titled is None or self._titled.add(digest(title, 16))
         for field, value in document_fields(title, body, self._title_in_body, with_title, self._analyzer).items():
             document.add_text(field, value)
         self._writer.add_document(document)
