@@ -119,17 +119,21 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
     return candidates[order[:k]].tolist()
 
 
-def fuse(rankings: dict[str, list[int]], k: int) -> list[tuple[int, float]]:
+def fuse(rankings: dict[str, list[int]], k: int, weights: dict[str, float] | None = None) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion of doc-id rankings (best first) named as in :data:`FUSION_WEIGHTS`:
-    the top ``k`` ``(doc_id, fused score)``, ordered by (-score, doc_id).
+    the top ``k`` ``(doc_id, fused score)``, ordered by (-score, doc_id). ``weights`` (default
+    :data:`FUSION_WEIGHTS`) is what a dense index's manifest entry records as ``fusion_weights``.
 
     >>> fuse({"bm25": [7, 3], "dense": [3, 9]}, 3)
     [(3, 0.03252247488101534), (7, 0.01639344262295082), (9, 0.016129032258064516)]
+    >>> fuse({"bm25": [7, 3], "dense": [3, 9]}, 3, {"bm25": 1.0, "dense": 2.0})
+    [(3, 0.04891591750396616), (9, 0.03225806451612903), (7, 0.01639344262295082)]
     """
+    weights = FUSION_WEIGHTS if weights is None else weights
     fused: dict[int, float] = {}
     for name in FUSION_WEIGHTS:  # a fixed order of additions: the same float on every machine
         for rank, doc_id in enumerate(rankings.get(name, ()), 1):
-            fused[doc_id] = fused.get(doc_id, 0.0) + FUSION_WEIGHTS[name] / (RRF_K + rank)
+            fused[doc_id] = fused.get(doc_id, 0.0) + weights[name] / (RRF_K + rank)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from stillweb.corpora.errors import UsageError
 
-__all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
+__all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "FUSION_WEIGHTS", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
            "ShippedModel", "shipped_model", "model_info", "is_default"]
 
 DEFAULT_MODEL = "default"  # what --model says to use the shipped model
@@ -49,6 +49,11 @@ WEIGHTS_FILE = "e5-small-q4.bin"
 QUERY_PREFIX, DOCUMENT_PREFIX = "query: ", "passage: "  # the e5 model card's prefixes
 MAX_TOKENS = 256  # per text, special tokens included (the model reads 512; 256 keeps 250-word documents whole)
 THREADS = 2  # ONNX Runtime intra-op threads, fixed so every machine computes alike
+# Hybrid search over this model's index weighs its ranking twice BM25's in the reciprocal-rank fusion: chosen on
+# the dev sets only (Cranfield, the HotpotQA/2Wiki tune half: nDCG@10 1:1 0.404 / 0.865, 1:2 0.407 / 0.876, 1:3
+# 0.401 / 0.875; BENCHMARKS.md "Dense"), recorded in the manifest (dense.fusion_weights), so indexes made before
+# keep 1:1.
+FUSION_WEIGHTS = {"bm25": 1.0, "dense": 2.0}
 _QK = 32  # weights per Q4_0 block
 _SPACES = re.compile(" {2,}")
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # llama.cpp's block_q4_0: fp16 scale + 32 nibbles
@@ -278,4 +283,5 @@ def model_info(model: ShippedModel) -> dict:
 
     return {"runtime": f"{PACKAGE} {version(PACKAGE)} {WEIGHTS_FILE} (4-bit Q4_0), "
                                            f"onnxruntime {version('onnxruntime')} MatMulNBits",
-            "model_sha256": model.sha256, "max_tokens": model.max_tokens, "threads": model.threads}
+            "model_sha256": model.sha256, "max_tokens": model.max_tokens, "threads": model.threads,
+            "fusion_weights": dict(FUSION_WEIGHTS)}

@@ -194,7 +194,8 @@ class Snapshot:
                 pages.append(self._results(query, dense[:k]))
             else:
                 bm25 = [doc_id for doc_id, _ in self._index.search(query, FUSION_DEPTH)]
-                pages.append(self._results(query, fuse({"bm25": bm25, "dense": [doc_id for doc_id, _ in dense]}, k)))
+                pages.append(self._results(query, fuse({"bm25": bm25, "dense": [doc_id for doc_id, _ in dense]}, k,
+                                                       self.dense_info.get("fusion_weights"))))
         return pages
 
     @cached_property
