@@ -15,7 +15,7 @@ import pytest
 RAY_GROUP = "ray"
 RAY_TESTS_FOLDER = "on_ray"  # tests/envs/on_ray: not "ray", which would shadow the ray package where it is not installed
 _RAY_FIXTURES = {"ray_runtime", "ray_cluster"}
-_RAY_MODULES = {"test_ray_build.py", "test_bfcl_everywhere.py"}  # start Ray through the code they test
+_RAY_MODULES = {"test_ray_build.py"}  # start Ray through the code they test
 
 
 def xdist_group_of(item: pytest.Item) -> str:
