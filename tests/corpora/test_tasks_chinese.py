@@ -21,6 +21,7 @@ from stillweb.corpora.tasks.phrase.phrasing import PHRASING_PATH
 from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.corpora.tasks.phrase.verbalize_zh import _phrase, question_language, year_period_text, zh_date, zh_relations
+from stillweb.corpora.tasks.phrase.patterns import reading_figures, reading_problems, sentences, stacked_de
 from support.snapshots import files_digest
 
 PARAMS = GenerationParams(count=12, seed=3, compose=ComposeParams(min_hops=1, max_hops=4), unanswerable=0.3)
@@ -82,6 +83,24 @@ def test_generated_chinese_set(snapshots):
     assert len(result.tasks) == PARAMS.count
     assert all(re.search(r"[\u4e00-\u9fff]", task.question) for task in result.tasks)
     assert any(not task.answerable for task in result.tasks)  # unanswerable ones are said in Chinese too
+
+
+def test_chinese_questions_tell_each_entity_then_ask_with_class_values_in_chinese(snapshots):
+    """Issue 49: one sentence stacked attributive chains ("请说出作为面积为...的城市所在的国家首都的城市的名称。") and
+    class values stayed in English ("职业为Politician"); now each variable is told in a sentence of its own, no
+    clause stacks three 的, and an occupation, genre or instrument is said in Chinese."""
+    result = generate_task_list(snapshots[1], GenerationParams(count=40, seed=5, compose=ComposeParams(max_hops=5)))
+    classes = {"occupation", "genre", "instrument", "industry", "awarded_for"}
+    said_in_english = []
+    for task in result.tasks:
+        assert not stacked_de(task.question), task.question
+        variables = {term for triple in task.formalization for term in (triple[0], triple[2]) if term.startswith("V@")}
+        assert len(sentences(task.question)) >= 2 or len(variables) <= 1, task.question  # told, then asked
+        said_in_english += [o[2:] for s, r, o in task.formalization if r in classes and o[2:] in task.question]
+    assert said_in_english == []
+    assert any(any(r in classes for _s, r, _o in t.formalization) for t in result.tasks)  # the check ran
+    figures = reading_figures(t.question for t in result.tasks)
+    assert reading_problems(figures) == [] and figures["stacked_de_share"] == 0.0, figures
 
 
 _SCRIPT = (

@@ -16,6 +16,7 @@ from stillweb.corpora.tasks.formalization import malformed_reason
 from stillweb.corpora.tasks.compose.generate import TaskGenerationError, answer_group, generate_task_list, generate_tasks
 from stillweb.corpora.tasks.compose.attempts import GenerationParams
 from stillweb.corpora.tasks.graph import normalize_text
+from stillweb.corpora.tasks.phrase.patterns import sentences
 from stillweb.corpora.tasks.store.files import read_tasks
 from stillweb.corpora.tasks.task_world import MemoryWorld, open_world
 from support.snapshots import files_digest
@@ -163,8 +164,10 @@ def test_hard_end_matches_webshaper_complexity(small_snapshot):
 def test_deep_variables_get_sentences_of_their_own(small_snapshot):
     made = generate_task_list(small_snapshot, GenerationParams(count=40, seed=4, compose=ComposeParams(min_hops=4, max_hops=5)))
     deep = [t for t in made.tasks if t.hops >= 4 and t.shape.startswith("entity")]  # values tell their subject first
-    told = [t for t in deep if ". " in t.question]  # a variable told in a sentence of its own first (issue 40)
-    assert told and all(" that " in t.question.split(". ", 1)[1] for t in told)  # and named "that <noun>" after
+    # Every variable is told in a sentence of its own first (issue 40; issue 49: each entity, then the ask) ...
+    assert deep and all(len(sentences(t.question)) >= 3 for t in deep), [t.question for t in deep]
+    # ... and named after by a handle ("that city", "the spouse", "that painter's spouse"), not described again
+    assert all(re.search(r"\b(?:that|this|the) [a-z]|'s ", t.question.split(". ", 1)[1]) for t in deep)
 
 
 def test_parallel_generation_opens_the_world_once_in_the_parent(small_snapshot, monkeypatch):

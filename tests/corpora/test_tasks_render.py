@@ -166,8 +166,10 @@ def test_pattern_counter(question, found):
 
 def test_generated_questions_have_finite_verbs_and_no_repeated_nouns(small_snapshot):
     """Issue 35: 108 of 200 synthetic questions ended in a verbless frame, 49 said "that <noun>" of a noun
-    two variables share, 45 restated a class; now none does. (Median length: 50-65 words on the 5k world,
-    scripts/bench_tasks.py; this 300-article world has fewer deep chains, so its questions are shorter.)"""
+    two variables share, 45 restated a class; now none does. Issue 49: 177 of 300 nested a dashed clause
+    between a question word and its verb; now none does, and each entity has a sentence of its own (median
+    length on a 5k world: test_questions_read_as_a_person_writes_them; this 300-article world has fewer deep
+    chains, so its questions are shorter)."""
     from stillweb.corpora.tasks.compose.params import ComposeParams
     from stillweb.corpora.tasks.phrase.patterns import PATTERNS
 
@@ -176,6 +178,25 @@ def test_generated_questions_have_finite_verbs_and_no_repeated_nouns(small_snaps
     assert stats["patterns"] == {name: 0 for name in PATTERNS}, stats["patterns"]
     assert 25 <= stats["words_p50"] <= 70, stats["words_p50"]
     assert stats["malformed"] == 0
+    reading = stats["reading"]
+    assert reading["sentence_words_p50"] <= 22 and reading["sentences_p50"] >= 3, reading
+    assert "\u2014" not in " ".join(t.question for t in made.tasks)  # no dash at all
+
+
+@pytest.mark.slow  # builds a 5,000-article world (~30 s)
+def test_questions_read_as_a_person_writes_them(tmp_path):
+    """Issue 49 item 1 on a 5k world (seed 3; development used other seeds): every figure of READING_LIMITS
+    holds (sentence median <= 22 words, question median 45-70, no nested dash, no clause before a verb) and
+    the median question has 3 hops or more."""
+    from stillweb.corpora.build.from_source import build_synthetic
+    from stillweb.corpora.tasks.phrase.patterns import reading_problems
+
+    world = build_synthetic(5000, 3, tmp_path / "syn5k", workers=1, progress=False).path
+    made = generate_task_list(world, GenerationParams(count=300, seed=3))
+    stats = task_set_stats(made.tasks)
+    assert reading_problems(stats["reading"]) == [], stats["reading"]
+    hops = sorted(t.hops for t in made.tasks)
+    assert hops[len(hops) // 2] >= 3, stats["hops"]
 
 
 def test_questions_are_true_of_their_types():

@@ -3,31 +3,30 @@
 Starting from a keyed-random answer entity, composition grows a tree outward,
 layer by layer (WebShaper's layer-wise expansion):
 
-- **composition**: a chain of variables, each joined to the previous by an edge
-  fact, so the constants sit 2 to 6 hops away from the target;
-- **intersection**: several constants on one variable; deep (3+ hops) and
-  non-linear queries are first enriched to ``constants_per_variable`` per
-  variable and at least ``min_constants`` constants (WebShaper's 500 released
-  tasks average 7.06 constants on 4.33 variables), with "born in X" rather
-  than "the birthplace of X" facts; then constants are added until the
-  uniqueness proof passes (so no single fact suffices);
-- **branching**: when the target alone stays ambiguous (a person directed
-  several films), a new one-hop variable with its own constant joins it;
+- **composition**: a chain of variables, each joined to the previous by an edge fact, so the
+  constants sit 2 to 6 hops away from the target;
+- **intersection**: several constants on one variable; queries are first enriched to
+  ``constants_per_variable`` per variable and at least ``min_constants`` constants (WebShaper's
+  500 released tasks average 7.06 constants on 4.33 variables), with "born in X" rather than
+  "the birthplace of X" facts, on the variables pruning keeps; then constants are added until
+  the uniqueness proof passes (so no single fact suffices);
+- **branching**: when the target alone stays ambiguous (a person directed several films), a new
+  one-hop variable with its own constant joins it;
 - **union**: a constant widened to "X or Y" when the answer stays unique;
-- **description** (obfuscation of intermediate names): an entity constant
-  replaced by a variable described by its own facts, which pin it (WebShaper's
-  and SailorFog's "a club founded in 1873 in ..." for a club's name).
+- **description** (obfuscation of names, at any hop up to ``max_hops``, in obfuscated queries and
+  any of 3 hops or more): an entity constant replaced by a variable described by its own facts,
+  which pin it (WebShaper's and SailorFog's "a club founded in 1873 in ..."; the last hop's may be);
+  a question tells each in a sentence (issue 49), so its length comes from these.
 
-Every question is **keyed** (:mod:`stillweb.corpora.tasks.prove.keys`): the spine from the
-deepest constant up to the target walks relations that pin the next variable ("the
-author of B", "the city where she was born"), and the deepest variable carries a key
-constant, so the answer is one in the world, not only in the snapshot. Forks, extra
-constants, periods and ranges add difficulty on top; a query whose target is not keyed
-after pruning is rejected (``no_key``, ``answer_not_functional``).
+Every question is **keyed** (:mod:`stillweb.corpora.tasks.prove.keys`): the spine from the deepest
+constant up to the target walks relations that pin the next variable ("the author of B", "the city
+where she was born"), and the deepest variable carries a key constant, so the answer is one in the
+world, not only in the snapshot. Forks, extra constants, periods and ranges add difficulty on top;
+a query whose target is not keyed after pruning is rejected (``no_key``, ``answer_not_functional``).
 
-By default no constant is attached to the target and constants never attach
-to each other, so a single lookup cannot shortcut the chain. Every random
-choice is drawn from the ``KeyedRng`` handed in (one stream per attempt).
+By default no constant is attached to the target and constants never attach to each other, so a
+single lookup cannot shortcut the chain. Every random choice is drawn from the ``KeyedRng`` handed
+in (one stream per attempt).
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from stillweb.corpora.tasks.formalization import TARGET, variable
 from stillweb.corpora.snapshot.records import Fact
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.prove.keys import functional, key_pairs, key_reason, names, pins
-from stillweb.corpora.tasks.prove.minimal import drop_redundant_branches, pivot_of
+from stillweb.corpora.tasks.prove.minimal import branches_off, drop_redundant_branches, pivot_of
 from stillweb.corpora.tasks.prove.real_world import constant_refusal
 from stillweb.corpora.tasks.phrase.obfuscate import exact_condition, obfuscated_condition
 from stillweb.corpora.tasks.prove.uniqueness import Proof, prove
@@ -101,7 +100,7 @@ class _Builder:
 
     def __init__(self, graph: FactGraph, rng: KeyedRng, params: ComposeParams, hops: int, literal: bool, obfuscate: bool):
         self.graph, self.rng, self.params = graph, rng, params
-        self.hops, self.literal, self.obfuscate = hops, literal, obfuscate
+        self.hops, self.literal, self.obfuscate, self.describe = hops, literal, obfuscate, params.level != 1
         self.query = Query(nodes=[])
         self.used_entities: set[int] = set()
         self.used_facts: set[int] = set()
@@ -117,12 +116,12 @@ class _Builder:
             self.used_facts.add(fact.index)
         spine_length = self.hops - 1 - (1 if self.literal else 0)
         keyed = self.params.require_key
-        # The last hop may be a named constant described by its own key (WebShaper, SailorFog).
-        described = keyed and self.obfuscate and spine_length >= (1 if self.literal else 2) \
+        described = keyed and self.describe and spine_length >= (1 if self.literal else 2) \
             and self.rng.chance(self.params.describe_rate)
         chain = self._walk(root, spine_length - described, keyed)
         if chain is None:
             return "no_chain"
+        self.spine = chain  # the keyed chain from the root to the deepest variable
         deepest = chain[-1]
         if described and self._describe_key(deepest):
             pass
@@ -148,8 +147,9 @@ class _Builder:
         ratio = math.ceil(self.params.constants_per_variable * variables)
         wanted = min(self.params.max_constraints, max(ratio, self.params.min_constants if ratio else 0))
         pivot = pivot_of(self.query) if self.params.require_key else None  # keyed: its extras would be pruned
+        doomed = branches_off(self.query, pivot, self.spine)  # and so would its branches off the keyed spine
         while self.query.constraint_count < wanted:
-            open_nodes = [n for n in self.query.nodes if n.name != TARGET and n is not pivot]
+            open_nodes = [n for n in self.query.nodes if n.name != TARGET and n is not pivot and n.name not in doomed]
             open_nodes.sort(key=lambda n: (len(n.constants), -n.depth, self.query.nodes.index(n)))
             if not any(self._add_constant(n, allow_describe=True, forward_only=True) for n in open_nodes):
                 return
@@ -170,8 +170,8 @@ class _Builder:
         return None
 
     def _add_fork(self, chain: list[Node]) -> bool:
-        offset = 1 if self.literal else 0
-        points = [n for n in chain if n.depth + 1 + offset < self.hops]
+        offset, pivot = (1 if self.literal else 0), pivot_of(self.query) if self.params.require_key else chain[-1]
+        points = [n for n in chain if n.depth + 1 + offset < self.hops and (n is not pivot or n is chain[-1])]  # pruned there
         if not points:
             return False
         point = self.rng.choice(points)
@@ -240,8 +240,8 @@ class _Builder:
             return False
         if fact.is_edge:
             other = self._other(fact, node.entity)
-            room = node.depth + 2 + (1 if self.literal else 0) <= self.hops
-            if allow_describe and room and self.obfuscate and self.rng.chance(self.params.describe_rate):
+            room = node.depth + 2 + (1 if self.literal else 0) <= self.params.max_hops
+            if allow_describe and room and self.describe and self.rng.chance(self.params.describe_rate):
                 if self._describe(node, fact, other):
                     return True
             label = self.graph.label_of(other)
@@ -256,14 +256,13 @@ class _Builder:
         relation, or an exact full date with its paired entity; ``describe``: the constant may be
         replaced by a variable keyed by its own facts (WebShaper's description of a name)."""
         entity, graph = node.entity, self.graph
+        room = node.depth + 2 + (1 if self.literal else 0) <= self.params.max_hops  # a name that can be described
+        if describe and room and self.describe and self.rng.chance(self.params.describe_rate) and self._describe_key(node):
+            return True
         pinning = [i for i in graph.literals_of(entity) + graph.edges_of(entity) if pins(graph.facts[i], entity)]
         fact = self._pick(pinning, lambda f: self._constant_ok(f, entity) and self._typed(node, f))
         if fact is not None:
             other = self._other(fact, entity) if fact.is_edge else -1
-            room = node.depth + 2 + (1 if self.literal else 0) <= self.hops
-            if (describe and fact.is_edge and room and self.obfuscate and self.rng.chance(self.params.describe_rate)
-                    and self._describe(node, fact, other)):
-                return True
             label = graph.label_of(other) if fact.is_edge else graph.stated_form(fact.index)
             node.constants.append(Constant(fact.relation, fact.subject == entity, exact_condition(fact, label, other), fact.index))
             self.used_facts.add(fact.index)

@@ -32,7 +32,7 @@ class ComposeParams:
     literal_answer_rate: float = 0.25
     fork_rate: float = 0.4
     obfuscate_rate: float = 0.75
-    describe_rate: float = 0.5
+    describe_rate: float = 0.9
     intermediate_constant_rate: float = 0.5
     second_constant_rate: float = 0.5
     union_rate: float = 0.15

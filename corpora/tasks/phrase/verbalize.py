@@ -1,22 +1,28 @@
-"""Rendering a query as a question a person would write.
+"""Rendering a query as a question a person would write: one sentence per entity, then the ask.
 
-Each variable becomes a noun phrase named by its type (:func:`~stillweb.corpora.tasks.types.variable_noun`:
-"a film", "a politician", "a country" for a value its relations agree is one) and
-described by relative clauses with finite verbs, read from the phrasing data: one
-"who"/"that" before the verb phrases ("a person who was born in Lunor in the 1880s
-and died in Ka"), then the whole clauses ("whose capital is X", "where X was
-born"). Variables two edges or more below the root whose noun no other variable
-shares get sentences of their own ("There is a university that was founded in
-1852.") and are then named "that university"; a variable whose noun is shared is
-described where it stands, so "that person" never points at one of two people.
-The question itself always has a finite verb: "Which film was directed by ...?",
-"What is the name of the city where ...?", "Name the award that ...", and for
-literal answers "What is the population of the country that ...?" or the
-relation's own question ("When was this person born?") after a sentence telling
-the subject. Constants read naturally: dates humanised or turned into periods
-(SailorFog-style, by obfuscation), numbers with separators and their unit, common
-nouns in lower case, entity names without disambiguators. Clause order and the
-sentence frame are keyed-random.
+SailorFog-QA tells each entity of a question in a sentence of its own and then asks about the last
+("A symbolic structure in a northern European capital features an epic character ... This monument
+was highlighted online ... How was this monument visually presented?"); so does this renderer, in
+the order of :func:`~stillweb.corpora.tasks.phrase.plan.plan_question` (children first, the root asked
+last; issue 49 item 1):
+
+- a variable is told in a sentence whose subject names it through its anchor ("The city where that
+  painter was born covers 30–50 square kilometres and is where Ann Lee died.", "That painter's
+  spouse received the Harley Medal."), or, with nothing before it, by its noun ("A painter was born
+  in Lunor on March 4, 1902."); its other facts are verb phrases ("whose capital is X" becomes "has
+  X as its capital", "where X was born" becomes "is where X was born"), a few to a sentence, so no
+  sentence runs long;
+- after that it goes by a short handle: "that city" when no other variable is a city, else its role
+  ("the spouse") or its place among its namesakes ("the second person", told as "Another person");
+- a variable with nothing of its own to tell is named inside the next sentence ("the city where that
+  painter's spouse was born"), once, and only where nothing follows its name, so no clause ever
+  stands between a question word and its verb, and no clause is set between dashes;
+- the ask has a finite verb right after its question word: "Which film was directed by that
+  person?", "Name the city where the spouse died.", "How many people live in that city?".
+
+Constants read naturally: dates humanised or turned into periods (SailorFog-style, by obfuscation),
+numbers with separators and their unit, common nouns in lower case, entity names without
+disambiguators. Every choice of wording is keyed-random.
 """
 
 from __future__ import annotations
@@ -36,81 +42,247 @@ from stillweb.corpora.tasks.phrase.phrasing import (
     with_article,
     words_after_value,
 )
-from stillweb.corpora.tasks.query import Constant, Node, Query
-from stillweb.corpora.tasks.types import entity_classes, is_person, relation_signature, variable_noun
+from stillweb.corpora.tasks.phrase.plan import Part, Step, Telling
+from stillweb.corpora.tasks.prove.keys import functional
+from stillweb.corpora.tasks.query import Constant, Query
+from stillweb.corpora.tasks.types import relation_signature
 
-__all__ = ["render_question", "told_apart"]
+__all__ = ["render_question", "constant_text"]
 
 _NAME_FRAMES = ("What is the name of the {n} {d}?", "Name the {n} {d}.", "Identify the {n} {d}.")
-_LEAD_RATE = 0.6  # entity questions that tell their one variable first, then ask
-_INTRO_FRAMES = ("There is {p}.", "Consider {p}.", "Take {p}.")
-_SUBJECT_FRAMES = ("Consider the {n} {d}.", "There is {a_n} {d}.", "Think of the {n} {d}.")
+_MAX_SENTENCE_WORDS = 18  # a sentence takes another verb phrase while it stays this short
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+_ANOTHER = ("a", "another", "a third", "a fourth", "a fifth", "a sixth", "a seventh", "an eighth")
+_DATED_RE = re.compile(r"((?:was )?(?:born|founded|released|published)|died) (on .+|in the .+|in \d.*)$")
+_CLAUSE_WORDS_RE = re.compile(r"\b(?:who|that|where|whose|which)\b")
+_HAS_AS_ITS_RE = re.compile(r"^whose ((?:\w+ ){0,3}\w+) is (.+)$")
 
 
 def render_question(query: Query, graph: FactGraph, rng: KeyedRng) -> str:
     """The question text of ``query`` (see the module docstring)."""
-    text = _Text(query, graph, rng)
-    root = query.root
-    noun = text.nouns[root.name]
-    verbs, clauses = text.parts(root)
-    if query.literal_answer:
-        question = _ask_value(query, noun, (verbs, clauses), text.describe(root, verbs, clauses), rng,
-                              graph.year_of(query.answer_fact))
-    elif verbs and not clauses and rng.chance(0.4):
-        question = f"Which {noun} {_join(verbs)}?"
-    else:
-        question = rng.choice(_NAME_FRAMES).format(n=noun, d=text.describe(root, verbs, clauses))
-    return _tidy(" ".join([*text.intros, question]))
+    return _English(query, graph, rng).question()
 
 
-def _tidy(text: str) -> str:
-    """No comma or space after a closing dash; none before a question mark or a full stop (a value
-    such as ".al" keeps its space)."""
-    for before, after in (("\u2014, and ", "\u2014and "), ("\u2014 and ", "\u2014and "), ("\u2014, ", "\u2014"),
-                          ("\u2014?", "?"), ("\u2014.", "."), ("\u2014 ", "\u2014"), (" ?", "?")):
-        text = text.replace(before, after)
-    return _SPACE_STOP_RE.sub(".", text)
+class _English(Telling):
+    """The sentences of one question, told step by step."""
+
+    def question(self) -> str:
+        return _tidy(" ".join(self.parts_of_question()))
+
+    def only(self, name: str) -> str:
+        return f"the {self.nouns[name]}"
+
+    def numbered(self, name: str, place: int) -> str:
+        return f"the {_ORDINAL_WORDS[min(place, len(_ORDINAL_WORDS)) - 1]} {self.nouns[name]}"
+
+    # --- telling a variable ------------------------------------------------------------------------
+    def tell(self, step: Step) -> None:
+        """The sentences of one variable, or its description folded into the next sentence."""
+        name = step.node.name
+        predicates = [self.predicate(step, part) for part in step.parts]
+        if self.folds(step, bool(predicates)):
+            return
+        if not predicates:  # nothing of its own: told from its anchor's side ("That painter was born in a city.")
+            anchor = step.anchor
+            said = relation_phrase(anchor.relation, not anchor.node_is_subject, self.indefinite(name),
+                                   self.plan.people[anchor.child], self.plan.kinds[anchor.child])
+            kind, text = _predicate(said, self.plan.people[anchor.child])
+            subject = self.name_of(anchor.child)
+            self.sentences.append(f"{_capital(subject)} {text}." if kind == "verb" else _capital(text.format(obj=subject)) + ".")
+            self.handles[name] = self.handle(step)
+            return
+        subject = self.introduce(step)
+        verbs = merge_dated([text for kind, text in predicates if kind == "verb"])
+        subject, verbs = _dated_subject(subject, verbs)
+        others = [text for kind, text in predicates if kind != "verb"]
+        again = self.name_of(name) if self.plan.people[name] else "it"
+        first = True
+        for chunk in _chunks(verbs, len(subject.split())):
+            said = _join(chunk) if first else _also(chunk)
+            self.sentences.append(f"{_capital(subject if first else again)} {said}.")
+            first = False
+        for text in others:
+            self.sentences.append(_capital(text.format(obj=subject if first else self.name_of(name))) + ".")
+            first = False
+
+    def foldable(self, step: Step, ref: str) -> bool:
+        """A variable with nothing of its own may be named inside its parent's words (``ref``), once: not
+        when its anchor was folded already, nor with a clause where words follow its name ("where ... was born")."""
+        node = step.node
+        if step.anchor.child in self.folded or node.parent is None:
+            return False
+        parent = self.query.node(node.parent)
+        if self.query.literal_answer and parent is self.query.root and not parent.constants and len(parent.children) == 1:
+            return False  # the root is asked about through this one variable: said in a sentence first
+        return not (_CLAUSE_WORDS_RE.search(ref)
+                    and words_after_value(node.relation, node.parent_is_subject, self.plan.kinds[parent.name]))
+
+    def ref(self, step: Step) -> tuple[str, bool]:
+        """The variable named through its anchor, and whether it is then called by its role: "the city
+        where that painter was born", "that painter's spouse" (a role: "the spouse"), "the capital of that
+        country", "a film that was directed by the spouse"."""
+        name, anchor = step.node.name, step.anchor
+        noun, person = self.plan.nouns[name], self.plan.people[name]
+        namesake = self.plan.nouns[anchor.child] == noun or name in self.ordinal
+        if ((not anchor.node_is_subject and functional(anchor.relation)) or _symmetric(anchor.relation)) \
+                and anchor.child not in self.folded and name not in self.plan.occupations:
+            attribute = relation_words(anchor.relation).attribute
+            if len(attribute.split()) <= 2 and attribute != noun and (namesake or self.rng.chance(0.6)):
+                role = f"the {attribute}" not in self.handles.values() and attribute not in self.plan.nouns.values()
+                told = self.told
+                self.told = [n for n in told if n != name]  # the anchor may still be "the person"
+                x = self.name_of(anchor.child)
+                self.told = told
+                return f"{_possessive(x)} {attribute}", role
+        x = self.name_of(anchor.child)
+        phrase = relation_phrase(anchor.relation, anchor.node_is_subject, x, person, self.plan.kinds[name])
+        article = "the" if step.pinned else "another" if self.place(name) > 1 else with_article(noun).split(" ")[0]
+        if article == "the" and (the := re.match(r"(?:who|that) is (the .+)", phrase)):
+            return the[1], False
+        if not is_clause(phrase):
+            phrase = f"{'who' if person else 'that'} {phrase}"
+        return f"{article} {noun} {phrase}", False
+
+    def handle(self, step: Step) -> str:
+        """How the variable is said once told: "that city", "the spouse" (numbered ones: :meth:`name_of`)."""
+        name = step.node.name
+        noun = self.plan.nouns[name]
+        alone = not self.plan.shared(name) and not self.plan.shared_with_root(name)
+        if name in self.roles and alone and not self.plan.people[name]:
+            self.roles.discard(name)  # "that painter's birthplace", then "that city"
+        if name in self.roles:  # told as "that painter's spouse": "the spouse"
+            return f"the {relation_words(step.anchor.relation).attribute}"
+        if alone:
+            return f"{self.rng.choice(('that', 'the', 'this'))} {noun}"
+        if not self.plan.shared(name):  # only the root, asked about, goes by its noun: "Who was married to this person?"
+            return f"this {noun}"
+        return f"the {noun}"
+
+    def indefinite(self, name: str) -> str:
+        """"a painter"; among namesakes "another person", "a third person" (numbered as :meth:`name_of` says)."""
+        noun = self.plan.nouns[name]
+        place = self.place(name)
+        return with_article(noun) if place <= 1 else f"{_ANOTHER[min(place, len(_ANOTHER)) - 1]} {noun}"
+
+    def predicate(self, step: Step, part: Part) -> tuple[str, str]:
+        """One fact of the variable as ("verb", a verb phrase) or ("sentence", a sentence with {obj})."""
+        name = step.node.name
+        value = constant_text(part.constant, self.graph) if part.constant is not None else self.name_of(part.child)
+        year = self.graph.year_of(part.constant.fact) if part.constant is not None else None  # "in 2016"
+        phrase = relation_phrase(part.relation, part.node_is_subject, value, self.plan.people[name], self.plan.kinds[name],
+                                 year)
+        return _predicate(phrase, self.plan.people[name])
+
+    # --- the ask -----------------------------------------------------------------------------------
+    def ask_entity(self, root: Step) -> str:
+        """"Which film was directed by that person?", "Name the city where the spouse died."."""
+        name = root.node.name
+        noun, person = self.plan.nouns[name], self.plan.people[name]
+        clauses = []
+        for part in ([root.anchor] if root.anchor is not None else []) + root.parts:
+            value = constant_text(part.constant, self.graph) if part.constant is not None else self.name_of(part.child)
+            clauses.append(relation_phrase(part.relation, part.node_is_subject, value, person, self.plan.kinds[name]))
+        verbs = [c if not is_clause(c) else c.split(" ", 1)[1] for c in clauses if not is_clause(c) or c.startswith(("who ", "that "))]
+        if len(verbs) == len(clauses) and (person or self.rng.chance(0.5)):
+            return f"Who {_join(verbs)}?" if person else f"Which {noun} {_join(verbs)}?"
+        who = "who" if person else "that"
+        described = _join([c if is_clause(c) else f"{who} {c}" for c in clauses])
+        return self.rng.choice(_NAME_FRAMES).format(n=noun, d=described)
+
+    def ask_value(self, root: Step) -> str:
+        """A literal answer, asked of the root told before ("How many people live in that city?") or
+        named in the ask ("When was the spouse of that painter born?")."""
+        words = relation_words(self.query.answer_relation)
+        wh = "Who" if relation_signature(self.query.answer_relation).range == frozenset({"person"}) else "What"
+        ask = words.ask if words.ask and self.rng.chance(0.7) else f"{wh} is the {words.attribute} of {{np}}?"
+        if (year := self.graph.year_of(self.query.answer_fact)) is not None:  # a time-varying value: with its year
+            ask = ask_in_year(self.query.answer_relation, year, wh)
+        if not root.parts and root.anchor is not None and root.anchor.child not in self.folded:
+            ref, role = self.ref(root)  # a namesake told before is "the second city" after a sentence, unless a role
+            if (role or root.node.name not in self.ordinal) and (ask.endswith("{np}?") or not _CLAUSE_WORDS_RE.search(ref)):
+                return ask.format(np=ref)
+        self.tell(root)
+        return ask.format(np=self.name_of(root.node.name))
 
 
-_SPACE_STOP_RE = re.compile(r" \.(?=\s|$)")
+def constant_text(constant: Constant, graph: FactGraph) -> str:
+    """A constant as the question says it: a period or range, a name, or a value with its preposition."""
+    condition = constant.condition
+    if condition.kind in ("year_range", "number_range"):
+        return condition.text
+    if condition.kind == "entity":
+        return " or ".join(graph.said_label(label, e) for label, e in zip(condition.labels, condition.entities))
+    fact = graph.facts[constant.fact]
+    if fact.value_type == "entity":  # a linked name whose page is not in the snapshot
+        return " or ".join(entity_label(label) for label in condition.labels)
+    if len(condition.labels) == 1:
+        return value_text(fact.relation, condition.labels[0], fact.value_type, fact.date, fact.number)
+    return " or ".join(value_text(fact.relation, label, "text", None, None) for label in condition.labels)
 
 
-def _ask_value(query: Query, noun: str, parts: tuple[list[str], list[str]], described: str, rng: KeyedRng,
-               year: int | None = None) -> str:
-    """A literal answer: the subject told first in a sentence of its own ("A person was born in Lunor
-    and wrote Dawn.") and then asked about, as WebShaper and SailorFog write; or asked in one sentence
-    ("How many people live in the city where ...?"); a stock frame ("Consider the ...") rarely."""
-    words = relation_words(query.answer_relation)
-    wh = "Who" if relation_signature(query.answer_relation).range == frozenset({"person"}) else "What"
-    ask = words.ask if words.ask and rng.chance(0.7) else f"{wh} is the {words.attribute} of {{np}}?"
-    if year is not None:  # a time-varying value: asked with the year its source gives (prove/real_world.py)
-        ask = ask_in_year(query.answer_relation, year, wh)
-    told = _sentence(noun, *parts)
-    if told.count(f" {noun}") > 1:  # "A person was married to a person ...": "this person" would point at two
-        told = ""
-    if told and rng.chance(0.75):
-        return f"{told} {ask.format(np=f'this {noun}')}"
-    if rng.chance(0.9):  # one sentence; an ask with words after {np} ("In what year was {np} founded?") would split its verb
-        one = ask if ask.rstrip().endswith("{np}?") else f"{wh} is the {words.attribute} of {{np}}?"
-        return one.format(np=f"the {noun} {described}")
-    frame = rng.choice(_SUBJECT_FRAMES).format(n=noun, a_n=with_article(noun), d=described)
-    return f"{frame} {ask.format(np=f'this {noun}')}"
+def _predicate(phrase: str, person: bool) -> tuple[str, str]:
+    """A relation phrase said of a sentence's subject: a verb phrase ("was born in X"; "who directed X"
+    -> "directed X"; "whose capital is X" -> "has X as its capital"; "where X was born" -> "is where X
+    was born"), or a sentence of its own ("in which X fought" -> "X fought in {obj}")."""
+    if not is_clause(phrase):
+        return "verb", phrase
+    head, rest = phrase.split(" ", 1)
+    if head in ("who", "that"):
+        return "verb", rest
+    if head == "whose" and (match := _HAS_AS_ITS_RE.match(phrase)):
+        return "verb", f"has {match[2]} as {'their' if person else 'its'} {match[1]}"
+    if head == "where":  # "where X was born" -> "X was born in {obj}"
+        return "sentence", f"{rest} in {{obj}}"
+    if phrase.startswith("in which "):
+        return "sentence", phrase[len("in which "):] + " in {obj}"
+    return "sentence", "{obj} is one " + phrase  # a clause the data has no other shape for
 
 
-def _sentence(noun: str, verbs: list[str], clauses: list[str]) -> str:
-    """A variable told as a sentence of its own, WebShaper's description first: its verb phrases and
-    its "who"/"that" clauses as verbs ("A university was founded in 1852 and educated Ann Lee."), or
-    its one "whose" clause as a possessive ("A country's national anthem is Kassaman."); "" when it
-    has "where" or several "whose" clauses."""
-    article = with_article(noun)
-    article = article[:1].upper() + article[1:]
-    said = verbs + [c.split(" ", 1)[1] for c in clauses if c.startswith(("who ", "that "))]
-    rest = [c for c in clauses if not c.startswith(("who ", "that "))]
-    if said and not rest:
-        return f"{article} {_join(said)}."
-    if not said and len(rest) == 1 and rest[0].startswith("whose ") and "\u2014" not in rest[0]:
-        return f"{article}'s {rest[0][6:]}."
-    return ""
+def _dated_subject(subject: str, verbs: list[str]) -> tuple[str, list[str]]:
+    """A date said with the subject's own verb: "A person who was born in that city" + "was born on May 4,
+    1900" -> "A person who was born in that city on May 4, 1900" (one birth, said once)."""
+    for verb in verbs:
+        dated = _DATED_RE.match(verb)
+        if dated and re.search(rf"\b(?:who|that) {dated[1]} in \S", subject) and len(verbs) > 1:
+            return f"{subject} {dated[2]}", [v for v in verbs if v is not verb]
+    return subject, verbs
+
+
+def _also(verbs: list[str]) -> str:
+    """Verb phrases said again of the same subject: "was also born in X", "also received Y"."""
+    first = verbs[0]
+    head, _, rest = first.partition(" ")
+    first = f"{head} also {rest}" if head in ("is", "was", "are", "were") and rest else f"also {first}"
+    return _join([first, *verbs[1:]])
+
+
+def _chunks(verbs: list[str], subject_words: int) -> list[list[str]]:
+    """Verb phrases grouped into sentences of at most :data:`_MAX_SENTENCE_WORDS` words (one phrase at least)."""
+    chunks: list[list[str]] = []
+    words = 0
+    for verb in verbs:
+        size = len(verb.split())
+        if chunks and words + size + 1 <= _MAX_SENTENCE_WORDS and len(chunks[-1]) < 3:
+            chunks[-1].append(verb)
+            words += size + 1
+        else:
+            chunks.append([verb])
+            words = (subject_words if len(chunks) == 1 else 3) + size
+    return chunks
+
+
+def _symmetric(relation: str) -> bool:
+    """True when the relation reads the same both ways ("was married to"): "X's spouse" from either end."""
+    words = relation_words(relation)
+    return words.backward == "{who} " + words.forward
+
+
+def _possessive(phrase: str) -> str:
+    return phrase + "'s"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _join(parts: list[str]) -> str:
@@ -119,81 +291,9 @@ def _join(parts: list[str]) -> str:
     return ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
-def told_apart(query: Query, nouns: dict[str, str]) -> set[str]:
-    """The variables told in a sentence of their own first (deep or busy, their noun in ``nouns`` no
-    other variable's): the English and Chinese questions pick them alike."""
-    said = list(nouns.values())
-    return {n.name for n in query.nodes if n.parent is not None and said.count(nouns[n.name]) == 1
-            and (n.depth >= 2 or len(n.children) + len(n.constants) >= 3)}
+def _tidy(text: str) -> str:
+    """No space before a question mark or a full stop (a value such as ".al" keeps its space)."""
+    return _SPACE_STOP_RE.sub(".", text.replace(" ?", "?"))
 
 
-class _Text:
-    """Noun phrases of one question, with deep variables told in sentences of their own."""
-
-    def __init__(self, query: Query, graph: FactGraph, rng: KeyedRng) -> None:
-        self.query, self.graph, self.rng = query, graph, rng
-        self.nouns = {n.name: variable_noun(graph, query, n) for n in query.nodes}
-        self.people = {n.name: is_person(graph, query, n) for n in query.nodes}
-        nouns = list(self.nouns.values())
-        self.told_apart = told_apart(query, self.nouns)
-        root = query.root  # an entity asked through one variable: that variable told first (WebShaper's shape)
-        self.lead = {root.children[0]} if (not query.literal_answer and len(root.children) == 1 and not root.constants
-                                           and nouns.count(self.nouns[root.children[0]]) == 1
-                                           and rng.chance(_LEAD_RATE)) else set()
-        self.intros: list[str] = []  # sentences introducing deep variables, deepest first
-
-    def noun_phrase(self, node: Node, enclosed: bool) -> str:
-        """"a university that ..." (between dashes when more of its parent's words follow), or
-        "that university" after a sentence of its own."""
-        noun = self.nouns[node.name]
-        verbs, clauses = self.parts(node)
-        described = self.describe(node, verbs, clauses)
-        if node.name in self.lead and (told := _sentence(noun, verbs, clauses)):
-            self.intros.append(told)
-            return f"that {noun}"
-        if node.name in self.told_apart:
-            told = _sentence(noun, verbs, clauses)
-            self.intros.append(told or self.rng.choice(_INTRO_FRAMES).format(p=f"{with_article(noun)} {described}".strip()))
-            return f"that {noun}"
-        if enclosed and described:
-            return f"{with_article(noun)}\u2014{described}\u2014"
-        return f"{with_article(noun)} {described}".strip()
-
-    def describe(self, node: Node, verbs: list[str], clauses: list[str]) -> str:
-        """The relative clauses of a node: "who" + its verb phrases, then its whole clauses."""
-        who = "who" if self.people[node.name] else "that"
-        pieces = ([f"{who} {_join(verbs)}"] if verbs else []) + clauses
-        return _join(pieces)  # "whose X is A, whose Y is B, and whose Z is C": never "and whose" stacked
-
-    def parts(self, node: Node) -> tuple[list[str], list[str]]:
-        """The node's verb phrases and whole relative clauses: constants first, then children (the
-        last of them undelimited, the others between dashes), so no phrase reads as if it belonged
-        to a nested one."""
-        person = self.people[node.name]
-        own = entity_classes(self.graph, node.entity)
-        kind = next(iter(own)) if own else ""
-        constants = merge_dated(self.rng.shuffled(
-            [relation_phrase(c.relation, c.node_is_subject, self._constant_text(c), person, kind,
-                             self.graph.year_of(c.fact)) for c in node.constants]))
-        children = [self.query.node(name) for name in self.rng.shuffled(list(node.children))]
-        shapes = [is_clause(relation_phrase(c.relation, c.parent_is_subject, "X", person, kind)) for c in children]
-        order = [c for c, clause in zip(children, shapes) if not clause] + [c for c, clause in zip(children, shapes) if clause]
-        last = order[-1] if order and (any(shapes) or not any(is_clause(p) for p in constants)) else None
-        phrases = {c.name: relation_phrase(c.relation, c.parent_is_subject, self.noun_phrase(
-            c, c is not last or words_after_value(c.relation, c.parent_is_subject, kind)), person, kind) for c in order}
-        verbs = [p for p in constants if not is_clause(p)] + [phrases[c.name] for c, cl in zip(children, shapes) if not cl]
-        clauses = [p for p in constants if is_clause(p)] + [phrases[c.name] for c, cl in zip(children, shapes) if cl]
-        return verbs, clauses
-
-    def _constant_text(self, constant: Constant) -> str:
-        condition = constant.condition
-        if condition.kind in ("year_range", "number_range"):
-            return condition.text
-        if condition.kind == "entity":
-            return " or ".join(self.graph.said_label(label, e) for label, e in zip(condition.labels, condition.entities))
-        fact = self.graph.facts[constant.fact]
-        if fact.value_type == "entity":  # a linked name whose page is not in the snapshot
-            return " or ".join(entity_label(label) for label in condition.labels)
-        if len(condition.labels) == 1:
-            return value_text(fact.relation, condition.labels[0], fact.value_type, fact.date, fact.number)
-        return " or ".join(value_text(fact.relation, label, "text", None, None) for label in condition.labels)
+_SPACE_STOP_RE = re.compile(r" \.(?=\s|$)")

@@ -26,7 +26,7 @@ from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.prove.uniqueness import Proof, prove
 from stillweb.corpora.tasks.query import Node, Query
 
-__all__ = ["pivot_of", "drop_redundant_branches"]
+__all__ = ["pivot_of", "drop_redundant_branches", "branches_off"]
 
 
 def pivot_of(query: Query) -> Node:
@@ -70,6 +70,15 @@ def _prune(query: Query, graph: FactGraph, proof: Proof, pivot: Node, keep: Call
         else:
             query.nodes, pivot.children, pivot.constants = nodes, children, constants
     return proof
+
+
+def branches_off(query: Query, pivot: Node | None, spine: list[Node]) -> set[str]:
+    """The variables of ``pivot``'s child subtrees off ``spine`` (a keyed chain from the root): the key pins the
+    pivot, so pruning drops them all (the generator spends no constant on them); none off the spine."""
+    if pivot is None or pivot not in spine[:-1]:
+        return set()
+    kept = spine[spine.index(pivot) + 1].name
+    return set().union(*(_subtree(query, child) for child in pivot.children if child != kept))
 
 
 def _subtree(query: Query, name: str) -> set[str]:
