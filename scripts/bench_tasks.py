@@ -11,11 +11,14 @@ agent's pass rate and mean steps per level on a sample of each set.
 Question figures (issue 35): tasks per 1,000 attempts, the answer distribution (distinct
 answers, largest share, how many answers are given by 1, 2, 3 tasks), question length, the
 sentence-pattern counts, and the same for a real snapshot with ``--real`` (the shared
-dump sample: ``--real-count 400 --real-seed 3``).
+dump sample: ``--real-count 400 --real-seed 3``). Reading figures (issue 49): words per sentence and
+question, nested dashes, clauses before a verb, against an older checkout's generator on the same world
+in the same run with ``--base-python`` (scripts/bench_tasks_base.py).
 
     python scripts/bench_tasks.py --snapshot /tmp/stillweb-bench/search-syn-100000 --count 10000
     python scripts/bench_tasks.py --articles 5000 --count 2000 --hard-count 300 --oracle-sample 50 --real snapshots/enwiki-sample
     python scripts/bench_tasks.py --real-only --real snapshots/enwiki-sample --held-out snapshots/enwiki-tables
+    python scripts/bench_tasks.py --articles 5000 --seed 7 --count 1000 --hard-count 100 --max-hops 5 --base-python ../base/.venv/bin/python
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import append_section, snapshot_phrase  # noqa: E402
+from bench_tasks_base import base_lines, checkout_run  # noqa: E402
 from bench_tasks_real import real_section  # noqa: E402
 
 from stillweb.corpora.build.from_source import build_synthetic  # noqa: E402
@@ -48,7 +52,10 @@ BASELINE = (
     "Baseline: round 1 of issue 5 (commits e6c65b2, 3e98d95; 3,000-article world, hops 2..6): 125-150 verified "
     "tasks/s per core; level 3: 9.79 mean triples (median 10), 5.08 variables, 4.69 constants, 67 question words. "
     "Before issue 35 (3a1d039): shared sample 168 tasks, 19 distinct answers, 76% one answer; 200 synthetic tasks "
-    "(5k world, seed 11): 108 verbless frames, 49 'that <noun>', 45 restated classes, 12% redundant branches."
+    "(5k world, seed 11): 108 verbless frames, 49 'that <noun>', 45 restated classes, 12% redundant branches. "
+    "Before issue 49 (blind read on 8d1597f): 342 verified tasks/s per core on the 5k world, question words p50 37, "
+    "177 of 300 questions nesting a dashed clause between the frame and its verb (the base checkout's row below "
+    "measures it again in this run when --base-python is given)."
 )
 
 
@@ -68,6 +75,8 @@ def main() -> None:
     parser.add_argument("--real-only", action="store_true",
                         help="only the real-page figures of issue 49 (--real, and --held-out if given)")
     parser.add_argument("--held-out", type=Path, default=None, help="a real snapshot kept out of development")
+    parser.add_argument("--base-python", default=None,
+                        help="an older checkout's venv python: its main set on the same world is the baseline (ratios)")
     args = parser.parse_args()
     if args.real_only:
         if args.real is None:
@@ -97,6 +106,10 @@ def main() -> None:
         real_world = open_world(args.real)
         real_params = GenerationParams(count=args.real_count, seed=args.real_seed)
         real_run, real_seconds = _timed(real_world, FactGraph(real_world), real_params)
+    base = None
+    if args.base_python:  # the older checkout builds the same world itself (its snapshot format may differ)
+        base = checkout_run(args.base_python, args.articles, args.seed, args.count, args.max_hops,
+                        Path(f"{snapshot}-base"))
     load_after = os.getloadavg()
     main_oracle = _oracle(snapshot, main_run.tasks[: args.oracle_sample])
     hard_oracle = _oracle(snapshot, hard_run.tasks[: args.oracle_sample])
@@ -123,6 +136,8 @@ def main() -> None:
         f"{len(base_run.tasks) / base_seconds:.0f} tasks/s per core; keyed / unkeyed: "
         f"{(made / main_seconds) / (len(base_run.tasks) / base_seconds):.2f}",
         "",
+        *(["### Reading (issue 49 item 1: a sentence per entity, then the ask) against the base checkout", "",
+            *base_lines(base, tasks, main_seconds, main_run.attempts), ""] if base is not None else []),
         "### Distributions (main set)",
         "",
         f"- uniqueness discards (not_unique): {main_run.rejections.get('not_unique', 0)} "
@@ -154,7 +169,7 @@ def main() -> None:
         f"- main set: {_oracle_line(main_oracle)}",
         f"- hard set: {_oracle_line(hard_oracle)}",
     ])
-    append_section("Task generator, round 4: keyed questions (scripts/bench_tasks.py, issue 40)", body)
+    append_section("Task generator, round 5: told questions (scripts/bench_tasks.py, issue 49)", body)
 
 
 def _timed(world, graph: FactGraph, params: GenerationParams) -> tuple[GenerationResult, float]:
