@@ -13,9 +13,9 @@ layer by layer (WebShaper's layer-wise expansion):
 - **branching**: when the target alone stays ambiguous (a person directed several films), a new
   one-hop variable with its own constant joins it;
 - **union**: a constant widened to "X or Y" when the answer stays unique;
-- **description** (obfuscation of names, at any hop up to ``max_hops``, in obfuscated queries and
-  any of 3 hops or more): an entity constant replaced by a variable described by its own facts,
-  which pin it (WebShaper's and SailorFog's "a club founded in 1873 in ..."; the last hop's may be);
+- **description** (obfuscation of names, at any hop up to ``max_hops``, in every query not forced to
+  level 1): an entity constant replaced by a variable described by its own facts, which pin it
+  (WebShaper's and SailorFog's "a club founded in 1873 in ..."; a key prefers a name it can describe);
   a question tells each in a sentence (issue 49), so its length comes from these.
 
 Every question is **keyed** (:mod:`stillweb.corpora.tasks.prove.keys`): the spine from the deepest
