@@ -32,6 +32,8 @@ CORPUS_EXAMPLES = """examples:
   stillweb build corpus kilt_knowledgesource.json --format kilt --out snapshots/kilt
   stillweb build corpus 'parts/*.parquet' --id-column doc --text-column body --out snapshots/mine
   stillweb build corpus collection.tsv --format tsv --out snapshots/msmarco   (headerless: id, text)
+  stillweb build corpus wiki-18.jsonl --out snapshots/wiki18-x8 --shards 8 --ray
+      (8 shard snapshots built as Ray tasks, searched as one; the source uncompressed, on a filesystem every node sees)
 """
 EXAMPLES = "examples:\n" + "".join(text.split("\n", 1)[1].split("\n", 1)[0] + "\n"
                                     for text in (SYNTHETIC_EXAMPLES, WIKIPEDIA_EXAMPLES, CORPUS_EXAMPLES,
@@ -114,7 +116,11 @@ def register(subparsers) -> None:
     corpus.add_argument("--max-row-chars", type=_positive("--max-row-chars"), default=MAX_ROW_CHARS,
                         help=f"skip rows whose text is longer (default {MAX_ROW_CHARS})")
     corpus.add_argument("--ray", action="store_true",
-                        help="read shards (parquet row groups, JSON-lines byte ranges) as Ray tasks; same snapshot")
+                        help="read shards (parquet row groups, JSON-lines byte ranges) as Ray tasks; same snapshot "
+                             "(with --shards: build each shard as a Ray task)")
+    corpus.add_argument("--shards", type=_positive("--shards"), metavar="N",
+                        help="build a sharded snapshot: N shard snapshots of about equal bytes of the source, searched "
+                             "as one (docs/scale.md); rankings use each shard's own BM25 statistics")
     corpus.set_defaults(handler=_run_corpus)
     build_dense.register(sources)
 
@@ -147,6 +153,14 @@ def _run_wikipedia(args) -> int:
 
 def _run_corpus(args) -> int:
     columns = ColumnMap(id=args.id_column, title=args.title_column, text=args.text_column)
+    if args.shards:
+        from stillweb.corpora.build.in_shards import build_rows_in_shards
+
+        return _report(build_rows_in_shards(args.inputs, args.out, args.shards, on_ray=args.ray, progress=not args.quiet,
+                                            language=args.language, format=args.format, columns=columns,
+                                            dedupe=args.dedupe, strict=args.strict, passages=args.passages,
+                                            max_row_chars=args.max_row_chars, workers=args.workers,
+                                            url_template=args.url_template))
     return _report(build_rows(args.inputs, args.out, format=args.format, columns=columns, dedupe=args.dedupe,
                               strict=args.strict, passages=args.passages, max_row_chars=args.max_row_chars,
                               workers=args.workers, progress=not args.quiet, url_template=args.url_template,

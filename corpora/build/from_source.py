@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from stillweb.corpora.errors import UsageError, writing
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.build.accounting import RowAccount
+from stillweb.corpora.snapshot.sharded import ShardPlace
 from stillweb.corpora.build.snapshot_writer import (SOURCE_PREFIX, WIKIPEDIA_URL_TEMPLATE, BuildResult, build_snapshot,
                                              remove_stale_builds)
 
@@ -250,7 +251,8 @@ def _in_script(pages, script: str):
 def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None = None, columns=None,
                dedupe: str = "none", strict: bool = False, passages: int | None = None,
                max_row_chars: int | None = None, workers: int = 1, progress: bool = True,
-               url_template: str | None = None, on_ray: bool = False, language: str | None = None) -> BuildResult:
+               url_template: str | None = None, on_ray: bool = False, language: str | None = None,
+               shard: ShardPlace | None = None) -> BuildResult:
     """Build from a row corpus: one document per row unless ``dedupe`` says otherwise.
 
     ``inputs`` are files, folders or globs read in the order given; ``format`` and
@@ -263,20 +265,26 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
     the shards (parquet row groups, byte ranges of JSON lines) as Ray tasks
     (:func:`stillweb.corpora.build.on_ray.rows_on_ray`); the same snapshot, fingerprint and row counts.
     ``language`` (default: detected from the first rows) picks the analyzer (:mod:`stillweb.corpora.search.analyzers`).
+    ``shard``: one shard of a sharded build (:mod:`stillweb.corpora.build.in_shards`): only its units of
+    reading, in order (positions counted from its first unit in each file), its doc ids from its place.
     """
     from stillweb.corpora.sources.corpus_formats import MAX_ROW_CHARS, CorpusSpec
 
     spec = CorpusSpec.detect(list(inputs), format, columns, max_row_chars or MAX_ROW_CHARS)
     account = RowAccount(dedupe=dedupe, strict=strict)
     rows = spec.read()
-    if on_ray:
+    if shard is not None:
+        from stillweb.corpora.build.on_ray import joined_rows
+
+        rows = joined_rows(shard.units, (list(spec.read_shard(unit)) for unit in shard.units))
+    elif on_ray:
         from stillweb.corpora.build.on_ray import rows_on_ray
 
         rows, workers = rows_on_ray(spec), 1
     return build_snapshot(
         rows,
         out,
-        source=spec.describe(),
+        source=dict(spec.describe(), **({"units": [unit.describe() for unit in shard.units]} if shard is not None else {})),
         parameters={"dedupe": dedupe, "strict": strict, "max_row_chars": spec.max_row_chars,
                     **({"url_template": url_template} if url_template else {}),
                     **_passage_parameters(passages)},
@@ -288,4 +296,5 @@ def build_rows(inputs: list[str | Path], out: str | Path, *, format: str | None 
         url_template=url_template,
         source_heads=spec.format == "wiki18",  # served back byte for byte by /retrieve
         language=language,
+        shard=shard,
     )

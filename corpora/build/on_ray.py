@@ -21,14 +21,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from stillweb.corpora.build.snapshot_writer import preparse
 from stillweb.corpora.sources.wikipedia_xml import DumpStats, dump_shards, read_dump_shard
 
-__all__ = ["dump_pages_on_ray", "rows_on_ray", "SHARD_BYTES"]
+__all__ = ["dump_pages_on_ray", "rows_on_ray", "joined_rows", "SHARD_BYTES"]
 
 SHARD_BYTES = 8 << 20  # file bytes per shard
 _PAGE_POSITION = re.compile(r"^page (\d+)")
@@ -64,26 +64,30 @@ def dump_pages_on_ray(path: str | Path, skip_bad: bool = False, stats: DumpStats
 def rows_on_ray(spec: Any, shard_bytes: int | None = None, window: int | None = None) -> Iterator[Any]:
     """The pages and skipped rows of a row corpus (a :class:`~stillweb.corpora.sources.corpus_formats.CorpusSpec`),
     read shard by shard on Ray, in corpus order: parquet by row groups, uncompressed
-    JSON lines by byte ranges of ``shard_bytes``, other files whole.
-
-    A byte-range shard counts its rows from its own start; the driver adds the rows of the
-    file's earlier shards, so every position (``<file>:row <n>``) is the local build's.
-    """
+    JSON lines by byte ranges of ``shard_bytes``, other files whole (positions as :func:`joined_rows` says)."""
     shards = spec.shards(shard_bytes or SHARD_BYTES)
+    return joined_rows(shards, _shard_results(shards, _read_row_shard, (spec,), window))
+
+
+def joined_rows(shards: Sequence[Any], items_of_shards: Iterable[list]) -> Iterator[Any]:
+    """The items (pages and skipped rows) of each of ``shards``, in order, given as one list per shard.
+
+    A byte-range shard counts its rows from its own start; this adds the rows of the file's earlier
+    shards, so every position (``<file>:row <n>``) counts from the first of ``shards`` in that file
+    (the file's first row when it is among them: the local build's position).
+    """
     rows_before: dict[Any, int] = {}
-    for shard, (items, rows) in zip(shards, _shard_results(shards, _read_row_shard, (spec,), window)):
+    for shard, items in zip(shards, items_of_shards):
         offset = rows_before.get(shard.path, 0) if shard.start is not None else 0
         for item in items:
             yield dataclasses.replace(item, position=_renumber_row(item.position, offset)) if offset else item
-        rows_before[shard.path] = rows_before.get(shard.path, 0) + rows
+        rows_before[shard.path] = rows_before.get(shard.path, 0) + len(items)
 
 
-def _read_row_shard(shard, spec) -> tuple[list, int]:
-    """(the shard's pages and skipped rows, the number of rows it read). Rows are not parsed here:
-    plain text parses cheaply, and the driver's build then sees exactly the local build's pages
-    (a missing title, a URL to fill from the template)."""
-    items = list(spec.read_shard(shard))
-    return items, len(items)
+def _read_row_shard(shard, spec) -> list:
+    """The shard's pages and skipped rows. Rows are not parsed here: plain text parses cheaply, and the
+    driver's build then sees exactly the local build's pages (a missing title, a URL to fill from the template)."""
+    return list(spec.read_shard(shard))
 
 
 def _renumber_row(text: str, offset: int) -> str:
@@ -97,7 +101,7 @@ def _parse_dump_shard(shard, skip_bad: bool, script: str | None = None) -> tuple
     return [preparse(dataclasses.replace(page, script=script) if script else page) for page in pages], stats
 
 
-def _shard_results(shards: Sequence[Any], parse: Callable, args: tuple, window: int | None) -> Iterator[tuple[list, Any]]:
+def _shard_results(shards: Sequence[Any], parse: Callable, args: tuple, window: int | None) -> Iterator[Any]:
     """``parse(shard, *args)`` of every shard as Ray tasks, yielded in shard order, ``window`` in flight."""
     import ray
 

@@ -42,6 +42,7 @@ from stillweb.corpora.graph.writer import GraphWriter
 from stillweb.corpora.build.passages import split_passages
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.progress import progress_bar
+from stillweb.corpora.snapshot.sharded import ShardPlace
 from stillweb.corpora.snapshot.records import DOCS_SCHEMA, SOURCE_HEAD_FIELD, ParsedPage, PreParsedPage, RawPage, SkippedRow
 from stillweb.corpora.build.accounting import RowAccount
 from stillweb.corpora.wikitext import normalize_title, parse_page
@@ -246,6 +247,7 @@ def build_snapshot(
     source_heads: bool = False,
     language: str | None = None,
     declared_language: str | None = None,
+    shard: ShardPlace | None = None,
 ) -> BuildResult:
     """Parse ``pages`` and write a complete snapshot at ``out`` (replacing one that is there).
 
@@ -268,12 +270,17 @@ def build_snapshot(
     rows, unsplit) keeps each row's head as written in a ``source_head`` column (:meth:`Snapshot.contents_of`).
     ``language`` picks the analyzer (:mod:`stillweb.corpora.search.analyzers`; default: ``declared_language``,
     the source's own, else detected from the first pages); the result's notes say what was chosen
-    and warn when the analyzer would index the text poorly.
+    and warn when the analyzer would index the text poorly. ``shard``: the build is one shard of a sharded
+    snapshot (:mod:`stillweb.corpora.snapshot.sharded`): its index holds global doc ids (recorded in its
+    index parameters, so in its fingerprint).
     """
     check_url_template(url_template)
     pages, language, notes = choose_language(pages, language, declared_language)
     passage = passage_level or passage_words
     index_parameters = with_language(passage_parameters(language) if passage else page_parameters(language), language)
+    if shard is not None:
+        index_parameters = dict(index_parameters, **shard.index_parameters())
+    first_doc_id = shard.first_doc_id if shard is not None else 0
     account = account if account is not None else RowAccount(dedupe="title")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -299,7 +306,7 @@ def build_snapshot(
             else:
                 parsed_chunks = map(_parse_chunk, chunks)
             docs = _DocsWriter(tmp, url_template, source_heads and not passage_words)
-            index = _index_builder(tmp / "index", index_parameters, language)
+            index = _index_builder(tmp / "index", index_parameters, language, shard)
             check = IndexingCheck(language)
             bar = progress_bar(total=total, unit="page", desc="building", enabled=progress)
             for chunk in parsed_chunks:
@@ -314,7 +321,7 @@ def build_snapshot(
                     for number, (piece, piece_text) in enumerate(pieces):
                         doc_id, doc_count = doc_count, doc_count + 1
                         docs.add(doc_id, piece, piece_text)
-                        index.add(doc_id, piece.title, piece_text)
+                        index.add(first_doc_id + doc_id, piece.title, piece_text)  # a shard's: global ids
                         check.add(piece_text)
                         if number == 0:
                             graph.add_page(doc_id, page)
@@ -330,7 +337,8 @@ def build_snapshot(
             if not doc_count:
                 raise UsageError("the source yielded no article pages: nothing to build")
             segments = index.finish()
-            impacts = build_impacts(tmp, index_parameters, workers) if index_parameters.get("query") in PRUNED_QUERIES else None
+            # A shard's impacts would score with its own statistics: a sharded snapshot searches its shards as one (sharded.py).
+            impacts = build_impacts(tmp, index_parameters, workers) if index_parameters.get("query") in PRUNED_QUERIES and not shard else None
             counts = {"docs": doc_count, **graph.finish(tmp), "kinds": dict(sorted(kinds.items())),
                       "infobox_fields": infobox.summary()}
             shutil.rmtree(tmp / ".graph-spill")
@@ -362,12 +370,13 @@ def build_snapshot(
             raise
 
 
-def _index_builder(directory: Path, parameters: dict, language: str) -> IndexBuilder:
+def _index_builder(directory: Path, parameters: dict, language: str, shard: ShardPlace | None = None) -> IndexBuilder:
     """The index writer for recorded ``parameters``: the body as title + text and the title field once per
-    title (row corpora, passages), pages cut into passages (format 4), the tokenizer they name."""
+    title (row corpora, passages), pages cut into passages (format 4), the tokenizer they name; a shard's
+    title fields after the titles of the shards before it."""
     return IndexBuilder(directory, title_in_body=parameters.get("body") == "title, newline, text", language=language,
-                        title_once=parameters.get("title") == TITLE_FIRST_PASSAGE, tokenizer=parameters.get("tokenizer"),
-                        passage_words=parameters.get("passage_words"))
+                        title_once=parameters.get("title") == TITLE_FIRST_PASSAGE and (shard.seen_titles() if shard else True),
+                        tokenizer=parameters.get("tokenizer"), passage_words=parameters.get("passage_words"))
 
 
 def copy_with_index(snapshot: str | Path, out: str | Path, parameters: dict, format: str) -> Path:

@@ -153,10 +153,10 @@ class IndexBuilder:
     names the English analyzer (default ``en_stem_stop``; format 5 rows: ``ROW_TOKENIZER``).
     """
 
-    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool = False,
+    def __init__(self, directory: Path, threads: int = 1, title_in_body: bool = False, title_once: bool | DigestSet = False,
                  language: str = "en", passage_words: int | None = None, tokenizer: str | None = None) -> None:
-        self._title_in_body = title_in_body
-        self._titled = DigestSet(16) if title_once else None  # 128-bit title hashes: bounded memory (issue 48)
+        self._title_in_body = title_in_body  # title_once a set: the title digests that had their field (a shard's)
+        self._titled = (DigestSet(16) if title_once is True else title_once) if title_once is not False else None
         self._analyzer = analyzer_for(language)
         self._passage_words = passage_words
         directory.mkdir(parents=True, exist_ok=True)

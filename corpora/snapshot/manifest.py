@@ -20,6 +20,7 @@ from stillweb.corpora.errors import DataError
 
 __all__ = [
     "FORMAT",
+    "SHARDED_FORMAT",
     "READABLE_FORMATS",
     "MANIFEST_NAME",
     "TABLE_FILES",
@@ -47,8 +48,10 @@ __all__ = [
 # a score sums its clauses in query order, where tantivy's order varies, so scores may differ from format 5's
 # in the last bit. A format 5 reader would search it exhaustively with tantivy, so it refuses the format.
 FORMAT = "stillweb-snapshot/6"
+# A snapshot built in shards: a manifest listing shard snapshots of the formats above (snapshot/sharded.py, issue 48).
+SHARDED_FORMAT = "stillweb-sharded/1"
 READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", "stillweb-snapshot/3", "stillweb-snapshot/4",
-                    "stillweb-snapshot/5", FORMAT)
+                    "stillweb-snapshot/5", FORMAT, SHARDED_FORMAT)
 MANIFEST_NAME = "manifest.json"
 TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet")
 _HASH_BATCH_ROWS = 65_536
@@ -203,10 +206,16 @@ def check_table_footers(directory: Path) -> None:
 
 
 def verify_snapshot(directory: Path) -> list[str]:
-    """Recheck every file hash; return the problems found (empty when intact)."""
+    """Recheck every file hash (a sharded snapshot's and each of its shards'); return the problems found
+    (empty when intact)."""
     directory = Path(directory)
     manifest = read_manifest(directory)
     problems = []
+    for shard in manifest.get("shards", []) if manifest["format"] == SHARDED_FORMAT else []:
+        try:
+            problems += [f"{shard['path']}: {problem}" for problem in verify_snapshot(directory / shard["path"])]
+        except SnapshotError as error:
+            problems.append(f"{shard['path']}: {error}")
     for relative, expected in sorted(manifest.get("files", {}).items()):
         path = directory / relative
         if not path.is_file():

@@ -28,10 +28,11 @@ from stillweb.corpora.snapshot.columns import StringColumn
 from stillweb.corpora.search.dense import DENSE_DIR, FUSION_DEPTH, DenseIndex, check_mode, fuse, no_dense_index
 from stillweb.corpora.search.dense_model import SHIPPED
 from stillweb.corpora.search.embeddings import ENDPOINT_VARIABLE, STORE_VARIABLE, QueryEmbedder
-from stillweb.corpora.search.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS, SearchIndex
-from stillweb.corpora.snapshot.manifest import SnapshotError, check_table_footers, damaged, read_manifest, read_snapshot_table
+from stillweb.corpora.search.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS
+from stillweb.corpora.snapshot.manifest import SnapshotError, check_table_footers, read_manifest, read_snapshot_table
 from stillweb.corpora.search.page_ranking import passage_snippet
 from stillweb.corpora.snapshot.records import Fact, SearchResult
+from stillweb.corpora.snapshot.sharded import check_not_a_shard, is_sharded, open_docs, open_search_index, open_sharded_index, shard_paths
 from stillweb.corpora.search.pool import SearchPool
 from stillweb.corpora.search.chinese import fold_utf8_to_simplified
 from stillweb.corpora.search.snippets import SNIPPET_CHARS, make_snippet, snippet_needles
@@ -75,11 +76,8 @@ class Snapshot:
         self.query_embedder = query_embedder or self._default_embedder()
         self._pool: SearchPool | None = None
         self._pool_lock = threading.Lock()
-        docs_path = path / "docs.arrow"
-        try:
-            self._docs = pa.ipc.open_file(pa.memory_map(str(docs_path), "r")).read_all()
-        except (OSError, pa.ArrowException) as error:
-            raise damaged(docs_path, error) from None
+        # A sharded snapshot (snapshot/sharded.py): its shards' documents end to end, searched as one.
+        self._docs = open_docs(shard_paths(path, manifest) if is_sharded(manifest) else [path])
         self._titles = StringColumn(self._docs.column("title"))
         self._texts = StringColumn(self._docs.column("text"))
         # Format 1 snapshots have no source ids: they read as "".
@@ -87,11 +85,8 @@ class Snapshot:
         self._source_ids = StringColumn(self._docs.column("source_id")) if has_ids else None
         has_heads = "source_head" in self._docs.column_names  # wiki-18 rows' heads as written (records.py)
         self._heads = StringColumn(self._docs.column("source_head")) if has_heads else None
-        try:
-            self._index = SearchIndex(path / "index", manifest.get("index") or INDEX_PARAMETERS)
-        except (OSError, ValueError) as error:
-            raise SnapshotError(f"cannot open the search index {path / 'index'}: {error} (damaged or truncated; "
-                                f"`stillweb verify {path}` lists every damaged file; rebuild the snapshot)") from None
+        self._index = (open_sharded_index(path, manifest) if is_sharded(manifest)
+                       else open_search_index(path, manifest.get("index") or INDEX_PARAMETERS, path))
         self.analyzer = self._index.analyzer  # the language analyzer of the index (None: English)
         if self._index.num_docs != len(self):
             raise SnapshotError(
@@ -106,8 +101,9 @@ class Snapshot:
         :meth:`use_query_embeddings` with no arguments)."""
         path = Path(path).expanduser().resolve()
         manifest = read_manifest(path)
+        check_not_a_shard(path, manifest)
         for name in ("docs.arrow", "facts.parquet", "redirects.parquet", "index/meta.json"):
-            if not (path / name).is_file():
+            if not is_sharded(manifest) and not (path / name).is_file():  # a sharded one's: checked shard by shard
                 raise SnapshotError(f"snapshot {path} is incomplete: missing {name}")
         check_table_footers(path)
         return cls(path, manifest, query_embedder)
@@ -135,6 +131,12 @@ class Snapshot:
     def __len__(self) -> int:
         return self._docs.num_rows
 
+    @property
+    def documents(self) -> pa.Table:
+        """Every document as one memory-mapped Arrow table, row = doc id (``docs.arrow``; a sharded
+        snapshot's shards end to end, each row's ``doc_id`` column its shard's own)."""
+        return self._docs
+
     def __repr__(self) -> str:
         return f"Snapshot({str(self.path)!r}, docs={len(self)}, fingerprint={self.fingerprint[:12]})"
 
@@ -156,10 +158,13 @@ class Snapshot:
         _check_query(query, "query")
         _check_k(k)
         if check_mode(mode) == "bm25":
-            if self._index.passages:
-                return self._passage_results(self._index.search_passages(query, k))
-            return self._results(query, self._index.search(query, k))
+            search = self._index.search_passages if self._index.passages else self._index.search
+            return self._bm25_page(query, search(query, k))
         return self._dense_many([query], k, mode)[0]
+
+    def _bm25_page(self, query: str, hits: list[tuple]) -> list[SearchResult]:
+        """Results of the index's hits for ``query``: ``(doc_id, score, start)`` of format 4 pages, else ``(doc_id, score)``."""
+        return self._passage_results(hits) if self._index.passages else self._results(query, hits)
 
     def _results(self, query: str, hits: list[tuple[int, float]]) -> list[SearchResult]:
         """Ranked ``(doc_id, score)`` pairs as results with titles and snippets."""
@@ -227,6 +232,8 @@ class Snapshot:
         check_positive_int("workers", workers)
         if mode != "bm25":  # one pass over the vectors for the whole batch beats splitting it over processes
             return self._dense_many(queries, k, mode)
+        if getattr(self._index, "remote", False):  # shards on Ray actors (snapshot/sharded.py): one call each per batch
+            return [self._bm25_page(query, hits) for query, hits in zip(queries, self._index.search_many(queries, k))]
         if workers == 1 or len(queries) < MIN_POOL_BATCH:
             return [self.search(query, k) for query in queries]
         with self._pool_lock:  # server threads may send batches at once: one pool per snapshot
@@ -347,7 +354,7 @@ class Snapshot:
             return None
         row = self._docs.slice(doc_id, 1).to_pylist()[0]
         return Document(
-            doc_id=row["doc_id"],
+            doc_id=doc_id,  # a shard's rows carry the shard's own ids; the position is the global one
             source_id=row.get("source_id") or "",
             title=row["title"],
             url=row["url"],

@@ -27,7 +27,7 @@ from stillweb.corpora.errors import UsageError
 from stillweb.corpora.snapshot.records import SkippedRow
 from stillweb.corpora.sources.files import CorpusFileError, compression_of, open_binary, open_lines
 
-__all__ = ["Shard", "Record", "CONTAINERS", "file_shards", "read_shard", "peek_columns"]
+__all__ = ["Shard", "Record", "CONTAINERS", "file_shards", "read_shard", "peek_columns", "path_bytes"]
 
 CONTAINERS = ("jsonl", "json", "csv", "tsv", "parquet", "hf-disk")
 _BATCH_ROWS = 1024
@@ -53,6 +53,28 @@ class Shard:
     part: int | None = None
     start: int | None = None
     end: int | None = None
+
+    def describe(self) -> dict:
+        """The shard for a manifest: its file's name, and its row group or byte range (no path).
+
+        >>> Shard(Path("/data/a.jsonl"), "jsonl", start=0, end=512).describe()
+        {'file': 'a.jsonl', 'bytes': [0, 512]}
+        """
+        return {"file": self.path.name, **({"row_group": self.part} if self.part is not None else {}),
+                **({"bytes": [self.start, self.end]} if self.start is not None else {})}
+
+    def size(self) -> int:
+        """About how many bytes of the source the shard reads (a parquet row group: its uncompressed size)."""
+        if self.part is not None:
+            return _parquet_file(self.path).metadata.row_group(self.part).total_byte_size
+        if self.start is not None:
+            return (self.end or 0) - self.start
+        return path_bytes(self.path)
+
+
+def path_bytes(path: Path) -> int:
+    """The bytes of a file, or of every file below a folder."""
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file()) if path.is_dir() else path.stat().st_size
 
 
 def file_shards(path: Path, container: str, shard_bytes: int | None = None) -> list[Shard]:

@@ -23,6 +23,7 @@ from stillweb.corpora.search.index import SearchIndex, _shared_analyzer
 from stillweb.corpora.search.row_ranking import proximity_pairs, proximity_query
 from stillweb.corpora.snapshot.reading import Snapshot
 from support.chinese import build_chinese_snapshot
+from support.rankings import same_as_tantivy
 
 ROWS, VOCABULARY, WORDS = 3000, 4000, 40
 
@@ -74,16 +75,6 @@ def exhaustive(snapshot: Snapshot, query: str, k: int) -> list[tuple[int, float]
         found = index._hits(hits)
         extra.append((np.asarray([doc for doc, _ in found], dtype=np.int64), np.asarray([s for _, s in found], dtype=np.float32)))
     return exhaustive_top(index._impacts, index._clauses(query, list(index.fields)), k, extra)
-
-
-def same_as_tantivy(ours: list[tuple[int, float]], theirs: list[tuple[int, float]]) -> bool:
-    """The same scores (within 1e-6: tantivy sums the same float32 values in another order) and the same
-    documents wherever neighbouring scores are further apart than that."""
-    if len(ours) != len(theirs) or any(abs(a[1] - b[1]) > 1e-6 * max(1.0, b[1]) for a, b in zip(ours, theirs)):
-        return False
-    scores = [score for _doc, score in theirs]
-    return all(a[0] == b[0] for i, (a, b) in enumerate(zip(ours, theirs))
-               if all(abs(scores[i] - scores[j]) > 1e-6 * max(1.0, scores[i]) for j in (i - 1, i + 1) if 0 <= j < len(scores)))
 
 
 @pytest.mark.parametrize("k", [1, 10, 100])

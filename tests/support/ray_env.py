@@ -125,13 +125,14 @@ def assert_pool_matches_in_process(env_id: str, kwargs: dict, other_agent, seeds
 
 
 def ray_work_log(monkeypatch, folder: Path):
-    """Have the Ray work of sharded builds (``stillweb.corpora.build.on_ray``'s shard readers) and of ``tasks generate
-    --ray`` (its ``AttemptWorker`` actors' batches) note where it ran: each call writes ``{"node", "pid", "what"}`` to a
+    """Have the Ray work of sharded builds (``stillweb.corpora.build.on_ray``'s shard readers, ``in_shards``' shard
+    builds), of shard actors' searches and of ``tasks generate --ray`` (its ``AttemptWorker`` actors' batches) note where it ran: each call writes ``{"node", "pid", "what"}`` to a
     file of ``folder`` (the nodes of a ``ray.cluster_utils.Cluster`` share this machine's disk). Returns a function
     that reads the notes. A build that ignored ``on_ray`` would leave none; work in the driver would note its pid."""
     import json
 
-    from stillweb.corpora.build import on_ray
+    from stillweb.corpora.build import in_shards, on_ray
+    from stillweb.corpora.search import shard_actors
     from stillweb.corpora.tasks.compose import on_ray as ray_attempts
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -157,6 +158,13 @@ def ray_work_log(monkeypatch, folder: Path):
             note("attempts")
             return super().run(indexes)
 
+    class NotedShardSearcher(shard_actors.ShardSearcher):
+        def search_many(self, *args):
+            note("shard_search")
+            return super().search_many(*args)
+
+    monkeypatch.setattr(in_shards, "_build_shard", noted(in_shards._build_shard, "shard_build"))
+    monkeypatch.setattr(shard_actors, "ShardSearcher", NotedShardSearcher)
     monkeypatch.setattr(on_ray, "_parse_dump_shard", noted(on_ray._parse_dump_shard, "dump_shard"))
     monkeypatch.setattr(on_ray, "_read_row_shard", noted(on_ray._read_row_shard, "row_shard"))
     monkeypatch.setattr(ray_attempts, "AttemptWorker", NotedAttemptWorker)

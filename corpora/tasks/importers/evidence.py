@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from functools import cached_property
 
-import pyarrow.parquet as pq
-
 from stillweb.corpora.snapshot.reading import Snapshot
 from stillweb.corpora.tasks.answer_match import qa_normalize
 from stillweb.corpora.tasks.importers.base import EvidenceRef
@@ -91,9 +89,9 @@ class EvidenceMapper:
 
     @cached_property
     def _by_source_id(self) -> dict[str, int]:
-        table = pq.read_table(self.snapshot.path / "docs.parquet", columns=["doc_id", "source_id"])
+        table = self.snapshot.documents  # memory-mapped, row = doc id (a sharded snapshot's too)
         ids = table.column("source_id").to_pylist() if "source_id" in table.column_names else []
-        return {source_id: doc_id for source_id, doc_id in zip(ids, table.column("doc_id").to_pylist()) if source_id}
+        return {source_id: doc_id for doc_id, source_id in enumerate(ids) if source_id}
 
     def map(self, ref: EvidenceRef) -> tuple[int | None, str | None]:
         """``(doc_id, None)`` for a mapped item, ``(None, reason)`` otherwise."""

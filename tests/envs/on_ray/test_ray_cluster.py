@@ -2,10 +2,13 @@
 127.0.0.1): pool actors spread over the nodes; a lost node's actor is restarted on the
 other and replayed; a multistream dump and a row corpus (JSON-lines byte ranges, parquet row
 groups) built in shards over both nodes equal the local builds, and the shards ran as Ray tasks on each node
-(support.ray_env.ray_work_log)."""
+(support.ray_env.ray_work_log); a sharded snapshot (issue 48) built as Ray tasks on both nodes and searched by a
+shard actor on each answers as the shards searched in one process, through Snapshot.search, /retrieve and the
+environments."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import pytest
 
 from support.ray_env import ENV_ID, env_kwargs_for, multistream_copy, ray_work_log, row_corpus, same_snapshot
@@ -92,3 +95,53 @@ def test_sharded_row_corpus_build_over_two_nodes_equals_the_local_build(ray_clus
     same_snapshot(local, sharded)
     assert local.manifest["counts"]["rows"]["written"] == 798
     ran_on_both_nodes(ray_cluster, notes(), "row_shard")
+
+
+def test_a_sharded_snapshot_built_and_searched_over_two_nodes(ray_cluster, tmp_path, monkeypatch):
+    """Shards built as Ray tasks on both nodes (the fingerprint of the same build here), then searched by a shard
+    actor on each node: ``Snapshot.search``, ``search_many``, Search-R1's ``/retrieve`` and WikiQA-v0's search tool
+    (environments on pool actors, whose searches reach the shard actors) answer as the unsharded build of the rows."""
+    from fastapi.testclient import TestClient
+
+    from stillweb.corpora.build.in_shards import build_rows_in_shards
+    from stillweb.corpora.search.shard_actors import serve_shards, stop_shards
+    from stillweb.corpora.snapshot.reading import Snapshot
+    from stillweb.server.app import make_app
+    from support.sharded import search_pages, zipf_queries, zipf_rows
+
+    rows = zipf_rows(tmp_path / "rows.jsonl", 1500)
+    one = Snapshot.open(build_rows([rows], tmp_path / "one", workers=1, progress=False).path)
+    here = build_rows_in_shards([rows], tmp_path / "here", 2, workers=1, progress=False)
+    notes = ray_work_log(monkeypatch, tmp_path / "notes")
+    sharded = build_rows_in_shards([rows], tmp_path / "sharded", 2, workers=1, progress=False, on_ray=True)
+    assert sharded.manifest["fingerprint"] == here.manifest["fingerprint"]
+    ran_on_both_nodes(ray_cluster, notes(), "shard_build")
+    here = Snapshot.open(sharded.path)  # before the actors start: every shard searched in this process
+    actors = serve_shards(sharded.path, actors=2, actor_options={"num_cpus": 0.25})
+    tasks = [{"task_id": f"t{n}", "question": f"Which topic has the word t{n}x1?", "answer": f"Topic {n}",
+              "evidence_docs": [5 * n]} for n in range(0, 300, 60)]
+    env_kwargs = {"snapshot": str(sharded.path), "tasks": tasks, "max_turns": 4}
+    pool = EnvPool(ENV_ID, 2, envs_per_actor=1, env_kwargs=env_kwargs, actor_options={"num_cpus": 0.25})
+    try:
+        assert len({ray.get(actor.describe.remote())["node_id"] for actor in actors}) == 2
+        snapshot = Snapshot.open(sharded.path)
+        assert type(snapshot._index).__name__ == "ShardedIndex"  # through the actors, not this process's shards
+        queries = zipf_queries(1500, 60)
+        searched = len([note for note in notes() if note["what"] == "shard_search"])
+        assert search_pages(snapshot, queries) == search_pages(here, queries)  # as by_tantivy(one): test_sharded_snapshot
+        assert snapshot.search_many(queries, 5) == here.search_many(queries, 5, workers=1)
+        request = {"queries": queries[:20], "topk": 3}  # the documents (scores: float32 sums in another order)
+        served = TestClient(make_app([sharded.path])).post("/retrieve", json=request).json()
+        assert served == TestClient(make_app([one.path])).post("/retrieve", json=request).json()
+        assert len([note for note in notes() if note["what"] == "shard_search"]) >= searched + len(queries) * 2 + 2
+        resets = [("reset", seed, {"task_id": f"t{60 * seed}"}) for seed in range(2)]
+        search = '<tool_call>{"name": "search", "arguments": {"query": "t60x1 w3"}}</tool_call>'
+        in_process = [gym.make(ENV_ID, **env_kwargs) for _ in range(2)]
+        expected = [canonical_json([env.reset(seed=seed, options=options) for env, (_, seed, options) in zip(in_process, resets)]),
+                    canonical_json([env.step(search) for env in in_process])]
+        before_pool = len([note for note in notes() if note["what"] == "shard_search"])
+        assert [canonical_json(pool.run(resets)), canonical_json(pool.run([("step", search)] * 2))] == expected
+        assert len([note for note in notes() if note["what"] == "shard_search"]) >= before_pool + 2
+    finally:
+        pool.close()
+        assert stop_shards(sharded.path) == 2
