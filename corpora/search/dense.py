@@ -24,6 +24,7 @@ from 1, with :data:`FUSION_WEIGHTS`.
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -92,10 +93,26 @@ def vector_norms(vectors: np.ndarray) -> np.ndarray:
     return np.sqrt(squares.astype(np.float64))
 
 
+@functools.cache
+def _blas():
+    """The process's BLAS libraries (threadpoolctl), looked up once."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def _dots(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """``vectors @ queries.T`` for int8 rows and int8 queries (one per row), exact integers held as
     float32 or float64 (see the module doc); a 1-d query gives a 1-d result. Each block of rows is converted to
     float once for all the queries, so a batch pays the conversion once."""
+    # One BLAS thread: each product is small (4,096 rows by 1-8 queries) and OpenBLAS's threads cost more than they
+    # save (one query over 11,426 vectors of 384 dimensions: 15.3 ms of CPU with them, 0.7 ms without, on the busy
+    # 2-core machine; BENCHMARKS.md "Dense"). The sums are exact integers either way.
+    with _blas().limit(limits=1, user_api="blas"):
+        return _exact_dots(vectors, queries)
+
+
+def _exact_dots(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     dtype = np.float32 if vectors.shape[1] <= EXACT_FLOAT32_DIMENSIONS else np.float64
     q = queries.astype(dtype).T
     out = np.empty((len(vectors), *q.shape[1:]), dtype=dtype)
