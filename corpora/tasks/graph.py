@@ -172,7 +172,8 @@ class FactGraph:
         if entity >= 0 and self.real and (named := titled_work(self, entity, entity_label(label))) not in (None, entity_label(label)):
             return named
         if self._said is None:
-            labels = {self.label_of(e) for f in self.facts for e in (f.subject, f.object) if e >= 0}
+            ids = {e for f in self.facts for e in (f.subject, f.object) if e >= 0}  # each title read once
+            labels = {self.label_of(e) for e in ids}
             self._said = Counter(entity_label(t) for t in labels)
         short = entity_label(label)
         if short == label or self._said[short] <= 1:
