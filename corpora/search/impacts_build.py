@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.search.analyzers import analyzer_from_parameters
-from stillweb.corpora.search.impacts import BLOCK, FORMAT, IMPACTS_DIR, bm25_idf, term_key
+from stillweb.corpora.search.impacts import BLOCK, IMPACTS_FORMAT, IMPACTS_DIR, bm25_idf, term_key
 from stillweb.corpora.search.page_ranking import page_units
 
 __all__ = ["build_impacts", "FIELD_NORMS_TABLE"]
@@ -247,10 +247,10 @@ class _Merge:
         if self.page_docs:
             np.save(out / "unit_doc_ids.npy", np.concatenate(self.page_docs))
             np.save(out / "unit_starts.npy", np.concatenate(self.page_starts))
-        meta = {"format": FORMAT, "units": n, "lists": len(self.df), "postings": int(list_offsets[-1]),
+        meta = {"format": IMPACTS_FORMAT, "units": n, "lists": len(self.df), "postings": int(list_offsets[-1]),
                 "block": BLOCK, "fields": fields_meta}
         (out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        return {"format": FORMAT, "units": n, "postings": int(list_offsets[-1])}
+        return {"format": IMPACTS_FORMAT, "units": n, "postings": int(list_offsets[-1])}
 
     def _slice(self, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The spilled postings of lists [first, last), chunk after chunk (so units ascend within a list)."""

@@ -63,7 +63,7 @@ READING_LIMITS_ZH = {"sentence_words_p50": (None, 38), "stacked_de_share": (None
 _WH_WORDS = frozenset({"where", "which", "who", "whose", "what", "when", "whom"})
 _RELATIVES = frozenset({"who", "whose", "which", "where", "that", "whom"})
 _DETERMINERS = frozenset({"a", "an", "the", "that", "this", "another", "its", "their", "his", "her"})
-_TOKEN_RE = re.compile(r"\u2014|[^\s\u2014,;:.?!()]+|[,;:.?!()]")
+_WORD_OR_MARK_RE = re.compile(r"\u2014|[^\s\u2014,;:.?!()]+|[,;:.?!()]")
 _SENTENCE_RE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"\u201c])|(?<=[\u3002\uff1f\uff01])")
 _NESTED_DASH_RE = re.compile(r"\u2014[^\u2014.?!]+\u2014|\u2014\s*(?:who|whom|whose|which|where|that|in which)\b")
 
@@ -101,7 +101,7 @@ def clause_before_verb(question: str) -> bool:
     False
     """
     _nouns, finite = _vocabulary()
-    tokens = _TOKEN_RE.findall(question)
+    tokens = _WORD_OR_MARK_RE.findall(question)
     for index, token in enumerate(tokens):
         if token.lower() not in _WH_WORDS:
             continue
@@ -189,7 +189,7 @@ def reading_problems(figures: dict) -> list[str]:
 
 def _length(text: str) -> int:
     """Words; for text in Chinese script, its Han characters plus its words in Latin script (names)."""
-    han = len(_HAN_RE.findall(text))
+    han = len(_HAN_CHAR_RE.findall(text))
     if not han:
         return len(text.split())
     return han + len(_LATIN_WORD_RE.findall(text))
@@ -197,7 +197,7 @@ def _length(text: str) -> int:
 
 def is_chinese(questions: list[str]) -> bool:
     """True when most of ``questions`` are written in Chinese (their figures count characters)."""
-    return sum(1 for q in questions if _HAN_RE.search(q)) * 2 > len(questions)
+    return sum(1 for q in questions if _HAN_CHAR_RE.search(q)) * 2 > len(questions)
 
 
 def _median(values: list[int]) -> float:
@@ -206,7 +206,7 @@ def _median(values: list[int]) -> float:
     return float(ordered[middle]) if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-_HAN_RE = re.compile(r"[\u4e00-\u9fff]")
+_HAN_CHAR_RE = re.compile(r"[\u4e00-\u9fff]")
 _CLAUSE_SPLIT_RE = re.compile(r"[\uff0c\u3001\uff1b\uff1a\u3002\uff1f\uff01,;:]")
 _LATIN_WORD_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9'.,\u2013-]*[A-Za-z0-9])?")
 

@@ -49,7 +49,7 @@ PLAUSIBLE = {
     "population_density_per_km2": (0, 1e5), "elevation_m": (-500, 9000), "weight_kg": (0.5, 700),
     "height_m": (0.3, 3), "employees": (1, 1e7), "students": (1, 1e6), "runtime": (1, 1500), "pages": (1, 1e5),
 }
-_YEAR_RE = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_FOUR_DIGIT_YEAR_RE = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 
 
 @cache
@@ -67,7 +67,7 @@ def _year_of_qualifier(fact) -> int | None:
     """The one year a qualifier or date fact gives ("2016", "2016 estimate", a date), else None."""
     if fact.date and fact.date[:4].isdigit():
         return int(fact.date[:4])
-    years = set(_YEAR_RE.findall(fact.value))
+    years = set(_FOUR_DIGIT_YEAR_RE.findall(fact.value))
     return int(years.pop()) if len(years) == 1 else None
 
 
