@@ -4,7 +4,7 @@ SailorFog-QA and WebShaper tell each entity of a question in a sentence of its o
 ("A manga series ... was discontinued. The series was written by a newcomer ... Which artist ...?").
 :func:`plan_question` lays a query out that way: its variables children first
 (:meth:`~stillweb.corpora.tasks.query.Query.solving_order`), so every variable is told after the
-variables it is named by, and the root, asked about, last. Each :class:`Step` holds:
+variables it is named by, and the root, asked about, last. Each :class:`TellingStep` holds:
 
 - the **anchor**: the child through which the variable is named ("the city where that painter was
   born", "that painter's spouse"), preferably one that pins it (:func:`~stillweb.corpora.tasks.prove.keys.determines`:
@@ -29,7 +29,7 @@ from stillweb.corpora.tasks.prove.keys import determines
 from stillweb.corpora.tasks.query import Constant, Node, Query
 from stillweb.corpora.tasks.types import entity_classes, is_person, variable_noun
 
-__all__ = ["Part", "Step", "Plan", "Telling", "plan_question", "ordinals", "OCCUPATION"]
+__all__ = ["Part", "TellingStep", "Plan", "Telling", "plan_question", "ordinals", "OCCUPATION"]
 
 OCCUPATION = "occupation"
 _MAX_OCCUPATION_WORDS = 3
@@ -46,7 +46,7 @@ class Part:
 
 
 @dataclass
-class Step:
+class TellingStep:
     """One variable as the question tells it (see the module docstring)."""
 
     node: Node
@@ -59,18 +59,18 @@ class Step:
 class Plan:
     """A query laid out for telling: steps children first, the root last; nouns and classes per variable."""
 
-    steps: list[Step]
+    steps: list[TellingStep]
     nouns: dict[str, str]
     people: dict[str, bool]
     kinds: dict[str, str]  # the entity's class, for per-class phrases ("was published in X" for a book)
     occupations: dict[str, str] = field(default_factory=dict)  # a person's noun taken from its occupation
     root_told: bool = False  # a literal answer's holder is told before the ask; an entity answer is only asked
 
-    def step(self, name: str) -> Step:
+    def step(self, name: str) -> TellingStep:
         """The step of the variable ``name``."""
         return next(step for step in self.steps if step.node.name == name)
 
-    def told(self) -> list[Step]:
+    def told(self) -> list[TellingStep]:
         """The steps told before the ask: all but an entity answer's root, which is only asked about."""
         return self.steps if self.root_told else self.steps[:-1]
 
@@ -108,7 +108,7 @@ def plan_question(query: Query, graph: FactGraph, rng: KeyedRng) -> Plan:
         pinning = [p for p in children if determines(p.relation, known_is_subject=not p.node_is_subject)]
         anchor = pinning[0] if pinning else (children[0] if children else None)
         rest = [p for p in children if p is not anchor]
-        steps.append(Step(node, anchor, rng.shuffled(constants) + rng.shuffled(rest), bool(pinning)))
+        steps.append(TellingStep(node, anchor, rng.shuffled(constants) + rng.shuffled(rest), bool(pinning)))
     return Plan(steps, nouns, people, kinds, occupations, query.literal_answer)
 
 
@@ -185,7 +185,7 @@ class Telling(ABC):
         told = self.namesakes(name)
         return told.index(name) + 1 if name in told else len(told) + 1
 
-    def folds(self, step: Step, has_own: bool) -> bool:
+    def folds(self, step: TellingStep, has_own: bool) -> bool:
         """True when the variable, with nothing of its own to tell (not ``has_own``), is named inside the next
         sentence by :meth:`ref` (when :meth:`foldable`); else it counts as told and a sentence follows."""
         if not has_own and step.anchor is not None:
@@ -197,7 +197,7 @@ class Telling(ABC):
         self.told.append(step.node.name)
         return False
 
-    def introduce(self, step: Step) -> str:
+    def introduce(self, step: TellingStep) -> str:
         """The subject of a variable's first sentence (:meth:`ref` through its anchor, else :meth:`indefinite`);
         its handle is set, by its role when the subject names one."""
         subject, role = self.ref(step) if step.anchor is not None else (self.indefinite(step.node.name), False)
@@ -207,7 +207,7 @@ class Telling(ABC):
         return subject
 
     @abstractmethod
-    def tell(self, step: Step) -> None:
+    def tell(self, step: TellingStep) -> None:
         """The sentences of one variable (or none: :meth:`folds`)."""
 
     @abstractmethod
@@ -215,23 +215,23 @@ class Telling(ABC):
         """The variable told with nothing before it: "a painter", "another person"."""
 
     @abstractmethod
-    def handle(self, step: Step) -> str:
+    def handle(self, step: TellingStep) -> str:
         """How the variable is said once told ("that city", "the spouse")."""
 
     @abstractmethod
-    def ref(self, step: Step) -> tuple[str, bool]:
+    def ref(self, step: TellingStep) -> tuple[str, bool]:
         """The variable named through its anchor, and whether it then goes by its role."""
 
     @abstractmethod
-    def foldable(self, step: Step, ref: str) -> bool:
+    def foldable(self, step: TellingStep, ref: str) -> bool:
         """True when ``ref`` may name the variable inside its parent's words."""
 
     @abstractmethod
-    def ask_entity(self, root: Step) -> str:
+    def ask_entity(self, root: TellingStep) -> str:
         """The ask for an entity answer."""
 
     @abstractmethod
-    def ask_value(self, root: Step) -> str:
+    def ask_value(self, root: TellingStep) -> str:
         """The ask for a literal answer."""
 
     @abstractmethod

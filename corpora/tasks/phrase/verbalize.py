@@ -42,7 +42,7 @@ from stillweb.corpora.tasks.phrase.phrasing import (
     with_article,
     words_after_value,
 )
-from stillweb.corpora.tasks.phrase.plan import Part, Step, Telling
+from stillweb.corpora.tasks.phrase.plan import Part, TellingStep, Telling
 from stillweb.corpora.tasks.prove.keys import functional
 from stillweb.corpora.tasks.query import Constant, Query
 from stillweb.corpora.tasks.types import relation_signature
@@ -51,9 +51,9 @@ __all__ = ["render_question", "constant_text"]
 
 _NAME_FRAMES = ("What is the name of the {n} {d}?", "Name the {n} {d}.", "Identify the {n} {d}.")
 _MAX_SENTENCE_WORDS = 18  # a sentence takes another verb phrase while it stays this short
-_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+_ENGLISH_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 _ANOTHER = ("a", "another", "a third", "a fourth", "a fifth", "a sixth", "a seventh", "an eighth")
-_DATED_RE = re.compile(r"((?:was )?(?:born|founded|released|published)|died) (on .+|in the .+|in \d.*)$")
+_DATED_CLAUSE_RE = re.compile(r"((?:was )?(?:born|founded|released|published)|died) (on .+|in the .+|in \d.*)$")
 _CLAUSE_WORDS_RE = re.compile(r"\b(?:who|that|where|whose|which)\b")
 _HAS_AS_ITS_RE = re.compile(r"^whose ((?:\w+ ){0,3}\w+) is (.+)$")
 
@@ -73,10 +73,10 @@ class _English(Telling):
         return f"the {self.nouns[name]}"
 
     def numbered(self, name: str, place: int) -> str:
-        return f"the {_ORDINAL_WORDS[min(place, len(_ORDINAL_WORDS)) - 1]} {self.nouns[name]}"
+        return f"the {_ENGLISH_ORDINALS[min(place, len(_ENGLISH_ORDINALS)) - 1]} {self.nouns[name]}"
 
     # --- telling a variable ------------------------------------------------------------------------
-    def tell(self, step: Step) -> None:
+    def tell(self, step: TellingStep) -> None:
         """The sentences of one variable, or its description folded into the next sentence."""
         name = step.node.name
         predicates = [self.predicate(step, part) for part in step.parts]
@@ -105,7 +105,7 @@ class _English(Telling):
             self.sentences.append(_capital(text.format(obj=subject if first else self.name_of(name))) + ".")
             first = False
 
-    def foldable(self, step: Step, ref: str) -> bool:
+    def foldable(self, step: TellingStep, ref: str) -> bool:
         """A variable with nothing of its own may be named inside its parent's words (``ref``), once: not
         when its anchor was folded already, nor with a clause where words follow its name ("where ... was born")."""
         node = step.node
@@ -117,7 +117,7 @@ class _English(Telling):
         return not (_CLAUSE_WORDS_RE.search(ref)
                     and words_after_value(node.relation, node.parent_is_subject, self.plan.kinds[parent.name]))
 
-    def ref(self, step: Step) -> tuple[str, bool]:
+    def ref(self, step: TellingStep) -> tuple[str, bool]:
         """The variable named through its anchor, and whether it is then called by its role: "the city
         where that painter was born", "that painter's spouse" (a role: "the spouse"), "the capital of that
         country", "a film that was directed by the spouse"."""
@@ -143,7 +143,7 @@ class _English(Telling):
             phrase = f"{'who' if person else 'that'} {phrase}"
         return f"{article} {noun} {phrase}", False
 
-    def handle(self, step: Step) -> str:
+    def handle(self, step: TellingStep) -> str:
         """How the variable is said once told: "that city", "the spouse" (numbered ones: :meth:`name_of`)."""
         name = step.node.name
         noun = self.plan.nouns[name]
@@ -164,7 +164,7 @@ class _English(Telling):
         place = self.place(name)
         return with_article(noun) if place <= 1 else f"{_ANOTHER[min(place, len(_ANOTHER)) - 1]} {noun}"
 
-    def predicate(self, step: Step, part: Part) -> tuple[str, str]:
+    def predicate(self, step: TellingStep, part: Part) -> tuple[str, str]:
         """One fact of the variable as ("verb", a verb phrase) or ("sentence", a sentence with {obj})."""
         name = step.node.name
         value = constant_text(part.constant, self.graph) if part.constant is not None else self.name_of(part.child)
@@ -174,7 +174,7 @@ class _English(Telling):
         return _predicate(phrase, self.plan.people[name])
 
     # --- the ask -----------------------------------------------------------------------------------
-    def ask_entity(self, root: Step) -> str:
+    def ask_entity(self, root: TellingStep) -> str:
         """"Which film was directed by that person?", "Name the city where the spouse died."."""
         name = root.node.name
         noun, person = self.plan.nouns[name], self.plan.people[name]
@@ -189,7 +189,7 @@ class _English(Telling):
         described = _join([c if is_clause(c) else f"{who} {c}" for c in clauses])
         return self.rng.choice(_NAME_FRAMES).format(n=noun, d=described)
 
-    def ask_value(self, root: Step) -> str:
+    def ask_value(self, root: TellingStep) -> str:
         """A literal answer, asked of the root told before ("How many people live in that city?") or
         named in the ask ("When was the spouse of that painter born?")."""
         words = relation_words(self.query.answer_relation)
@@ -242,7 +242,7 @@ def _dated_subject(subject: str, verbs: list[str]) -> tuple[str, list[str]]:
     """A date said with the subject's own verb: "A person who was born in that city" + "was born on May 4,
     1900" -> "A person who was born in that city on May 4, 1900" (one birth, said once)."""
     for verb in verbs:
-        dated = _DATED_RE.match(verb)
+        dated = _DATED_CLAUSE_RE.match(verb)
         if dated and re.search(rf"\b(?:who|that) {dated[1]} in \S", subject) and len(verbs) > 1:
             return f"{subject} {dated[2]}", [v for v in verbs if v is not verb]
     return subject, verbs

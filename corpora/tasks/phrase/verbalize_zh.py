@@ -27,7 +27,7 @@ from stillweb.corpora.keyed import KeyedRng
 from stillweb.corpora.synthetic.chinese_pages import zh_value_word
 from stillweb.corpora.tasks.graph import FactGraph
 from stillweb.corpora.tasks.phrase.phrasing import entity_label, relation_words
-from stillweb.corpora.tasks.phrase.plan import OCCUPATION, Part, Step, Telling
+from stillweb.corpora.tasks.phrase.plan import OCCUPATION, Part, TellingStep, Telling
 from stillweb.corpora.tasks.phrase.value_forms import grouped_number
 from stillweb.corpora.tasks.phrase.verbalize import render_question
 from stillweb.corpora.tasks.prove.keys import functional
@@ -39,7 +39,7 @@ __all__ = ["PHRASING_ZH_PATH", "question_language", "render_question_in_language
            "said_name_zh", "zh_date", "year_period_text", "zh_relations", "zh_noun"]
 
 PHRASING_ZH_PATH = Path(__file__).resolve().parent / "phrasing_zh.toml"
-_ORDINALS = ("第一", "第二", "第三", "第四", "第五", "第六", "第七", "第八")
+_ZH_ORDINALS = ("第一", "第二", "第三", "第四", "第五", "第六", "第七", "第八")
 _MAX_SENTENCE_CHARS = 36  # a sentence takes another description while it stays this short
 _DATED_PLACES = {"birth_date": "birth_place", "death_date": "death_place"}  # a date said with its place
 
@@ -87,12 +87,12 @@ class _Zh(Telling):
         return f"该{self.nouns[name]}"
 
     def numbered(self, name: str, place: int) -> str:
-        return f"{_ORDINALS[min(place, len(_ORDINALS)) - 1]}{self.classifier(name)}{self.nouns[name]}"
+        return f"{_ZH_ORDINALS[min(place, len(_ZH_ORDINALS)) - 1]}{self.classifier(name)}{self.nouns[name]}"
 
     def question(self) -> str:
         return "".join(self.parts_of_question())
 
-    def tell(self, step: Step) -> None:
+    def tell(self, step: TellingStep) -> None:
         """One variable's sentences (一位画家出生于...。), or none when it is named inside the next one."""
         name = step.node.name
         verbs, others = self.predicates(step)
@@ -119,7 +119,7 @@ class _Zh(Telling):
             self.sentences.append(text.format(obj=subject if first else self.name_of(name)) + "。")
             first = False
 
-    def predicates(self, step: Step) -> tuple[list[str], list[str]]:
+    def predicates(self, step: TellingStep) -> tuple[list[str], list[str]]:
         """The variable's facts: descriptions said after it (出生于北京), and sentences of their own whose
         subject is the value ("Ann Lee出生于{obj}"); a date with its place once (于1905年2月3日出生于北京)."""
         name, kind = step.node.name, self.plan.kinds[step.node.name]
@@ -144,7 +144,7 @@ class _Zh(Telling):
     def value(self, part: Part) -> str:
         return zh_constant_text(part.constant, self.graph) if part.constant is not None else self.name_of(part.child)
 
-    def foldable(self, step: Step, ref: str) -> bool:
+    def foldable(self, step: TellingStep, ref: str) -> bool:
         """Named inside the next sentence, once: a description with one 的 whose anchor was not folded."""
         node = step.node
         if step.anchor.child in self.folded or node.parent is None or ref.count("的") > 1:
@@ -153,7 +153,7 @@ class _Zh(Telling):
         return not (self.query.literal_answer and parent is self.query.root and not parent.constants
                     and len(parent.children) == 1)
 
-    def ref(self, step: Step) -> tuple[str, bool]:
+    def ref(self, step: TellingStep) -> tuple[str, bool]:
         """The variable named through its anchor, and whether it then goes by its role: "该画家的配偶"
         (a role: "该配偶"), "该画家出生的城市", "首都是该城市的国家"."""
         name, anchor = step.node.name, step.anchor
@@ -176,7 +176,7 @@ class _Zh(Telling):
         another = f"另一{self.classifier(name)}" if name in self.ordinal and self.place(name) > 1 else ""
         return f"{description}的{another}{noun}", False
 
-    def handle(self, step: Step) -> str:
+    def handle(self, step: TellingStep) -> str:
         """How a told variable goes afterwards: "这座城市", "该配偶" (namesakes: :meth:`name_of`)."""
         name = step.node.name
         noun = self.nouns[name]
@@ -194,7 +194,7 @@ class _Zh(Telling):
         first = name not in self.ordinal or self.place(name) == 1
         return f"{'一' if first else '另一'}{self.classifier(name)}{self.nouns[name]}"
 
-    def ask_entity(self, root: Step) -> str:
+    def ask_entity(self, root: TellingStep) -> str:
         name = root.node.name
         noun, kind = self.nouns[name], self.plan.kinds[name]
         parts = ([root.anchor] if root.anchor is not None else []) + root.parts
@@ -212,7 +212,7 @@ class _Zh(Telling):
         frames = ("{d}的{n}是哪一{c}？", "请指出{d}的{n}。", "请问{d}的{n}是哪一{c}？")
         return self.rng.choice(frames).format(d=described, n=noun, c=self.classifier(name))
 
-    def ask_value(self, root: Step) -> str:
+    def ask_value(self, root: TellingStep) -> str:
         spec = zh_relations().get(self.query.answer_relation, {})
         attribute = spec.get("attr") or f"「{relation_words(self.query.answer_relation).attribute}」"
         if relation_signature(self.query.answer_relation).range == frozenset({"person"}):
@@ -269,10 +269,10 @@ def _chunks(verbs: list[str], subject: str) -> list[list[str]]:
 
 
 def _units(text: str) -> int:
-    return len(_LATIN_WORD_RE.sub("x", text))
+    return len(_LATIN_RUN_RE.sub("x", text))
 
 
-_LATIN_WORD_RE = re.compile(r"[A-Za-z0-9\u00c0-\u024f'.,\u2013-]+")
+_LATIN_RUN_RE = re.compile(r"[A-Za-z0-9\u00c0-\u024f'.,\u2013-]+")
 
 
 def zh_constant_text(constant: Constant, graph: FactGraph) -> str:
