@@ -225,7 +225,7 @@ def test_an_object_page_of_a_contradicting_class_is_dropped_when_titles_resolve(
     for doc_id, page in enumerate(pages):
         writer.add_page(doc_id, page)
     (tmp_path / "out").mkdir()
-    counts = writer.finish(tmp_path / "out", [page.title for page in pages])
+    counts = writer.finish(tmp_path / "out")
     facts = pq.read_table(tmp_path / "out" / "facts.parquet").to_pylist()
     assert [(f["subject"], f["relation"], f["object"]) for f in facts if f["object"] >= 0] == [
         (0, "largest_city", 2), (3, "founded_by", 4)]
