@@ -37,6 +37,12 @@ from support.paths import RAY_TEST_ENVIRONMENT, SHARED_DATA, WIKI_SAMPLE  # noqa
 # and retries for ever in Node._init_gcs_client (ray issue #59110 for `ray start --address`).
 os.environ.update(RAY_TEST_ENVIRONMENT)
 
+# pytest-xdist (the README's -n auto) runs a worker per core; torch and OpenBLAS would also spread each operation over
+# every core, and on busy cores those threads wait on each other at every one (a GRPO step took twice the CPU time
+# and several times the wall time). Each worker gets its share of the cores, read by the libraries at their import.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
 # A shell without job control (a CI script's `cmd &`, `nohup cmd &`) starts background jobs with SIGINT ignored, and an
 # ignored signal stays ignored through fork and exec: the commands the Ctrl-C tests interrupt would never see their
 # SIGINT. A handler, unlike SIG_IGN, is reset to the default at exec, so the commands start as at a terminal.

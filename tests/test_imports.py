@@ -14,16 +14,13 @@ import sys
 
 import pytest
 
-from support.import_graph import LAYERS, cycles, import_graph, layer_of, module_files
+from support.import_graph import LAYERS, cycles, import_graph, layer_of, module_files, module_level_libraries
 
-# Third-party packages loaded once by the driver before it forks a child per module: each
-# child then imports one stillweb module into an interpreter holding no stillweb module,
-# without paying numpy/pyarrow/gymnasium/fastapi start-up again. pyarrow.compute and jsonschema: ~0.15 s that 188
-# and 103 of the ~200 children paid each. The extras' libraries are preloaded where installed (a missing one is
-# skipped): the trainer integrations paid 4.5-5.5 s each for torch, transformers, verl and verifiers, ray's ~0.3 s.
-_PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pyarrow.compute", "gymnasium", "tantivy", "pydantic", "fastapi",
-            "httpx", "mwparserfromhell", "jinja2", "jsonschema", "tqdm",
-            "ray", "torch", "transformers", "trl", "verl", "verifiers", "openenv", "skyrl_gym", "mcp")
+# The libraries the package imports at module level (numpy, pyarrow, numba, gymnasium, fastapi, the extras'
+# integrations: verl's tools bring torch and transformers...; support.import_graph.module_level_libraries) are loaded
+# once by the driver before it forks a child per module: each child then imports one stillweb module into an
+# interpreter holding no stillweb module, without paying their start-up again (numba alone: ~0.25 CPU s in each of
+# ~300 children; the trainer integrations paid 4.5-5.5 s each). A missing one (an extra not installed) is skipped.
 
 _DRIVER = r"""
 import importlib, os, sys
@@ -113,6 +110,15 @@ def test_a_cycle_through_a_package_init_or_a_function_level_import_is_seen(tmp_p
     assert cycles(graph) == []
 
 
+def test_the_preloaded_libraries_are_the_module_level_imports(tmp_path):
+    source = tmp_path / "a.py"
+    source.write_text("import numpy, os.path\nfrom typing import TYPE_CHECKING\ntry:\n    import yaml\nexcept ImportError:\n"
+                      "    yaml = None\nif TYPE_CHECKING:\n    import pandas\nfrom stillweb.corpora import errors\n"
+                      "from . import sibling\nclass A:\n    import json\ndef f():\n    import torch\n")
+    assert module_level_libraries({"stillweb.corpora.a": source}) == ["json", "numpy", "os.path", "typing", "yaml"]
+    assert {"numpy", "pyarrow", "numba", "gymnasium"} <= set(module_level_libraries())
+
+
 def test_cycles_are_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -121,7 +127,7 @@ def test_cycles_are_found():
 @pytest.mark.slow  # ~150 imports, torch/ray/transformers among them where the extras are installed
 def test_every_module_imports_alone_in_a_fresh_process():
     modules = sorted(module_files())
-    result = subprocess.run([sys.executable, "-c", _DRIVER, ",".join(modules), ",".join(_PRELOAD)],
+    result = subprocess.run([sys.executable, "-c", _DRIVER, ",".join(modules), ",".join(module_level_libraries())],
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "", result.stdout
 

@@ -77,6 +77,25 @@ def import_graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
     return graph
 
 
+def module_level_libraries(modules: dict[str, Path] | None = None) -> list[str]:
+    """The modules outside stillweb that the package's modules (``modules``: name -> file, default
+    :func:`module_files`) import as they are imported: at module level, in class bodies and ``try`` blocks, not
+    inside functions nor under ``if TYPE_CHECKING:``; sorted."""
+    found: set[str] = set()
+    for path in (module_files() if modules is None else modules).values():
+        stack = list(ast.parse(path.read_text(encoding="utf-8")).body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or _type_checking_only(node):
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                found.add(node.module)
+            stack.extend(ast.iter_child_nodes(node))
+    return sorted(name for name in found if name.split(".")[0] not in ("stillweb", "__future__"))
+
+
 def layer_of(module: str) -> int:
     """0 for stillweb.corpora ... 4 for stillweb.cli."""
     return LAYERS.index(module.split(".")[1])
