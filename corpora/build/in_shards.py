@@ -9,7 +9,10 @@ the CPUs (every node must see the source and ``--out``: a shared filesystem, as 
 A shard needs its place: its first doc id (the documents of the runs before it) and the titles of the
 runs before it (a title's title field goes on its first passage in the whole corpus only,
 ``PASSAGE_INDEX_PARAMETERS``); here each shard takes them from the shards built before it, on Ray every
-run is first counted by a task of its own. The driver then writes the manifest that lists the shards
+run is first counted by a task of its own. Once every shard is written, ``index/`` joins their segments
+and each shard gets impact postings (format 6) scored with the whole collection's statistics, read from
+``index/`` (:class:`~stillweb.corpora.snapshot.sharded.CollectionStatistics`). The driver then writes the
+manifest that lists the shards
 (:func:`~stillweb.corpora.snapshot.sharded.write_sharded_manifest`), and the whole directory is swapped
 into place at once, as every build is.
 
@@ -34,14 +37,17 @@ from stillweb.corpora.build.language import choose_language
 from stillweb.corpora.build.passages import split_passages
 from stillweb.corpora.build.snapshot_writer import BUILDING_PREFIX, BuildResult, exchange_into_place, preparse, remove_stale_builds
 from stillweb.corpora.errors import UsageError, writing
-from stillweb.corpora.snapshot.manifest import read_manifest
+from stillweb.corpora.search.impacts_build import build_impacts
+from stillweb.corpora.search.index import PRUNED_QUERIES
+from stillweb.corpora.snapshot.manifest import read_manifest, write_manifest
 from stillweb.corpora.snapshot.records import SkippedRow
-from stillweb.corpora.snapshot.sharded import SHARD_FOLDER, ShardPlace, TitleHashes, open_docs, write_sharded_manifest
+from stillweb.corpora.snapshot.sharded import (SHARD_FOLDER, CollectionStatistics, ShardPlace, TitleHashes, open_docs,
+                                               write_sharded_manifest, write_union_index)
 from stillweb.corpora.sources.containers import path_bytes
 from stillweb.corpora.sources.corpus_formats import MAX_ROW_CHARS, CorpusSpec
 from stillweb.corpora.version import PACKAGE_VERSION
 
-__all__ = ["build_rows_in_shards", "unit_runs", "count_run"]
+__all__ = ["build_rows_in_shards", "unit_runs", "count_run", "add_impacts"]
 
 UNITS_PER_SHARD = 16  # byte ranges of JSON lines cut per shard: runs of near-equal bytes
 
@@ -75,16 +81,25 @@ def build_rows_in_shards(inputs: list[str | Path], out: str | Path, shards: int,
             folders = [SHARD_FOLDER.format(number) for number in range(shards)]
             options = dict(options, format=spec.format, language=language)
             if on_ray:
-                _build_on_ray(list(spec.inputs), tmp, folders, runs, options)
+                befores = _build_on_ray(list(spec.inputs), tmp, folders, runs, options)
             else:
-                place = ShardPlace()
+                place, befores = ShardPlace(), []
                 for folder, run in zip(folders, runs):
                     place = ShardPlace(tuple(run), place.first_doc_id, place.titles_before)
+                    befores.append(place.titles_before)
                     _build_shard(list(spec.inputs), str(tmp / folder), place, options, progress)
                     titles = open_docs([tmp / folder]).column("title")
                     place = ShardPlace((), place.first_doc_id + len(titles),
                                        place.titles_before | TitleHashes.of(pc.unique(titles).to_pylist()))
             _check_unique_ids(tmp, folders)
+            write_union_index(tmp, folders)
+            if read_manifest(tmp / folders[0])["index"].get("query") in PRUNED_QUERIES:
+                jobs = [(str(tmp), folder, before, options.get("workers", 1)) for folder, before in zip(folders, befores)]
+                if on_ray:
+                    _add_impacts_on_ray(jobs)
+                else:
+                    for job in jobs:
+                        add_impacts(*job)
             manifest = write_sharded_manifest(tmp, folders, {
                 "name": out.name, "source": spec.describe(),
                 "parameters": dict(read_manifest(tmp / folders[0])["parameters"], shards=shards),
@@ -136,11 +151,11 @@ def count_run(inputs: list[str], run: list, options: dict) -> tuple[int, TitleHa
     return docs, TitleHashes.of(sorted(titles))
 
 
-def _build_on_ray(inputs: list[str], tmp: Path, folders: list[str], runs: list[list], options: dict) -> None:
+def _build_on_ray(inputs: list[str], tmp: Path, folders: list[str], runs: list[list], options: dict) -> list[TitleHashes]:
     """The shards' builds as Ray tasks, all queued at once: first every run's documents are counted (in
     parallel), which places each shard (its first doc id, the titles before it); then each shard is built
     by a task of ``workers`` CPUs (its parsing processes; at most a node's CPUs, so every task fits on
-    some node), the tasks spread over the nodes."""
+    some node), the tasks spread over the nodes. Returns the titles before each shard."""
     import ray
 
     if not ray.is_initialized():
@@ -149,15 +164,36 @@ def _build_on_ray(inputs: list[str], tmp: Path, folders: list[str], runs: list[l
     counts = _ray_all(ray, [ray.remote(count_run).options(num_cpus=1, **spread).remote(inputs, run, options) for run in runs])
     largest = max(int(node["Resources"].get("CPU", 1)) for node in ray.nodes() if node["Alive"])
     build = ray.remote(_build_shard).options(num_cpus=max(1, min(options.get("workers", 1), largest)), **spread)
-    place, refs = ShardPlace(), []
+    place, refs, befores = ShardPlace(), [], []
     for folder, run, (docs, titles) in zip(folders, runs, counts):
         place = ShardPlace(tuple(run), place.first_doc_id, place.titles_before)
+        befores.append(place.titles_before)
         refs.append(build.remote(inputs, str(tmp / folder), place, options))
         place = ShardPlace((), place.first_doc_id + docs, place.titles_before | titles)
     _ray_all(ray, refs)
     for folder, (docs, _titles) in zip(folders, counts):
         if open_docs([tmp / folder]).num_rows != docs:
             raise RuntimeError(f"shard {folder} wrote {open_docs([tmp / folder]).num_rows} documents, its count said {docs}")
+    return befores
+
+
+def add_impacts(path: str, folder: str, titles_before: TitleHashes, workers: int = 1) -> None:
+    """Give the shard ``folder`` of the sharded snapshot being built at ``path`` (its ``index/`` written)
+    impact postings scored with the whole collection's statistics, recorded in its manifest (its
+    fingerprint, a hash of its rows and index parameters, stays)."""
+    shard = Path(path) / folder
+    manifest = read_manifest(shard)
+    manifest["index"]["impacts"] = build_impacts(shard, manifest["index"], workers, CollectionStatistics(Path(path), titles_before))
+    write_manifest(shard, manifest)
+
+
+def _add_impacts_on_ray(jobs: list[tuple]) -> None:
+    """:func:`add_impacts` of every shard as a Ray task of its ``workers`` CPUs, spread over the nodes."""
+    import ray
+
+    largest = max(int(node["Resources"].get("CPU", 1)) for node in ray.nodes() if node["Alive"])
+    task = ray.remote(add_impacts).options(num_cpus=max(1, min(jobs[0][3], largest)), scheduling_strategy="SPREAD", max_retries=1)
+    _ray_all(ray, [task.remote(*job) for job in jobs])
 
 
 def _ray_all(ray, refs: list) -> list:

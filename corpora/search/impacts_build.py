@@ -19,10 +19,12 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pyarrow.parquet as pq
 
+from stillweb.corpora.build.bounded import DigestSet, digest
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.search.analyzers import analyzer_from_parameters
 from stillweb.corpora.search.impacts import BLOCK, IMPACTS_FORMAT, IMPACTS_DIR, bm25_idf, term_key
@@ -61,15 +63,19 @@ FIELD_NORMS_TABLE = np.array(
                        1_744_830_488, 1_879_048_216, 2_013_265_944], dtype=np.int64)
 
 
-def build_impacts(snapshot: Path, parameters: dict, workers: int = 1) -> dict:
+def build_impacts(snapshot: Path, parameters: dict, workers: int = 1, collection: Collection | None = None) -> dict:
     """Write ``snapshot/index/impacts`` for the documents in ``snapshot/docs.parquet`` indexed as
-    ``parameters`` (the manifest's ``index``) say; returns what the manifest records of it."""
+    ``parameters`` (the manifest's ``index``) say; returns what the manifest records of it.
+
+    ``collection``: the snapshot is a shard of a larger collection (snapshot/sharded.py), whose statistics
+    its scores use (document frequencies, documents, average field lengths) and whose earlier shards'
+    titles have had their title field."""
     out = snapshot / "index" / IMPACTS_DIR
     shutil.rmtree(out, ignore_errors=True)
     spill = out / ".spill"
     spill.mkdir(parents=True)
     state = _Merge(spill)
-    chunks = _chunks(snapshot / "docs.parquet", parameters)
+    chunks = _chunks(snapshot / "docs.parquet", parameters, collection.seen_titles() if collection else DigestSet(16))
     pool = process_context().Pool(workers, initializer=ignore_interrupts) if workers > 1 else None
     try:
         for result in (pool.imap(_index_chunk, chunks) if pool is not None else map(_index_chunk, chunks)):
@@ -78,21 +84,30 @@ def build_impacts(snapshot: Path, parameters: dict, workers: int = 1) -> dict:
         if pool is not None:
             pool.close()
             pool.join()
-    meta = state.finish(out)
+    meta = state.finish(out, collection)
     shutil.rmtree(spill)
     return meta
 
 
-def _chunks(docs: Path, parameters: dict) -> Iterator[tuple]:
-    """``(parameters, doc_ids, titles, texts, first_of_title)`` for each run of documents, in doc_id order."""
-    seen: set[str] = set()
+class Collection(Protocol):
+    """The statistics of the collection a shard's impacts score with (:func:`build_impacts`)."""
+
+    documents: int
+
+    def doc_freqs(self, keys: list[bytes]) -> np.ndarray: ...
+
+    def average_length(self, key: bytes) -> np.float32: ...
+
+    def seen_titles(self) -> DigestSet: ...
+
+
+def _chunks(docs: Path, parameters: dict, seen: DigestSet) -> Iterator[tuple]:
+    """``(parameters, doc_ids, titles, texts, first_of_title)`` for each run of documents, in doc_id order
+    (``seen``: the titles had before, as the index builder keeps them)."""
     table = pq.ParquetFile(docs)
     for batch in table.iter_batches(batch_size=_CHUNK_DOCS, columns=["doc_id", "title", "text"]):
         titles = batch.column(1).to_pylist()
-        first = []
-        for title in titles:
-            first.append(title not in seen)
-            seen.add(title)
+        first = [seen.add(digest(title, 16)) for title in titles]
         yield parameters, batch.column(0).to_numpy(), titles, batch.column(2).to_pylist(), first
 
 
@@ -196,20 +211,24 @@ class _Merge:
             self.page_starts.append(pages[1])
         self.units += count
 
-    def finish(self, out: Path) -> dict:
+    def finish(self, out: Path, collection: Collection | None = None) -> dict:
         for handle in self._files.values():
             handle.close()
         n = self.units
+        keys = sorted(self.vocabulary)
         fields_meta, caches, norms = {}, [], []
-        for field in self.fields:
+        for number, field in enumerate(self.fields):
             norms.append(np.concatenate(self.norms[field]))
             average = np.float32(self.tokens[field]) / np.float32(n)  # tantivy: total tokens / total docs, f32
+            if collection is not None:  # a shard: the collection's, any term of the field tells it
+                average = collection.average_length(next(key for key in keys if self.list_field[self.vocabulary[key]] == number))
             cache = K1 * ((np.float32(1.0) - B) + B * FIELD_NORMS_TABLE.astype(np.float32) / average)
             caches.append(cache.astype(np.float32))
             fields_meta[field] = {"tokens": self.tokens[field], "average_length": float(average)}
         norms_2d, caches_2d = np.stack(norms), np.stack(caches)
         list_field = np.asarray(self.list_field, dtype=np.int64)
-        weights = bm25_idf(self.df, n)
+        by_list = keys if collection is None else sorted(keys, key=self.vocabulary.__getitem__)
+        weights = bm25_idf(self.df, n) if collection is None else bm25_idf(collection.doc_freqs(by_list), collection.documents)
         list_offsets = np.concatenate([[0], np.cumsum(self.df)]).astype(np.int64)
         blocks = (self.df + BLOCK - 1) // BLOCK
         block_offsets = np.concatenate([[0], np.cumsum(blocks)]).astype(np.int64)
@@ -238,7 +257,6 @@ class _Merge:
             first = last
         for writer in writers.values():
             writer.close()
-        keys = sorted(self.vocabulary)
         np.save(out / "keys.npy", np.frombuffer(b"".join(keys), dtype=np.uint8))
         np.save(out / "key_offsets.npy", np.concatenate([[0], np.cumsum([len(key) for key in keys])]).astype(np.int64))
         np.save(out / "key_lists.npy", np.asarray([self.vocabulary[key] for key in keys], dtype=np.int32))
@@ -248,6 +266,7 @@ class _Merge:
             np.save(out / "unit_doc_ids.npy", np.concatenate(self.page_docs))
             np.save(out / "unit_starts.npy", np.concatenate(self.page_starts))
         meta = {"format": IMPACTS_FORMAT, "units": n, "lists": len(self.df), "postings": int(list_offsets[-1]),
+                **({"collection_documents": collection.documents} if collection is not None else {}),
                 "block": BLOCK, "fields": fields_meta}
         (out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         return {"format": IMPACTS_FORMAT, "units": n, "postings": int(list_offsets[-1])}

@@ -28,8 +28,8 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.search.shards import RangeGroup, RangeIndex
-from stillweb.corpora.snapshot.manifest import SHARDED_FORMAT, read_manifest
+from stillweb.corpora.search.shards import LocalGroup, RangeIndex, ShardedIndex, shard_index, whole_parameters
+from stillweb.corpora.snapshot.manifest import SHARDED_FORMATS, read_manifest
 
 __all__ = ["serve_shards", "stop_shards", "running_shard_groups", "ShardSearcher", "NAMESPACE"]
 
@@ -40,17 +40,23 @@ class ShardSearcher:
     """The Ray actor of a run of shards: doc ids ``first`` to ``end - 1`` of the snapshot at ``path``."""
 
     def __init__(self, path: str, first: int, end: int) -> None:
-        self._group = RangeGroup(RangeIndex(Path(path) / "index", read_manifest(Path(path))["index"], first, end))
+        path, self.first, self.end = Path(path), first, end
+        manifest = read_manifest(path)
+        if manifest["index"].get("impacts"):  # each of its shards' impact postings, merged
+            indexes = [shard_index(path, manifest, shard) for shard in manifest["shards"] if first <= shard["first_doc_id"] < end]
+        else:  # tantivy over every shard's segments, among its doc ids
+            indexes = [RangeIndex(path / "index", whole_parameters(manifest), first, end)]
+        self._index = ShardedIndex([LocalGroup(index) for index in indexes], indexes[0])
 
     def search_many(self, queries: Sequence[str], k: int, fields: tuple[str, ...] | None,
                     passages: bool) -> list[list[tuple]]:
         """Each query's top ``k`` among the actor's doc ids (global statistics)."""
-        return self._group.submit(queries, k, fields, passages)
+        return self._index.search_many(queries, k, fields, passages)
 
     def describe(self) -> dict:
         """The node the actor runs on, the doc ids it holds, its process and resident memory (MiB)."""
         resident = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-        return {"node_id": ray.get_runtime_context().get_node_id(), "first": self._group.index.first, "end": self._group.index.end,
+        return {"node_id": ray.get_runtime_context().get_node_id(), "first": self.first, "end": self.end,
                 "pid": os.getpid(), "resident_mib": resident}
 
 
@@ -83,7 +89,7 @@ def serve_shards(path: str | Path, actors: int | None = None, actor_options: dic
     actors than shards, or actors already serving it."""
     path = Path(path).expanduser().resolve()
     manifest = read_manifest(path)
-    if manifest["format"] != SHARDED_FORMAT:
+    if manifest["format"] not in SHARDED_FORMATS:
         raise UsageError(f"{path} is not a sharded snapshot (build one with `stillweb build corpus ... --shards N`)")
     shards = manifest["shards"]
     actors = actors or len([node for node in ray.nodes() if node["Alive"]])

@@ -1,29 +1,36 @@
-"""A sharded snapshot's search spread over groups of shards, merged by score (issue 48).
+"""A sharded snapshot's search: groups of shards, each answering its top k, merged by score (issue 48).
 
-In one process a sharded snapshot is one tantivy index over every shard's segments
-(:mod:`stillweb.corpora.snapshot.sharded`). Spread over Ray nodes, each group of shards (a
-:class:`RangeGroup`, held by an actor on the node that keeps those shards' files in its page cache)
-answers each query's top ``k`` among its own doc ids, scored with the statistics of the whole
-collection; :class:`ShardedIndex` merges the groups' hits by score, ties by doc id (``(-score,
-doc_id)``, the project's one sort key). A document of the merged top ``k`` is in its own group's top
-``k`` and every group scores as the whole index does, so the merged top ``k`` is the whole index's:
-this is the scatter-gather of distributed search engines (Elasticsearch's ``dfs_query_then_fetch``,
-which also scores every shard with global statistics), with the statistics read from the shards'
-segments instead of gathered per query.
+Every group scores with the statistics of the whole collection, so a document's score is the one the
+unsharded build gives it, and :class:`ShardedIndex` merges the groups' hits by score, ties by doc id
+(``(-score, doc_id)``, the project's one sort key): a document of the merged top ``k`` is in its own
+group's top ``k``, so the merged top ``k`` is the whole index's. This is the scatter-gather of
+distributed search engines (Elasticsearch's ``dfs_query_then_fetch``, which also scores every shard with
+global statistics), with the statistics fixed at build time instead of gathered per query:
+
+- a :class:`ShardIndex` is one shard of a snapshot whose shards carry impact postings computed with the
+  collection's statistics (format 6 rows, :mod:`stillweb.corpora.snapshot.sharded`): pruned, as one
+  snapshot's search is, over the shard's own postings only;
+- a :class:`RangeIndex` (shards without impact postings) is tantivy over the whole ``index/`` (every
+  shard's segments: tantivy sums their statistics) among a range of doc ids.
+
+A group is searched here (:class:`LocalGroup`) or by a Ray actor holding it
+(:mod:`stillweb.corpora.search.shard_actors`).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import tantivy
 
+from stillweb.corpora.search.impacts import IMPACTS_DIR, ImpactIndex
 from stillweb.corpora.search.index import SearchIndex
 
-__all__ = ["ShardGroup", "RangeIndex", "RangeGroup", "ShardedIndex", "merge_hits", "among"]
+__all__ = ["ShardGroup", "ShardIndex", "RangeIndex", "LocalGroup", "ShardedIndex", "merge_hits", "among", "shard_index",
+           "whole_parameters"]
 
 
 class ShardGroup(Protocol):
@@ -70,10 +77,47 @@ class RangeIndex(SearchIndex):
         return among(self._index.schema, super()._parse(query, fields), (self.first, self.end))
 
 
-class RangeGroup:
-    """A :class:`ShardGroup` answered here by a :class:`RangeIndex` (a shard actor's, or a test's)."""
+class ShardIndex(SearchIndex):
+    """One shard of a sharded snapshot whose shards carry impact postings scored with the collection's
+    statistics (format 6 rows): its documents ranked from its own postings (pruned, as one snapshot's are)
+    under their global doc ids; format 5's proximity clauses scored by tantivy over ``directory``, the whole
+    snapshot's ``index/`` (the collection's statistics again). Each score is the one the unsharded build
+    gives the document, to the bit."""
 
-    def __init__(self, index: RangeIndex) -> None:
+    def __init__(self, directory: Path, parameters: dict, impacts: Path, first: int) -> None:
+        super().__init__(directory, parameters)
+        if self.passages:
+            raise ValueError(f"{directory} is not the index of a sharded snapshot of rows")
+        self._impacts = _Moved(ImpactIndex(impacts), first)
+
+
+def whole_parameters(manifest: dict) -> dict:
+    """How tantivy searches a sharded snapshot's ``index/``, every shard's segments (impact postings are the shards')."""
+    return {key: value for key, value in manifest["index"].items() if key != "impacts"}
+
+
+def shard_index(path: Path, manifest: dict, shard: dict) -> ShardIndex:
+    """The search of one shard (an entry of ``manifest["shards"]``) of the sharded snapshot at ``path``."""
+    return ShardIndex(path / "index", whole_parameters(manifest), path / shard["path"] / "index" / IMPACTS_DIR,
+                      shard["first_doc_id"])
+
+
+class _Moved:
+    """A shard's impact postings, its units (0..n-1) seen as global doc ids (``first`` on)."""
+
+    def __init__(self, impacts: ImpactIndex, first: int) -> None:
+        self.impacts, self.first = impacts, first
+
+    def top(self, clauses: list, k: int, pairs: list = (), pair_scores: Callable | None = None, *bounds) -> list[tuple[int, float]]:
+        scores = (lambda units: pair_scores(units + self.first)) if pair_scores is not None else None
+        return [(self.first + unit, score) for unit, score in self.impacts.top(clauses, k, pairs, scores, *bounds)]
+
+
+class LocalGroup:
+    """A :class:`ShardGroup` answered in this process by one index (a :class:`ShardIndex` or a
+    :class:`RangeIndex`; a shard actor's, or a test's)."""
+
+    def __init__(self, index: SearchIndex) -> None:
         self.index = index
 
     def submit(self, queries: Sequence[str], k: int, fields: tuple[str, ...] | None, passages: bool) -> list[list[tuple]]:
@@ -92,10 +136,9 @@ class ShardedIndex:
     ``whole``: the index over every shard, which says how the groups search.
     """
 
-    remote = True  # Snapshot.search_many hands it whole batches: one call per group
-
     def __init__(self, groups: Sequence[ShardGroup], whole: Any) -> None:
         self.groups = list(groups)
+        self.remote = any(getattr(group, "remote", False) for group in self.groups)  # Snapshot.search_many: whole batches
         self.passages, self.fields, self.analyzer = whole.passages, whole.fields, whole.analyzer
         self.num_docs = whole.num_docs
 

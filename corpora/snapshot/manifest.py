@@ -21,6 +21,7 @@ from stillweb.corpora.errors import DataError
 __all__ = [
     "FORMAT",
     "SHARDED_FORMAT",
+    "SHARDED_FORMATS",
     "READABLE_FORMATS",
     "MANIFEST_NAME",
     "TABLE_FILES",
@@ -49,9 +50,11 @@ __all__ = [
 # in the last bit. A format 5 reader would search it exhaustively with tantivy, so it refuses the format.
 FORMAT = "stillweb-snapshot/6"
 # A snapshot built in shards: a manifest listing shard snapshots of the formats above (snapshot/sharded.py, issue 48).
-SHARDED_FORMAT = "stillweb-sharded/1"
+# 2: each shard carries impact postings scored with the collection's statistics (a /1 reader would search tantivy).
+SHARDED_FORMAT = "stillweb-sharded/2"
+SHARDED_FORMATS = ("stillweb-sharded/1", SHARDED_FORMAT)
 READABLE_FORMATS = ("stillweb-snapshot/1", "stillweb-snapshot/2", "stillweb-snapshot/3", "stillweb-snapshot/4",
-                    "stillweb-snapshot/5", FORMAT, SHARDED_FORMAT)
+                    "stillweb-snapshot/5", FORMAT, *SHARDED_FORMATS)
 MANIFEST_NAME = "manifest.json"
 TABLE_FILES = ("docs.parquet", "facts.parquet", "links.parquet", "redirects.parquet")
 _HASH_BATCH_ROWS = 65_536
@@ -211,7 +214,7 @@ def verify_snapshot(directory: Path) -> list[str]:
     directory = Path(directory)
     manifest = read_manifest(directory)
     problems = []
-    for shard in manifest.get("shards", []) if manifest["format"] == SHARDED_FORMAT else []:
+    for shard in manifest.get("shards", []):  # a sharded snapshot's
         try:
             problems += [f"{shard['path']}: {problem}" for problem in verify_snapshot(directory / shard["path"])]
         except SnapshotError as error:

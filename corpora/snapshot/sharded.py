@@ -37,16 +37,17 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import tantivy
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from stillweb.corpora.build.bounded import DigestSet, digest
 from stillweb.corpora.search.index import SearchIndex
-from stillweb.corpora.search.shards import ShardedIndex
-from stillweb.corpora.snapshot.manifest import (SHARDED_FORMAT, SnapshotError, check_table_footers, damaged, file_hashes,
+from stillweb.corpora.search.shards import LocalGroup, ShardedIndex, shard_index, whole_parameters
+from stillweb.corpora.snapshot.manifest import (SHARDED_FORMAT, SHARDED_FORMATS, SnapshotError, check_table_footers, damaged, file_hashes,
                                                 read_manifest, write_manifest_as_is)
 
-__all__ = ["ShardPlace", "TitleHashes", "SHARD_FOLDER", "GLOBAL_STATISTICS", "is_sharded", "check_not_a_shard", "sharded_fingerprint",
+__all__ = ["ShardPlace", "TitleHashes", "SeenTitles", "CollectionStatistics", "write_union_index", "SHARD_FOLDER", "GLOBAL_STATISTICS", "is_sharded", "check_not_a_shard", "sharded_fingerprint",
            "write_sharded_manifest", "shard_paths", "open_docs", "open_search_index", "open_sharded_index"]
 
 SHARD_FOLDER = "shard-{:04d}"
@@ -55,7 +56,8 @@ GLOBAL_STATISTICS = "global: one tantivy index over every shard's segments"
 GRAPH_TABLES = {"facts.parquet": ("subject", "object", "evidence"), "links.parquet": ("source", "target"),
                 "redirects.parquet": ("doc_id",)}
 _NEEDED = ("docs.arrow", "facts.parquet", "redirects.parquet", "index/meta.json")
-_PLACE_KEYS = ("first_doc_id", "titles_before", "segments")
+_PLACE_KEYS = ("first_doc_id", "titles_before", "segments", "impacts")
+SHARD_IMPACTS = "each shard's, scored with the collection's statistics (search/shards.py)"
 _KEY, _SUFFIX = "S17", b"\x01"  # a 16-byte digest and a byte numpy keeps (it drops trailing NULs; bounded.py does the same)  # a shard's own, in its index parameters
 
 
@@ -126,7 +128,7 @@ class ShardPlace:
 
 def is_sharded(manifest: dict) -> bool:
     """Whether ``manifest`` is a sharded snapshot's."""
-    return manifest.get("format") == SHARDED_FORMAT
+    return manifest.get("format") in SHARDED_FORMATS
 
 
 def check_not_a_shard(path: Path, manifest: dict) -> None:
@@ -148,9 +150,9 @@ def sharded_fingerprint(index: dict, shard_fingerprints: list[str]) -> str:
 
 
 def write_sharded_manifest(directory: Path, shard_folders: list[str], extra: dict) -> dict:
-    """Write the graph tables (doc ids moved to global ones), ``index/`` (every shard's segments as one
-    index) and ``manifest.json`` of the sharded snapshot at ``directory`` whose shards, in order, are
-    the snapshots in ``shard_folders``, each built with its :class:`ShardPlace`.
+    """Write the graph tables (doc ids moved to global ones) and ``manifest.json`` of the sharded snapshot
+    at ``directory`` whose shards, in order, are the snapshots in ``shard_folders``, each built with its
+    :class:`ShardPlace` (and ``index/``, :func:`write_union_index`, written before).
 
     ``extra``: more manifest keys (``name``, ``source``, ``parameters``, ``package_version``). The counts
     of the shards are summed (``docs``, ``rows``); every shard must be indexed alike."""
@@ -166,7 +168,6 @@ def write_sharded_manifest(directory: Path, shard_folders: list[str], extra: dic
     index = _common_index_parameters(shard_folders, manifests)
     for name, columns in GRAPH_TABLES.items():
         _write_global_table(directory, name, columns, shards)
-    _write_union_index(directory, shard_folders)
     manifest = dict(extra, format=SHARDED_FORMAT, shards=shards, index=index,
                     counts={"docs": first, "shards": len(shards), "rows": _summed_rows([m["counts"]["rows"] for m in manifests])},
                     fingerprint=sharded_fingerprint(index, [shard["fingerprint"] for shard in shards]),
@@ -180,10 +181,13 @@ def _common_index_parameters(folders: list[str], manifests: list[dict]) -> dict:
     for folder, parameters in zip(folders, common):
         if parameters != common[0]:
             raise SnapshotError(f"shard {folder} is indexed unlike {folders[0]}: shards must share index parameters")
-    return dict(common[0], shards=len(folders), statistics=GLOBAL_STATISTICS)
+    impacts = {bool(manifest["index"].get("impacts")) for manifest in manifests}
+    if len(impacts) > 1:
+        raise SnapshotError(f"some shards of {folders} have impact postings and some have none: add them to every shard")
+    return dict(common[0], shards=len(folders), statistics=GLOBAL_STATISTICS, **({"impacts": SHARD_IMPACTS} if impacts == {True} else {}))
 
 
-def _write_union_index(directory: Path, folders: list[str]) -> None:
+def write_union_index(directory: Path, folders: list[str]) -> None:
     """``index/``: a tantivy ``meta.json`` listing every shard's segments in shard order, and relative
     links to their files (tantivy opens a segment by its files' names in the index folder)."""
     union = directory / "index"
@@ -270,14 +274,49 @@ def open_search_index(folder: Path, parameters: dict, snapshot: Path) -> SearchI
 
 def open_sharded_index(path: Path, manifest: dict) -> SearchIndex | ShardedIndex:
     """The sharded snapshot's search: through its shard actors when this process is connected to a Ray
-    cluster where they run (:func:`~stillweb.corpora.search.shard_actors.serve_shards`), else here,
-    over every shard's segments."""
-    union = open_search_index(path, manifest["index"], path)
+    cluster where they run (:func:`~stillweb.corpora.search.shard_actors.serve_shards`), else here: every
+    shard's impact postings, merged (``index.impacts``), or tantivy over every shard's segments."""
+    whole = open_search_index(path, whole_parameters(manifest), path)
     ray = sys.modules.get("ray")  # never imported here: a process without Ray searches its shards itself
     if ray is not None and ray.is_initialized():
         from stillweb.corpora.search.shard_actors import running_shard_groups
 
         groups = running_shard_groups(manifest["fingerprint"])
         if groups:
-            return ShardedIndex(groups, union)
-    return union
+            return ShardedIndex(groups, whole)
+    if not manifest["index"].get("impacts"):
+        return whole
+    return ShardedIndex([LocalGroup(shard_index(path, manifest, shard)) for shard in manifest["shards"]], whole)
+
+
+class CollectionStatistics:
+    """A sharded snapshot's BM25 statistics as tantivy scores ``index/`` (every shard's segments), for the
+    impact postings of a shard (:func:`~stillweb.corpora.search.impacts_build.build_impacts`): a term's
+    document frequency, the documents, a field's average length (tantivy's own float32, read from its
+    explanation of a match) and, for the title fields, the titles of the shards before it."""
+
+    def __init__(self, path: Path, titles_before: TitleHashes) -> None:
+        self._index = tantivy.Index.open(str(path / "index"))
+        self._searcher = self._index.searcher()
+        self.documents = self._searcher.num_docs
+        self._titles_before = titles_before
+
+    def doc_freqs(self, keys: list[bytes]) -> np.ndarray:
+        found = np.empty(len(keys), dtype=np.int64)
+        for number, key in enumerate(keys):
+            found[number] = self._searcher.doc_freq(*key.decode("utf-8").split("\x00", 1))
+        return found
+
+    def average_length(self, key: bytes) -> np.float32:
+        field, term = key.decode("utf-8").split("\x00", 1)
+        query = tantivy.Query.term_query(self._index.schema, field, term)
+        explained = [json.loads(query.explain(self._searcher, self._searcher.search(query, 1).hits[0][1]).to_json())]
+        while explained:
+            node = explained.pop()
+            if node.get("description", "").startswith("avgdl,"):
+                return np.float32(node["value"])  # serde's shortest float32 text: the same float32
+            explained.extend(node.get("details", []))
+        raise ValueError(f"tantivy's explanation of {field}:{term} has no average length")
+
+    def seen_titles(self) -> SeenTitles:
+        return SeenTitles(self._titles_before)

@@ -21,7 +21,7 @@ from stillweb.corpora.build.accounting import RowSkipError
 from stillweb.corpora.build.from_source import build_rows
 from stillweb.corpora.build.in_shards import build_rows_in_shards
 from stillweb.corpora.errors import UsageError
-from stillweb.corpora.search.shards import RangeGroup, RangeIndex, ShardedIndex
+from stillweb.corpora.search.shards import LocalGroup, RangeIndex, ShardedIndex, shard_index, whole_parameters
 from stillweb.corpora.snapshot.manifest import SHARDED_FORMAT, SnapshotError, verify_snapshot
 from stillweb.corpora.snapshot.reading import Snapshot
 from support.rankings import same_as_tantivy
@@ -41,15 +41,15 @@ def built(tmp_path_factory):
 
 
 def by_tantivy(snapshot: Snapshot) -> Snapshot:
-    """``snapshot`` searched by tantivy alone (a format 6 snapshot answers from its impact postings)."""
+    """``snapshot`` searched by tantivy alone: without its impact postings (a sharded one: over ``index/``)."""
     index = {key: value for key, value in snapshot.manifest["index"].items() if key != "impacts"}
     return Snapshot(snapshot.path, dict(snapshot.manifest, index=index))
 
 
 def test_a_sharded_snapshot_searches_as_the_unsharded_build(built):
-    _rows, pruned, three = built
-    one = by_tantivy(pruned)
-    assert pruned.manifest["index"].get("impacts") and not three.manifest["index"].get("impacts")
+    _rows, one, three = built
+    assert one.manifest["index"]["impacts"] and three.manifest["index"]["impacts"] and type(three._index).__name__ == "ShardedIndex"
+    assert all(Snapshot.open(three.path / "shard-0000").manifest["index"]["impacts"] for _ in [0])
     manifest = three.manifest
     assert manifest["format"] == SHARDED_FORMAT and manifest["index"]["statistics"].startswith("global")
     assert sum(shard["docs"] for shard in manifest["shards"]) == len(three) == len(one) == ROWS
@@ -61,34 +61,40 @@ def test_a_sharded_snapshot_searches_as_the_unsharded_build(built):
     queries = zipf_queries(ROWS) + [f"Topic {first // 5 + step} w{step}" for first in firsts[1:] for step in (-1, 0, 1)]
     assert search_pages(three, queries) == search_pages(one, queries)  # the collection's statistics: every bit
     assert search_pages(three, queries[:10], k=100) == search_pages(one, queries[:10], k=100)
-    for query in queries:  # the unsharded build's impact postings sum the same float32 values in another order
-        assert same_as_tantivy([(hit.doc_id, hit.score) for hit in pruned.search(query, 10)],
-                               [(hit.doc_id, hit.score) for hit in three.search(query, 10)]), query
+    tantivy_one, tantivy_three = by_tantivy(one), by_tantivy(three)  # tantivy over one index, over index/
     for doc_id in sorted({0, 1, ROWS - 1, *firsts[1:], *(first - 1 for first in firsts[1:])}):
         assert three.get(doc_id) == one.get(doc_id)
         assert three.contents_of(doc_id) == one.contents_of(doc_id)
         assert three.passages_of(doc_id) == one.passages_of(doc_id)
     assert three.resolve("Topic 7") == one.resolve("Topic 7") and three.nearest_titles("Topic 42") == one.nearest_titles("Topic 42")
-    assert three.search_many(queries, 10, workers=2) == one.search_many(queries, 10, workers=1)  # its workers open the shards
+    assert three.search_many(queries, 10, workers=2) == one.search_many(queries, 10, workers=2)  # workers open the shards
+    assert search_pages(tantivy_three, queries) == search_pages(tantivy_one, queries)
+    for query in queries:  # tantivy sums the same float32 values in another order than impact postings
+        assert same_as_tantivy([(hit.doc_id, hit.score) for hit in three.search(query, 10)],
+                               [(hit.doc_id, hit.score) for hit in tantivy_three.search(query, 10)]), query
     three.close()
     one.close()
-    pruned.close()
 
 
 def test_shard_groups_searched_apart_and_merged_give_the_whole_index(built):
     _rows, _one, three = built
-    whole, parameters = three._index, three.manifest["index"]
-    groups = lambda bounds: ShardedIndex([RangeGroup(RangeIndex(three.path / "index", parameters, first, end))  # noqa: E731
+    manifest, queries = three.manifest, zipf_queries(ROWS)
+    shards = [(s["first_doc_id"], s["first_doc_id"] + s["docs"]) for s in manifest["shards"]]
+    whole = by_tantivy(three)._index  # tantivy over every shard's segments
+    ranges = lambda bounds: ShardedIndex([LocalGroup(RangeIndex(three.path / "index", whole_parameters(manifest), first, end))  # noqa: E731
                                           for first, end in bounds], whole)
-    shards = [(s["first_doc_id"], s["first_doc_id"] + s["docs"]) for s in three.manifest["shards"]]
-    per_shard, uneven = groups(shards), groups([(0, 17), (17, 2500), (2500, ROWS)])
-    queries = zipf_queries(ROWS)
+    per_shard, uneven = ranges(shards), ranges([(0, 17), (17, 2500), (2500, ROWS)])
+    impacts = [shard_index(three.path, manifest, shard) for shard in manifest["shards"]]
+    pruned = ShardedIndex([LocalGroup(impacts[0]), LocalGroup(ShardedIndex([LocalGroup(i) for i in impacts[1:]], impacts[1]))], impacts[0])
     for k in (1, 10, 100):
         expected = [whole.search(query, k) for query in queries]
         assert per_shard.search_many(queries, k) == expected
         assert uneven.search_many(queries, k) == expected
-    in_shard = RangeIndex(three.path / "index", parameters, *shards[1]).search(queries[0], 100)
+        assert pruned.search_many(queries, k) == three._index.search_many(queries, k)  # groups of groups merge alike
+    in_shard = RangeIndex(three.path / "index", whole_parameters(manifest), *shards[1]).search(queries[0], 100)
     assert len(in_shard) == 100 and in_shard == [hit for hit in whole.search(queries[0], ROWS) if shards[1][0] <= hit[0] < shards[1][1]][:100]
+    alone = impacts[1].search(queries[0], 100)  # one shard's own postings: its doc ids, the collection's scores
+    assert alone == [hit for hit in three._index.search(queries[0], ROWS) if shards[1][0] <= hit[0] < shards[1][1]][:100]
 
 
 BUILD_AND_SEARCH = """
