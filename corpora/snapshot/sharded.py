@@ -2,27 +2,27 @@
 
 A sharded snapshot is a directory holding::
 
-    manifest.json        format "stillweb-sharded/1": the shards in order (their folder, documents,
+    manifest.json        format "stillweb-sharded/2": the shards in order (their folder, documents,
                          first global doc id, fingerprint), summed counts, the search parameters
-    index/               meta.json naming every shard's tantivy segment, and links to their files:
+    index/               meta.json naming every shard's tantivy segments, and links to their files:
                          one tantivy index over all the shards
     facts.parquet        the shards' graph tables with global doc ids (empty for row corpora)
     links.parquet, redirects.parquet
-    shard-0000/ ...      each a snapshot folder (``stillweb verify`` checks it alone) whose index
-                         holds its documents under their global doc ids (from ``first_doc_id``)
+    shard-0000/ ...      each a snapshot folder (``stillweb verify`` checks it alone) whose index holds
+                         its documents under their global doc ids (from ``first_doc_id``), and whose
+                         impact postings (format 6) are scored with the whole collection's statistics
 
 Doc ids are global, dense and stable: a shard's documents are numbered from the shard's first doc id,
 in source order, as one build of the same rows numbers them. :meth:`~stillweb.corpora.snapshot.reading.Snapshot.open`
 opens it like any snapshot: documents are the shards' memory-mapped ``docs.arrow`` tables end to end
-(row = doc id), and search goes to ``index/``, where tantivy sums every segment's document
-frequencies, document counts and token counts: BM25 with the statistics of the whole collection,
-so the rankings are those of tantivy over one index of the same rows. (An unsharded format 6 build
-answers from impact postings that sum the same float32 values in another order: scores within 1e-6,
-the same documents wherever two scores are further apart. Shards carry no impact postings, whose
-scores would use a shard's own statistics, so a sharded snapshot is searched by tantivy, unpruned.) Spread over Ray nodes, actors holding
-ranges of shards answer for their doc ids with the same global statistics and their hits merge by
-``(-score, doc_id)`` (:mod:`stillweb.corpora.search.shards`, :mod:`stillweb.corpora.search.shard_actors`).
-The fingerprint hashes the format, the search parameters and the shards' fingerprints in order.
+(row = doc id). Over ``index/`` tantivy sums every segment's document frequencies, document counts and
+token counts: the statistics of the whole collection, which each shard's impact postings are scored
+with once every shard is written (:class:`CollectionStatistics`). A query asks each shard for its top k
+(pruned, over its own postings) and the hits merge by ``(-score, doc_id)``
+(:mod:`stillweb.corpora.search.shards`): the unsharded build's results, to the bit. Spread over Ray
+nodes, actors hold runs of shards (:mod:`stillweb.corpora.search.shard_actors`). A format /1 sharded
+snapshot (shards without impact postings) is searched by tantivy over ``index/``. The fingerprint hashes
+the format, the search parameters and the shards' fingerprints in order.
 """
 
 from __future__ import annotations
