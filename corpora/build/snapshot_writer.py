@@ -338,7 +338,8 @@ def build_snapshot(
                 raise UsageError("the source yielded no article pages: nothing to build")
             segments = index.finish()
             # A shard's impacts would score with its own statistics: a sharded snapshot searches its shards as one (sharded.py).
-            impacts = build_impacts(tmp, index_parameters, workers) if index_parameters.get("query") in PRUNED_QUERIES and not shard else None
+            impacts = (build_impacts(tmp, index_parameters, workers, titled=index.title_flags)
+                       if index_parameters.get("query") in PRUNED_QUERIES and not shard else None)
             counts = {"docs": doc_count, **graph.finish(tmp), "kinds": dict(sorted(kinds.items())),
                       "infobox_fields": infobox.summary()}
             shutil.rmtree(tmp / ".graph-spill")

@@ -23,6 +23,11 @@ within 1e-6 and the same documents wherever no two scores are that close). Ties 
 by the unit's ordinal (a passage's doc_id; a page's passages in doc_id order). Format 5's
 proximity clauses (phrases, which need positions) are bounded here and scored by tantivy on
 the candidates only (:meth:`ImpactIndex.top`).
+
+Format ``stillweb-impacts/2`` (``impacts_build.py``) stores a posting's term frequency, not its score,
+and each unit's field norm code once: :func:`posting_score` computes the same float32 score at query
+time that the build computed for the block maxima. Format ``stillweb-impacts/1`` stored the scores
+and is read as before.
 """
 
 from __future__ import annotations
@@ -34,17 +39,22 @@ from pathlib import Path
 import numba
 import numpy as np
 
-__all__ = ["BLOCK", "IMPACTS_DIR", "ImpactIndex", "exhaustive_top", "bm25_idf", "term_key"]
+from stillweb.corpora.search.impacts_keys import lookup_hashed, lookup_sorted, term_key
+
+__all__ = ["BLOCK", "IMPACTS_DIR", "ImpactIndex", "exhaustive_top", "bm25_idf", "posting_score"]
 
 BLOCK = 64  # postings per block maximum (PISA and Lucene use 64-128)
 IMPACTS_DIR = "impacts"  # under the snapshot's index directory
-IMPACTS_FORMAT = "stillweb-impacts/1"
-_SEP = "\x00"
+IMPACTS_FORMAT = "stillweb-impacts/2"
+IMPACTS_FORMAT_SCORES = "stillweb-impacts/1"  # scores stored, vocabulary sorted by bytes (read as before)
 
 
-def term_key(field: str, term: str) -> bytes:
-    """The vocabulary key of ``term`` in ``field`` (UTF-8 bytes, field first): what lists are looked up by."""
-    return f"{field}{_SEP}{term}".encode("utf-8", "replace")
+@numba.njit(cache=True, nogil=True, inline="always")
+def posting_score(weight, tf, length_norm):
+    """tantivy's BM25 of one posting in float32: ``weight * tf / (tf + length_norm)`` (``query/bm25.rs``), the
+    weight ``idf * (1 + k1)``, ``length_norm`` ``k1 * (1 - b + b * length / average length)``."""
+    t = np.float32(tf)
+    return np.float32(weight) * (t / (t + np.float32(length_norm)))
 
 
 def bm25_idf(doc_freq: np.ndarray, doc_count: int) -> np.ndarray:
@@ -62,13 +72,24 @@ class ImpactIndex:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-        if self.meta.get("format") != IMPACTS_FORMAT:
-            raise ValueError(f"impact index {directory} has format {self.meta.get('format')!r}, not {IMPACTS_FORMAT!r}")
+        self.format = self.meta.get("format")
+        if self.format not in (IMPACTS_FORMAT, IMPACTS_FORMAT_SCORES):
+            raise ValueError(f"impact index {directory} has format {self.format!r}, not {IMPACTS_FORMAT!r} or {IMPACTS_FORMAT_SCORES!r}")
         load = lambda name: np.load(directory / f"{name}.npy", mmap_mode="r")  # noqa: E731
-        self.docs, self.scores = load("docs"), load("scores")
+        self.docs = load("docs")
         self.list_offsets, self.block_offsets = load("list_offsets"), load("block_offsets")
         self.block_max, self.block_last = load("block_max"), load("block_last")
-        self._keys, self._key_offsets, self._key_lists = load("keys"), load("key_offsets"), load("key_lists")
+        self._keys, self._key_offsets = load("keys"), load("key_offsets")
+        if self.format == IMPACTS_FORMAT:  # term frequencies, each unit's field norm codes, lists by key hash
+            self.scores = np.zeros(0, np.float32)
+            self.tf, self.weights, self.list_field = load("tf"), load("weights"), load("list_field")
+            self.norms, self.caches = load("norms"), np.load(directory / "norm_cache.npy")
+            self._hashes, self._key_lists = load("hashes"), None
+        else:
+            self.scores, self._key_lists = load("scores"), load("key_lists")
+            self.tf, self.weights, self.list_field = np.zeros(0, np.uint8), np.zeros(0, np.float32), np.zeros(0, np.uint8)
+            self.norms, self.caches = np.zeros((0, 0), np.uint8), np.zeros((0, 256), np.float32)
+        self._postings = (self.docs, self.scores, self.tf, self.weights, self.list_field, self.norms, self.caches)
         self.units = int(self.meta["units"])
         self.last_scored = 0  # units the last :meth:`top` scored in full (tests check that the bounds skip some)
         unit_docs = directory / "unit_doc_ids.npy"
@@ -81,7 +102,10 @@ class ImpactIndex:
         keys = [term_key(field, term) for field, term, _boost in clauses]
         wanted = np.frombuffer(b"".join(keys), dtype=np.uint8)
         ends = np.cumsum([len(key) for key in keys], dtype=np.int64)
-        found = _lookup(self._keys, self._key_offsets, self._key_lists, wanted, ends)
+        if self._key_lists is None:
+            found = lookup_hashed(self._hashes, self._keys, self._key_offsets, wanted, ends, np.uint64(self.meta["seed"]))
+        else:
+            found = lookup_sorted(self._keys, self._key_offsets, self._key_lists, wanted, ends)
         kept = found >= 0
         boosts = np.asarray([boost or 0.0 for _field, _term, boost in clauses], dtype=np.float32)
         return found[kept], boosts[kept], np.where(kept, np.cumsum(kept) - 1, -1)
@@ -106,7 +130,7 @@ class ImpactIndex:
                 self.last_scored = 0
                 return []
             units, sums, keys, self.last_scored = _maxscore(
-                lists, boosts, self.docs, self.scores, self.list_offsets, self.block_offsets, self.block_max,
+                lists, boosts, self._postings, self.list_offsets, self.block_offsets, self.block_max,
                 self.block_last, limit, pair_a, pair_b, pair_bound)
             if not len(pair_a):
                 return sorted(((int(u), float(s)) for u, s in zip(units, sums)), key=lambda hit: (-hit[1], hit[0]))
@@ -138,35 +162,6 @@ class ImpactIndex:
         return [(score, int(self.unit_doc_ids[unit]), int(self.unit_starts[unit])) for unit, score in self.top(clauses, limit)]
 
 
-@numba.njit(cache=True, nogil=True)
-def _compare(keys, start, end, wanted, low, high):
-    """-1, 0 or 1 as the key ``keys[start:end]`` sorts before, as or after ``wanted[low:high]`` (bytes order)."""
-    n, m = end - start, high - low
-    for i in range(min(n, m)):
-        if keys[start + i] != wanted[low + i]:
-            return -1 if keys[start + i] < wanted[low + i] else 1
-    return -1 if n < m else (1 if n > m else 0)
-
-
-@numba.njit(cache=True, nogil=True)
-def _lookup(keys, key_offsets, key_lists, wanted, ends):
-    """The list number of each wanted key (``wanted`` split at ``ends``) in the sorted vocabulary, -1 if absent."""
-    found = np.full(len(ends), -1, np.int64)
-    low_end = 0
-    for w in range(len(ends)):
-        low, high = 0, len(key_offsets) - 1
-        while low < high:  # the first key not before the wanted one
-            middle = (low + high) // 2
-            if _compare(keys, key_offsets[middle], key_offsets[middle + 1], wanted, low_end, ends[w]) < 0:
-                low = middle + 1
-            else:
-                high = middle
-        if low < len(key_offsets) - 1 and _compare(keys, key_offsets[low], key_offsets[low + 1], wanted, low_end, ends[w]) == 0:
-            found[w] = key_lists[low]
-        low_end = ends[w]
-    return found
-
-
 def exhaustive_top(index: ImpactIndex, clauses: list[tuple[str, str, float | None]], k: int,
                    extra: list[tuple[np.ndarray, np.ndarray]] = ()) -> list[tuple[int, float]]:
     """Top ``k`` by scoring every posting of every clause (no pruning): the reference :meth:`ImpactIndex.top`
@@ -177,7 +172,7 @@ def exhaustive_top(index: ImpactIndex, clauses: list[tuple[str, str, float | Non
     matched = np.zeros(index.units, dtype=bool)
     for number, boost in zip(lists, boosts):
         start, end = index.list_offsets[number], index.list_offsets[number + 1]
-        docs, scores = np.asarray(index.docs[start:end]), np.asarray(index.scores[start:end])
+        docs, scores = np.asarray(index.docs[start:end]), _list_scores(number, start, end, index._postings)
         total[docs] += scores * boost if boost else scores
         matched[docs] = True
     for docs, scores in extra:
@@ -186,6 +181,24 @@ def exhaustive_top(index: ImpactIndex, clauses: list[tuple[str, str, float | Non
     units = np.flatnonzero(matched)
     order = np.lexsort((units, -total[units]))[:k]
     return [(int(units[i]), float(total[units[i]])) for i in order]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _value(number, p, postings):
+    """The score of posting ``p`` of list ``number``: stored (format 1) or computed (:func:`posting_score`)."""
+    docs, scores, tf, weights, list_field, norms, caches = postings
+    if len(scores):
+        return scores[p]
+    f = list_field[number]
+    return posting_score(weights[number], tf[p], caches[f, norms[f, docs[p]]])
+
+
+@numba.njit(cache=True, nogil=True)
+def _list_scores(number, start, end, postings):
+    out = np.empty(end - start, np.float32)
+    for p in range(start, end):
+        out[p - start] = _value(number, p, postings)
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -212,12 +225,13 @@ def _sift_down(heap_scores, heap_sums, heap_units, size, at):
 
 
 @numba.njit(cache=True, nogil=True)
-def _maxscore(lists, boosts, docs, scores, list_offsets, block_offsets, block_max, block_last, k, pair_a, pair_b, pair_bound):
+def _maxscore(lists, boosts, postings, list_offsets, block_offsets, block_max, block_last, k, pair_a, pair_b, pair_bound):
     """Document-at-a-time block-max MaxScore over ``lists`` (see the module): the best ``k`` units by key,
     a unit's key being its float32 sum of clause contributions plus ``pair_bound[p]`` for each pair ``p``
     of clauses ``pair_a[p]``, ``pair_b[p]`` it matches both of (a bound of a proximity clause; no pairs:
     the key is the score). Returns the units, their float32 sums and their keys, unordered, and the
     number of units scored in full."""
+    docs = postings[0]
     m = len(lists)
     attributed = np.zeros(m, np.float64)  # each pair's bound counts with its first clause
     for p in range(len(pair_a)):
@@ -262,7 +276,7 @@ def _maxscore(lists, boosts, docs, scores, list_offsets, block_offsets, block_ma
         for j in range(essential_from, m):
             i = order[j]
             if position[i] < end[i] and docs[position[i]] == current:
-                value = scores[position[i]]
+                value = _value(lists[i], position[i], postings)
                 contribution[i] = value * boosts[i] if boosts[i] != 0 else value
                 partial += contribution[i] + attributed[i]
                 position[i] += 1
@@ -289,7 +303,7 @@ def _maxscore(lists, boosts, docs, scores, list_offsets, block_offsets, block_ma
                 start += 1
             position[i] = start
             if start < end[i] and docs[start] == current:
-                value = scores[start]
+                value = _value(lists[i], start, postings)
                 contribution[i] = value * boosts[i] if boosts[i] != 0 else value
                 partial += contribution[i] + attributed[i]
         if alive:

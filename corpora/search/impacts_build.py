@@ -1,92 +1,58 @@
 """Writing a snapshot's impact postings (``index/impacts``, read by :mod:`stillweb.corpora.search.impacts`).
 
-After the tantivy index is written, the snapshot's documents are read back from ``docs.parquet``
-and indexed again, as the same units with the same field texts (:func:`~stillweb.corpora.search.index.document_fields`,
-:func:`~stillweb.corpora.search.page_ranking.page_units`) and the same analyzers, in worker processes
-a chunk at a time (single-pass in-memory indexing, spilling each chunk's sorted postings to disk:
-Heinz and Zobel's SPIMI, "Efficient single-pass index construction for text databases", 2003).
-The chunks are merged list by list in slices of at most :data:`_MERGE_POSTINGS` postings, each
-posting scored with tantivy's BM25 (its field norms and averages, ``bm25.rs``), so memory stays
-bounded by a slice, the vocabulary and one byte per unit and field.
+After the tantivy index is written, worker processes read the snapshot's documents back from
+``docs.parquet`` a chunk of row groups at a time, index them as the same units with the same field texts
+and analyzers, and each writes its chunk's postings sorted by key hash as a run
+(:func:`~stillweb.corpora.search.impacts_tokens.index_chunk`; single-pass in-memory indexing,
+Heinz and Zobel, "Efficient single-pass index construction for text databases", 2003). Chunks are
+numbered in doc_id order, so a key's postings in run order are in unit order, and the runs are merged
+by ranges of the hash space (:class:`_Merge`): a range's postings are gathered from every run,
+placed by key then run, each list's postings scored with tantivy's BM25 (its field norms and
+averages, ``bm25.rs``) for its block maxima, and appended to the output. A list too large for one
+range is copied run by run in pieces of whole blocks. Memory is bounded by a chunk in a worker and by
+:data:`_SLICE_POSTINGS` in the merge, plus one byte per unit and field; the vocabulary is never held.
 
-Every output is a function of the documents and the parameters: units in doc_id order, lists
-numbered by first appearance, the vocabulary sorted by bytes; a two-process test checks the bytes.
+A posting is stored as its unit (int32) and term frequency (the smallest unsigned type that holds the
+largest), a unit's field length as tantivy's one-byte norm code: the float32 score is computed
+from them at query time by the same function that scored the block maxima (:func:`~stillweb.corpora.search.impacts.posting_score`),
+so scores are those of format ``stillweb-impacts/1``, which stored them (8 bytes a posting, now 5).
+
+Every output is a function of the documents and the parameters: lists in key-hash order, units
+ascending within a list; a two-process test checks the bytes.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+import numba
 import numpy as np
 import pyarrow.parquet as pq
 
 from stillweb.corpora.build.bounded import DigestSet, digest
 from stillweb.corpora.processes import ignore_interrupts, process_context
-from stillweb.corpora.search.analyzers import analyzer_from_parameters
-from stillweb.corpora.search.impacts import BLOCK, IMPACTS_FORMAT, IMPACTS_DIR, bm25_idf, term_key
-from stillweb.corpora.search.page_ranking import page_units
+from stillweb.corpora.search.impacts import BLOCK, IMPACTS_DIR, IMPACTS_FORMAT, bm25_idf, posting_score
+from stillweb.corpora.search.impacts_tokens import FIELD_NORMS_TABLE, Chunk, HashCollision, index_chunk
 
-__all__ = ["build_impacts", "FIELD_NORMS_TABLE"]
+__all__ = ["build_impacts"]
 
-_CHUNK_DOCS = 8192
-_MERGE_POSTINGS = 4_000_000
-_BASIC_FIELDS = ("body_terms", "title_exact")  # tantivy's "basic" option: no frequencies, every match counts once
-_RAW_FIELDS = ("title_exact",)  # tantivy's raw tokenizer: the whole value is one term
+_CHUNK_ROWS = 32_768  # rows a worker indexes at once (pages: a quarter of that)
+_SLICE_POSTINGS = 4_000_000  # postings merged at once
+_SEEDS = 8  # hash seeds tried before giving up (two keys sharing a 64-bit hash: about 1e-5 at wiki-18's vocabulary)
+_RUN_ARRAYS = ("keys", "starts", "units", "tf", "fields", "blob", "ends")
 K1, B = np.float32(1.2), np.float32(0.75)
-# tantivy's field norm codes (fieldnorm/code.rs): lengths up to 40 exactly, then a geometric-like scale.
-FIELD_NORMS_TABLE = np.array(
-    list(range(41)) + [42, 44, 46, 48, 50, 52, 54, 56, 60, 64, 68, 72, 76, 80, 84, 88, 96, 104, 112, 120, 128, 136,
-                       144, 152, 168, 184, 200, 216, 232, 248, 264, 280, 312, 344, 376, 408, 440, 472, 504, 536, 600,
-                       664, 728, 792, 856, 920, 984, 1_048, 1_176, 1_304, 1_432, 1_560, 1_688, 1_816, 1_944, 2_072,
-                       2_328, 2_584, 2_840, 3_096, 3_352, 3_608, 3_864, 4_120, 4_632, 5_144, 5_656, 6_168, 6_680,
-                       7_192, 7_704, 8_216, 9_240, 10_264, 11_288, 12_312, 13_336, 14_360, 15_384, 16_408, 18_456,
-                       20_504, 22_552, 24_600, 26_648, 28_696, 30_744, 32_792, 36_888, 40_984, 45_080, 49_176, 53_272,
-                       57_368, 61_464, 65_560, 73_752, 81_944, 90_136, 98_328, 106_520, 114_712, 122_904, 131_096,
-                       147_480, 163_864, 180_248, 196_632, 213_016, 229_400, 245_784, 262_168, 294_936, 327_704,
-                       360_472, 393_240, 426_008, 458_776, 491_544, 524_312, 589_848, 655_384, 720_920, 786_456,
-                       851_992, 917_528, 983_064, 1_048_600, 1_179_672, 1_310_744, 1_441_816, 1_572_888, 1_703_960,
-                       1_835_032, 1_966_104, 2_097_176, 2_359_320, 2_621_464, 2_883_608, 3_145_752, 3_407_896,
-                       3_670_040, 3_932_184, 4_194_328, 4_718_616, 5_242_904, 5_767_192, 6_291_480, 6_815_768,
-                       7_340_056, 7_864_344, 8_388_632, 9_437_208, 10_485_784, 11_534_360, 12_582_936, 13_631_512,
-                       14_680_088, 15_728_664, 16_777_240, 18_874_392, 20_971_544, 23_068_696, 25_165_848,
-                       27_263_000, 29_360_152, 31_457_304, 33_554_456, 37_748_760, 41_943_064, 46_137_368,
-                       50_331_672, 54_525_976, 58_720_280, 62_914_584, 67_108_888, 75_497_496, 83_886_104,
-                       92_274_712, 100_663_320, 109_051_928, 117_440_536, 125_829_144, 134_217_752, 150_994_968,
-                       167_772_184, 184_549_400, 201_326_616, 218_103_832, 234_881_048, 251_658_264, 268_435_480,
-                       301_989_912, 335_544_344, 369_098_776, 402_653_208, 436_207_640, 469_762_072, 503_316_504,
-                       536_870_936, 603_979_800, 671_088_664, 738_197_528, 805_306_392, 872_415_256, 939_524_120,
-                       1_006_632_984, 1_073_741_848, 1_207_959_576, 1_342_177_304, 1_476_395_032, 1_610_612_760,
-                       1_744_830_488, 1_879_048_216, 2_013_265_944], dtype=np.int64)
 
 
-def build_impacts(snapshot: Path, parameters: dict, workers: int = 1, collection: Collection | None = None) -> dict:
-    """Write ``snapshot/index/impacts`` for the documents in ``snapshot/docs.parquet`` indexed as
-    ``parameters`` (the manifest's ``index``) say; returns what the manifest records of it.
-
-    ``collection``: the snapshot is a shard of a larger collection (snapshot/sharded.py), whose statistics
-    its scores use (document frequencies, documents, average field lengths) and whose earlier shards'
-    titles have had their title field."""
-    out = snapshot / "index" / IMPACTS_DIR
-    shutil.rmtree(out, ignore_errors=True)
-    spill = out / ".spill"
-    spill.mkdir(parents=True)
-    state = _Merge(spill)
-    chunks = _chunks(snapshot / "docs.parquet", parameters, collection.seen_titles() if collection else DigestSet(16))
-    pool = process_context().Pool(workers, initializer=ignore_interrupts) if workers > 1 else None
-    try:
-        for result in (pool.imap(_index_chunk, chunks) if pool is not None else map(_index_chunk, chunks)):
-            state.add(result)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-    meta = state.finish(out, collection)
-    shutil.rmtree(spill)
-    return meta
+def norm_caches(averages: np.ndarray) -> np.ndarray:
+    """tantivy's BM25 length term ``k1 * (1 - b + b * length / average)`` in float32 for each field (row; its
+    float32 average length) and each of the 256 field norm codes (column)."""
+    table = FIELD_NORMS_TABLE.astype(np.float32)
+    return np.stack([K1 * ((np.float32(1.0) - B) + B * table / average) for average in averages.astype(np.float32)]
+                    ).astype(np.float32).reshape(len(averages), len(table))
 
 
 class Collection(Protocol):
@@ -101,201 +67,325 @@ class Collection(Protocol):
     def seen_titles(self) -> DigestSet: ...
 
 
-def _chunks(docs: Path, parameters: dict, seen: DigestSet) -> Iterator[tuple]:
-    """``(parameters, doc_ids, titles, texts, first_of_title)`` for each run of documents, in doc_id order
-    (``seen``: the titles had before, as the index builder keeps them)."""
-    table = pq.ParquetFile(docs)
-    for batch in table.iter_batches(batch_size=_CHUNK_DOCS, columns=["doc_id", "title", "text"]):
-        titles = batch.column(1).to_pylist()
-        first = [seen.add(digest(title, 16)) for title in titles]
-        yield parameters, batch.column(0).to_numpy(), titles, batch.column(2).to_pylist(), first
+def build_impacts(snapshot: Path, parameters: dict, workers: int = 1, collection: Collection | None = None,
+                  titled: bytes | None = None) -> dict:
+    """Write ``snapshot/index/impacts`` for the documents in ``snapshot/docs.parquet`` indexed as ``parameters``
+    (the manifest's ``index``) say; returns what the manifest records of it.
+
+    ``collection``: the snapshot is a shard of a larger collection (snapshot/sharded.py), whose statistics
+    its scores use (document frequencies, documents, average field lengths) and whose earlier shards'
+    titles have had their title field. ``titled``: one byte a document, nonzero where it has the title field
+    (:class:`~stillweb.corpora.search.index.IndexBuilder`'s ``title_flags``); by default told again as the
+    index builder tells it (a title's first document, by its 128-bit digest)."""
+    from stillweb.corpora.search.index import TITLE_FIRST_PASSAGE
+
+    out = snapshot / "index" / IMPACTS_DIR
+    docs = snapshot / "docs.parquet"
+    if not titled and parameters.get("title") == TITLE_FIRST_PASSAGE and not parameters.get("passage_words"):
+        seen = collection.seen_titles() if collection is not None else DigestSet(16)
+        titled = bytes(seen.add(digest(title, 16)) for batch in pq.ParquetFile(docs).iter_batches(columns=["title"])
+                       for title in batch.column(0).to_pylist())
+    for seed in range(_SEEDS):
+        shutil.rmtree(out, ignore_errors=True)
+        (out / ".spill").mkdir(parents=True)
+        try:
+            meta = _build(docs, out, parameters, workers, titled or None, seed, collection)
+        except HashCollision:
+            continue
+        finally:
+            shutil.rmtree(out / ".spill", ignore_errors=True)
+        return {"format": IMPACTS_FORMAT, "units": meta["units"], "postings": meta["postings"]}
+    raise HashCollision(f"{_SEEDS} hash seeds all gave two keys the same hash")
 
 
-def _index_chunk(chunk: tuple) -> tuple:
-    """One chunk's units and sorted postings (a worker's part): see :meth:`_Merge.add`."""
-    from stillweb.corpora.search.index import INDEX_PARAMETERS, TITLE_FIRST_PASSAGE, _shared_analyzer, document_fields
+def _chunks(docs: Path, parameters: dict, spill: Path, seed: int, titled: bytes | None) -> list[Chunk]:
+    sizes = [group.num_rows for group in (pq.ParquetFile(docs).metadata.row_group(i)
+                                          for i in range(pq.ParquetFile(docs).metadata.num_row_groups))]
+    limit = _CHUNK_ROWS // 4 if parameters.get("passage_words") else _CHUNK_ROWS
+    chunks, groups, first, rows = [], [], 0, 0
+    for number, size in enumerate(sizes + [0]):
+        if groups and (rows + size > limit or number == len(sizes)):
+            flags = titled[first:first + rows] if titled is not None else None
+            chunks.append(Chunk(docs, tuple(groups), first, len(chunks), spill, parameters, seed, flags))
+            groups, first, rows = [], first + rows, 0
+        if number < len(sizes):
+            groups.append(number)
+            rows += size
+    return chunks
 
-    parameters, doc_ids, titles, texts, first = chunk
-    analyzer = analyzer_from_parameters(parameters)
-    english = _shared_analyzer(parameters.get("tokenizer", INDEX_PARAMETERS["tokenizer"]))
-    words = parameters.get("passage_words")
-    units: list[dict[str, str]] = []
-    unit_docs, unit_starts = [], []
-    for doc_id, title, text, first_one in zip(doc_ids.tolist(), titles, texts, first):
-        if words:
-            for start, fields in page_units(title, text, words):
-                units.append(fields)
-                unit_docs.append(doc_id)
-                unit_starts.append(start)
-        else:
-            with_title = first_one or parameters.get("title") != TITLE_FIRST_PASSAGE
-            units.append(document_fields(title, text, parameters.get("body") == "title, newline, text", with_title, analyzer))
-    fields_out = {}
-    for field in parameters["fields"] + (["title_exact"] if parameters.get("title_exact") else []):
-        vocabulary: dict[str, int] = {}
-        ids: list[int] = []
-        lengths = np.zeros(len(units), dtype=np.int64)
-        for number, fields in enumerate(units):
-            value = fields.get(field)
-            if value is None:
-                continue
-            if field in _RAW_FIELDS:
-                terms = [value]
-            elif analyzer is not None:
-                terms = value.split()
-            else:
-                terms = english.analyze(value)
-            lengths[number] = len(terms)
-            ids.extend([vocabulary.setdefault(term, len(vocabulary)) for term in terms])
-        unit_of = np.repeat(np.arange(len(units), dtype=np.int64), lengths)
-        keys, counts = np.unique(np.asarray(ids, dtype=np.int64) * len(units) + unit_of, return_counts=True)
-        tf = np.ones_like(counts) if field in _BASIC_FIELDS else counts
-        fields_out[field] = ([term_key(field, term) for term in vocabulary], (keys // len(units)).astype(np.int32), (keys % len(units)).astype(np.int32),
-                             tf.astype(np.int32), lengths)
-    pages = (np.asarray(unit_docs, dtype=np.int32), np.asarray(unit_starts, dtype=np.int64)) if words else None
-    return len(units), fields_out, pages
+
+def _build(docs: Path, out: Path, parameters: dict, workers: int, titled: bytes | None, seed: int,
+           collection: Collection | None) -> dict:
+    chunks = _chunks(docs, parameters, out / ".spill", seed, titled)
+    pool = process_context().Pool(workers, initializer=ignore_interrupts) if workers > 1 and len(chunks) > 1 else None
+    runs, norms, tokens, pages, field_keys = [], {}, {}, ([], []), {}
+    try:
+        for result in (pool.imap(index_chunk, chunks) if pool is not None else map(index_chunk, chunks)):
+            base = sum(run["units"] for run in runs)
+            for field, codes in result["norms"].items():  # a field absent so far: code 0 for the units before
+                norms.setdefault(field, [np.zeros(base, np.uint8)] if base else []).append(codes)
+                tokens[field] = tokens.get(field, 0) + result["tokens"][field]
+            for field in norms:
+                if field not in result["norms"]:
+                    norms[field].append(np.zeros(result["units"], np.uint8))
+            for field, key in result["field_keys"].items():
+                field_keys.setdefault(field, key)
+            if result["pages"] is not None:
+                pages[0].append(result["pages"][0])
+                pages[1].append(result["pages"][1])
+            runs.append(dict(result, base=base, norms=None, pages=None))
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    units = sum(run["units"] for run in runs)
+    fields = list(norms)
+    norms_2d = np.stack([np.concatenate(norms.pop(field)) for field in fields]) if fields else np.zeros((0, units), np.uint8)
+    np.save(out / "norms.npy", norms_2d)
+    averages = [np.float32(tokens[field]) / np.float32(units) if collection is None  # tantivy: tokens / docs, f32
+                else collection.average_length(field_keys[field]) for field in fields]  # a shard: the collection's
+    caches = norm_caches(np.asarray(averages, dtype=np.float32))
+    np.save(out / "norm_cache.npy", caches)
+    if pages[0]:
+        np.save(out / "unit_doc_ids.npy", np.concatenate(pages[0]))
+        np.save(out / "unit_starts.npy", np.concatenate(pages[1]))
+    merge = _Merge(out, runs, units, norms_2d, caches, max((run["max_tf"] for run in runs), default=0), collection)
+    lists, postings = merge.run()
+    meta = {"format": IMPACTS_FORMAT, "seed": seed, "units": units, "lists": lists, "postings": postings, "block": BLOCK,
+            **({"collection_documents": collection.documents} if collection is not None else {}),
+            "tf": merge.tf_dtype.str, "fields": {field: {"tokens": tokens[field], "average_length": float(average),
+                                                           "number": number}
+                                                  for number, (field, average) in enumerate(zip(fields, averages))}}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return meta
 
 
 class _Merge:
-    """The running state of a build: the vocabulary, document frequencies, field lengths, spilled chunks."""
+    """Merges the runs (in chunk order) into the output lists, a range of the hash space at a time."""
 
-    def __init__(self, spill: Path) -> None:
-        self.spill = spill
-        self.vocabulary: dict[bytes, int] = {}
-        self.list_field: list[int] = []
-        self.fields: list[str] = []
-        self.df = np.zeros(0, dtype=np.int64)
-        self.norms: dict[str, list[np.ndarray]] = {}
-        self.tokens: dict[str, int] = {}
-        self.units = 0
-        self.chunks: list[tuple[np.ndarray, np.ndarray, int]] = []  # lists, their counts, first row
-        self.rows = 0
-        self.page_docs: list[np.ndarray] = []
-        self.page_starts: list[np.ndarray] = []
-        self._files = {name: open(spill / name, "wb") for name in ("lists", "units", "tf")}
+    def __init__(self, out: Path, runs: list[dict], units: int, norms: np.ndarray, caches: np.ndarray, max_tf: int,
+                 collection: Collection | None) -> None:
+        self.out, self.runs, self.norms, self.caches, self.collection = out, runs, norms, caches, collection
+        self.documents = units if collection is None else collection.documents
+        load = lambda run, name: np.load(out / ".spill" / f"run-{run['run']}.{name}.npy", mmap_mode="r")  # noqa: E731
+        self.arrays = [{name: load(run, name) for name in _RUN_ARRAYS} for run in runs]
+        self.bases = np.asarray([run["base"] for run in runs], dtype=np.int64)
+        self.tf_dtype = np.dtype(np.uint8 if max_tf <= 255 else np.uint16 if max_tf <= 65_535 else np.uint32)
+        total = sum(run["postings"] for run in runs)
+        self.writers = {"docs": _NpyWriter(out / "docs.npy", np.int32, total),
+                        "tf": _NpyWriter(out / "tf.npy", self.tf_dtype, total)}
+        for name, dtype in (("block_max", np.float32), ("block_last", np.int32), ("hashes", np.uint64),
+                            ("weights", np.float32), ("list_field", np.uint8), ("df", np.int64), ("keys", np.uint8),
+                            ("key_ends", np.int64)):
+            self.writers[name] = _NpyWriter(out / f"{name}.npy", dtype, None)
+        self.lists = self.postings = self.key_bytes = 0
 
-    def add(self, result: tuple) -> None:
-        count, fields, pages = result
-        parts = []
-        for field, (terms, local, units, tf, lengths) in fields.items():  # terms: their vocabulary keys
-            if field not in self.norms:
-                self.fields.append(field)
-                self.norms[field], self.tokens[field] = [np.zeros(self.units, dtype=np.uint8)], 0
-            number = self.fields.index(field)
-            get = self.vocabulary.get
-            numbers = [get(key, -1) for key in terms]
-            for position in [position for position, found in enumerate(numbers) if found < 0]:
-                numbers[position] = self.vocabulary[terms[position]] = len(self.vocabulary)
-                self.list_field.append(number)
-            numbers = np.asarray(numbers, dtype=np.int64)
-            parts.append((numbers[local], units.astype(np.int64) + self.units, tf))
-            self.norms[field].append((np.searchsorted(FIELD_NORMS_TABLE, lengths, side="right") - 1).astype(np.uint8))
-            self.tokens[field] += int(lengths.sum())
-        for field in self.fields:
-            if field not in fields:
-                self.norms[field].append(np.zeros(count, dtype=np.uint8))
-        lists = np.concatenate([part[0] for part in parts])
-        order = np.argsort(lists, kind="stable")  # units stay ascending within a list
-        lists = lists[order]
-        present, counts = np.unique(lists, return_counts=True)
-        if len(self.df) < len(self.vocabulary):
-            self.df = np.concatenate([self.df, np.zeros(len(self.vocabulary) - len(self.df), dtype=np.int64)])
-        self.df[present] += counts
-        self.chunks.append((present, counts, self.rows))
-        self.rows += len(lists)
-        self._files["lists"].write(lists.astype(np.int32).tobytes())
-        self._files["units"].write(np.concatenate([part[1] for part in parts])[order].astype(np.int32).tobytes())
-        self._files["tf"].write(np.concatenate([part[2] for part in parts])[order].astype(np.float32).tobytes())
-        if pages is not None:
-            self.page_docs.append(pages[0])
-            self.page_starts.append(pages[1])
-        self.units += count
-
-    def finish(self, out: Path, collection: Collection | None = None) -> dict:
-        for handle in self._files.values():
-            handle.close()
-        n = self.units
-        keys = sorted(self.vocabulary)
-        fields_meta, caches, norms = {}, [], []
-        for number, field in enumerate(self.fields):
-            norms.append(np.concatenate(self.norms[field]))
-            average = np.float32(self.tokens[field]) / np.float32(n)  # tantivy: total tokens / total docs, f32
-            if collection is not None:  # a shard: the collection's, any term of the field tells it
-                average = collection.average_length(next(key for key in keys if self.list_field[self.vocabulary[key]] == number))
-            cache = K1 * ((np.float32(1.0) - B) + B * FIELD_NORMS_TABLE.astype(np.float32) / average)
-            caches.append(cache.astype(np.float32))
-            fields_meta[field] = {"tokens": self.tokens[field], "average_length": float(average)}
-        norms_2d, caches_2d = np.stack(norms), np.stack(caches)
-        list_field = np.asarray(self.list_field, dtype=np.int64)
-        by_list = keys if collection is None else sorted(keys, key=self.vocabulary.__getitem__)
-        weights = bm25_idf(self.df, n) if collection is None else bm25_idf(collection.doc_freqs(by_list), collection.documents)
-        list_offsets = np.concatenate([[0], np.cumsum(self.df)]).astype(np.int64)
-        blocks = (self.df + BLOCK - 1) // BLOCK
-        block_offsets = np.concatenate([[0], np.cumsum(blocks)]).astype(np.int64)
-        writers = {name: _NpyWriter(out / f"{name}.npy", dtype, total) for name, dtype, total in (
-            ("docs", np.int32, int(list_offsets[-1])), ("scores", np.float32, int(list_offsets[-1])),
-            ("block_max", np.float32, int(block_offsets[-1])), ("block_last", np.int32, int(block_offsets[-1])))}
-        first = 0
-        while first < len(self.df):  # lists [first, last) at a time, at most _MERGE_POSTINGS postings (or one list)
-            last = max(first + 1, int(np.searchsorted(list_offsets, list_offsets[first] + _MERGE_POSTINGS, side="right")) - 1)
-            lists, units, tf = self._slice(first, last)
-            order = np.argsort(lists, kind="stable")
-            lists, units, tf = lists[order], units[order], tf[order]
-            field = list_field[lists]
-            norm = caches_2d[field, norms_2d[field, units]]
-            scores = weights[lists] * (tf / (tf + norm))  # tantivy: weight * tf / (tf + norm), float32
-            starts = list_offsets[first:last] - list_offsets[first]
-            block_list = np.repeat(np.arange(first, last), blocks[first:last])
-            within = np.arange(len(block_list)) - np.repeat(block_offsets[first:last] - block_offsets[first], blocks[first:last])
-            block_starts = starts[block_list - first] + within * BLOCK
-            block_ends = np.minimum(block_starts + BLOCK, starts[block_list - first] + self.df[block_list])
-            writers["docs"].write(units.astype(np.int32))
-            writers["scores"].write(scores.astype(np.float32))
-            if len(block_starts):
-                writers["block_max"].write(np.maximum.reduceat(scores, block_starts).astype(np.float32))
-                writers["block_last"].write(units[block_ends - 1].astype(np.int32))
-            first = last
-        for writer in writers.values():
+    def run(self) -> tuple[int, int]:
+        """Merge everything; returns the number of lists and of postings."""
+        total_keys = sum(run["keys"] for run in self.runs)
+        pieces = max(1, -(-sum(run["postings"] for run in self.runs) // _SLICE_POSTINGS), -(-total_keys // _SLICE_POSTINGS))
+        bounds = [(i << 64) // pieces for i in range(pieces)] + [1 << 64]
+        positions = [self._positions(bound) for bound in bounds]
+        for low, high, lo, hi in zip(bounds, bounds[1:], positions, positions[1:]):
+            self._range(low, high, lo, hi)
+        for writer in self.writers.values():
             writer.close()
-        np.save(out / "keys.npy", np.frombuffer(b"".join(keys), dtype=np.uint8))
-        np.save(out / "key_offsets.npy", np.concatenate([[0], np.cumsum([len(key) for key in keys])]).astype(np.int64))
-        np.save(out / "key_lists.npy", np.asarray([self.vocabulary[key] for key in keys], dtype=np.int32))
-        np.save(out / "list_offsets.npy", list_offsets)
-        np.save(out / "block_offsets.npy", block_offsets)
-        if self.page_docs:
-            np.save(out / "unit_doc_ids.npy", np.concatenate(self.page_docs))
-            np.save(out / "unit_starts.npy", np.concatenate(self.page_starts))
-        meta = {"format": IMPACTS_FORMAT, "units": n, "lists": len(self.df), "postings": int(list_offsets[-1]),
-                **({"collection_documents": collection.documents} if collection is not None else {}),
-                "block": BLOCK, "fields": fields_meta}
-        (out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        return {"format": IMPACTS_FORMAT, "units": n, "postings": int(list_offsets[-1])}
+        df = np.load(self.out / "df.npy")
+        np.save(self.out / "list_offsets.npy", np.concatenate([[0], np.cumsum(df)]).astype(np.int64))
+        np.save(self.out / "block_offsets.npy", np.concatenate([[0], np.cumsum((df + BLOCK - 1) // BLOCK)]).astype(np.int64))
+        np.save(self.out / "key_offsets.npy", np.concatenate([[0], np.load(self.out / "key_ends.npy")]).astype(np.int64))
+        for name in ("df", "key_ends"):
+            (self.out / f"{name}.npy").unlink()
+        return self.lists, self.postings
 
-    def _slice(self, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The spilled postings of lists [first, last), chunk after chunk (so units ascend within a list)."""
-        parts = []
-        for present, counts, row in self.chunks:
-            low, high = np.searchsorted(present, [first, last])
-            if low == high:
-                continue
-            begin = row + int(counts[:low].sum())
-            size = int(counts[low:high].sum())
-            parts.append(tuple(np.fromfile(self.spill / name, dtype=dtype, count=size, offset=begin * 4)
-                               for name, dtype in (("lists", np.int32), ("units", np.int32), ("tf", np.float32))))
-        return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+    def _positions(self, bound: int) -> np.ndarray:
+        """Each run's first key at or past the hash ``bound`` (its length past the last)."""
+        if bound >= 1 << 64:
+            return np.asarray([len(arrays["keys"]) for arrays in self.arrays], dtype=np.int64)
+        value = np.uint64(bound)
+        return np.asarray([np.searchsorted(arrays["keys"], value) for arrays in self.arrays], dtype=np.int64)
+
+    def _range(self, low: int, high: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Merge the keys with hashes in [low, high): split while it holds more than a slice of postings."""
+        live = np.flatnonzero(hi > lo)
+        if not len(live):
+            return
+        sizes = [int(self.arrays[r]["starts"][hi[r]] - self.arrays[r]["starts"][lo[r]]) for r in live]
+        first = min(int(self.arrays[r]["keys"][lo[r]]) for r in live)
+        last = max(int(self.arrays[r]["keys"][hi[r] - 1]) for r in live)
+        if sum(sizes) <= _SLICE_POSTINGS or high - low <= 1:
+            return self._slice(live, lo, hi)
+        if first == last:  # one list, too large for a slice: copied run by run
+            return self._one_list(live, lo, sizes)
+        middle = (first + last + 1) // 2
+        at = lo.copy()
+        at[live] = [np.searchsorted(self.arrays[r]["keys"][lo[r]:hi[r]], np.uint64(middle)) + lo[r] for r in live]
+        self._range(low, middle, lo, at)
+        self._range(middle, high, at, hi)
+
+    def _slice(self, live: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        keys, counts, sources, fields, blobs, blob_ends, units, tfs = [], [], [], [], [], [], [], []
+        gathered = blob_size = 0
+        for r in live.tolist():
+            arrays, a, b = self.arrays[r], int(lo[r]), int(hi[r])
+            starts = np.asarray(arrays["starts"][a:b + 1])
+            keys.append(np.asarray(arrays["keys"][a:b]))
+            counts.append(np.diff(starts))
+            sources.append(starts[:-1] - starts[0] + gathered)
+            fields.append(np.asarray(arrays["fields"][a:b]))
+            ends = arrays["ends"]
+            begin = int(ends[a - 1]) if a else 0
+            blobs.append(np.asarray(arrays["blob"][begin:int(ends[b - 1])]))
+            blob_ends.append(np.asarray(ends[a:b]) - begin + blob_size)
+            blob_size += len(blobs[-1])
+            units.append(np.asarray(arrays["units"][starts[0]:starts[-1]]).astype(np.int64) + self.bases[r])
+            tfs.append(np.asarray(arrays["tf"][starts[0]:starts[-1]]))
+            gathered += int(starts[-1] - starts[0])
+        keys = np.concatenate(keys)
+        order = np.argsort(keys, kind="stable")  # by key, then run: unit order within a key
+        blob, blob_ends = np.concatenate(blobs), np.concatenate(blob_ends)
+        first_of_list = _check_keys(keys[order], blob, np.concatenate([[0], blob_ends[:-1]])[order], blob_ends[order])
+        if len(first_of_list) and first_of_list[0] < 0:
+            raise HashCollision("two keys share a hash")
+        counts = np.concatenate(counts)[order]
+        out_units, out_tf = _scatter(np.concatenate(units), np.concatenate(tfs), np.concatenate(sources)[order], counts)
+        list_starts = np.concatenate([[0], np.cumsum(counts)])[np.append(first_of_list, len(counts))]
+        heads = order[first_of_list]
+        self._write(keys[heads], np.concatenate(fields)[heads], np.diff(list_starts), out_units, out_tf, list_starts,
+                    [blob[(blob_ends[head - 1] if head else 0):blob_ends[head]] for head in heads.tolist()])
+
+    def _one_list(self, live: np.ndarray, lo: np.ndarray, sizes: list[int]) -> None:
+        """A list larger than a slice (one key in every live run): scored and written in pieces of whole blocks."""
+        keys = {self._key(r, int(lo[r])) for r in live.tolist()}
+        if len(keys) != 1:
+            raise HashCollision("two keys share a hash")
+        head = self.arrays[int(live[0])]
+        field = np.asarray([head["fields"][int(lo[live[0]])]], np.uint8)
+        df = np.asarray([sum(sizes)], np.int64)
+        weights = self._weights(df, list(keys))
+        self._list_meta(np.asarray([head["keys"][int(lo[live[0]])]]), field, df, weights, list(keys))
+        held_units, held_tf = np.zeros(0, np.int64), np.zeros(0, np.uint32)
+        for number, (r, size) in enumerate(zip(live.tolist(), sizes)):
+            arrays = self.arrays[r]
+            start = int(arrays["starts"][int(lo[r])])
+            held_units = np.concatenate([held_units, np.asarray(arrays["units"][start:start + size]).astype(np.int64) + self.bases[r]])
+            held_tf = np.concatenate([held_tf, np.asarray(arrays["tf"][start:start + size])])
+            last = number == len(sizes) - 1
+            if len(held_units) >= _SLICE_POSTINGS or last:
+                cut = len(held_units) if last else len(held_units) // BLOCK * BLOCK  # blocks start at multiples of BLOCK
+                self._postings(held_units[:cut], held_tf[:cut], np.asarray([0, cut]), weights, field)
+                held_units, held_tf = held_units[cut:], held_tf[cut:]
+
+    def _key(self, run: int, at: int) -> bytes:
+        """The bytes of key number ``at`` of run ``run``."""
+        ends = self.arrays[run]["ends"]
+        return bytes(self.arrays[run]["blob"][(int(ends[at - 1]) if at else 0):int(ends[at])])
+
+    def _weights(self, df: np.ndarray, keys: list[bytes]) -> np.ndarray:
+        """The lists' BM25 weights: by their document frequencies here, or a shard's by the collection's."""
+        if self.collection is None:
+            return bm25_idf(df, self.documents)
+        return bm25_idf(self.collection.doc_freqs(keys), self.documents)
+
+    def _write(self, hashes, fields, df, units, tf, list_starts, keys: list[bytes]) -> None:
+        weights = self._weights(df, keys)
+        self._list_meta(hashes, fields, df, weights, keys)
+        self._postings(units, tf, list_starts, weights, fields)
+
+    def _list_meta(self, hashes, fields, df, weights, keys: list[bytes]) -> None:
+        blob = b"".join(keys)
+        self.writers["hashes"].write(hashes)
+        self.writers["list_field"].write(fields)
+        self.writers["df"].write(df)
+        self.writers["weights"].write(weights)
+        self.writers["keys"].write(np.frombuffer(blob, dtype=np.uint8))
+        self.writers["key_ends"].write(self.key_bytes + np.cumsum([len(key) for key in keys], dtype=np.int64))
+        self.key_bytes += len(blob)
+        self.lists += len(hashes)
+
+    def _postings(self, units, tf, list_starts, weights, fields) -> None:
+        block_max, block_last = _blocks(units, tf, list_starts, weights, fields.astype(np.int64), self.norms, self.caches)
+        self.writers["docs"].write(units)
+        self.writers["tf"].write(tf)
+        self.writers["block_max"].write(block_max)
+        self.writers["block_last"].write(block_last)
+        self.postings += len(units)
+
+
+@numba.njit(cache=True, nogil=True)
+def _check_keys(hashes, blob, starts, ends):
+    """The first segment of each list (segments sorted by hash); -1 marks two keys sharing a hash."""
+    first = np.empty(len(hashes), np.int64)
+    n = 0
+    for i in range(len(hashes)):
+        if i == 0 or hashes[i] != hashes[i - 1]:
+            first[n] = i
+            n += 1
+            continue
+        j = first[n - 1]
+        if ends[i] - starts[i] != ends[j] - starts[j]:
+            return np.full(1, -1, np.int64)
+        for b in range(ends[i] - starts[i]):
+            if blob[starts[i] + b] != blob[starts[j] + b]:
+                return np.full(1, -1, np.int64)
+    return first[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter(units, tf, sources, counts):
+    out_units = np.empty(counts.sum(), np.int64)
+    out_tf = np.empty(counts.sum(), tf.dtype)
+    at = 0
+    for s in range(len(sources)):
+        for p in range(counts[s]):
+            out_units[at], out_tf[at] = units[sources[s] + p], tf[sources[s] + p]
+            at += 1
+    return out_units, out_tf
+
+
+@numba.njit(cache=True, nogil=True)
+def _blocks(units, tf, list_starts, weights, fields, norms, caches):
+    """The largest score and the last unit of each block of :data:`BLOCK` postings of each list."""
+    blocks = 0
+    for l in range(len(list_starts) - 1):
+        blocks += (list_starts[l + 1] - list_starts[l] + BLOCK - 1) // BLOCK
+    block_max = np.zeros(blocks, np.float32)
+    block_last = np.empty(blocks, np.int32)
+    b = 0
+    for l in range(len(list_starts) - 1):
+        f = fields[l]
+        for start in range(list_starts[l], list_starts[l + 1], BLOCK):
+            stop = min(start + BLOCK, list_starts[l + 1])
+            top = np.float32(0.0)
+            for p in range(start, stop):
+                top = max(top, posting_score(weights[l], tf[p], caches[f, norms[f, units[p]]]))
+            block_max[b], block_last[b] = top, units[stop - 1]
+            b += 1
+    return block_max, block_last
 
 
 class _NpyWriter:
-    """An ``.npy`` file of ``total`` values written in order, a slice at a time (no whole array in memory)."""
+    """An ``.npy`` file of values written in order, a slice at a time (no whole array in memory); ``total`` None:
+    the values go to a side file and the header, once their number is known, before them at :meth:`close`."""
 
-    def __init__(self, path: Path, dtype, total: int) -> None:
-        self._file = open(path, "wb")
-        np.lib.format.write_array_header_1_0(self._file, {"descr": np.dtype(dtype).str, "fortran_order": False,
-                                                          "shape": (total,)})
-        self._dtype = np.dtype(dtype)
+    def __init__(self, path: Path, dtype, total: int | None) -> None:
+        self._path, self._dtype, self._count = path, np.dtype(dtype), 0
+        self._file = open(path if total is not None else path.with_suffix(".part"), "wb")
+        if total is not None:
+            self._header(self._file, total)
+
+    def _header(self, handle, total: int) -> None:
+        np.lib.format.write_array_header_1_0(handle, {"descr": self._dtype.str, "fortran_order": False, "shape": (total,)})
 
     def write(self, values: np.ndarray) -> None:
         self._file.write(np.ascontiguousarray(values, dtype=self._dtype).tobytes())
+        self._count += len(values)
 
     def close(self) -> None:
         self._file.close()
+        part = self._path.with_suffix(".part")
+        if part.exists():
+            with open(self._path, "wb") as handle, open(part, "rb") as values:
+                self._header(handle, self._count)
+                shutil.copyfileobj(values, handle, 1 << 22)
+            os.unlink(part)

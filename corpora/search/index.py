@@ -157,8 +157,8 @@ class IndexBuilder:
                  language: str = "en", passage_words: int | None = None, tokenizer: str | None = None) -> None:
         self._title_in_body = title_in_body  # title_once a set: the title digests that had their field (a shard's)
         self._titled = (DigestSet(16) if title_once is True else title_once) if title_once is not False else None
-        self._analyzer = analyzer_for(language)
-        self._passage_words = passage_words
+        self.title_flags = bytearray()  # a byte a row document: 1 where it has the title field (for impacts_build.py)
+        self._analyzer, self._passage_words = analyzer_for(language), passage_words
         directory.mkdir(parents=True, exist_ok=True)
         if tokenizer is None or self._analyzer is not None:
             tokenizer = INDEX_PARAMETERS["tokenizer"] if self._analyzer is None else TERMS_TOKENIZER
@@ -168,8 +168,7 @@ class IndexBuilder:
             self._index = tantivy.Index(index_schema(tokenizer), path=str(directory), reuse=False, sort_by_field="doc_id")
         _register_analyzer(self._index)
         self._writer = self._index.writer(_WRITER_HEAP * max(1, threads), max(1, threads))
-        self.count = 0
-        self.finished = False
+        self.count, self.finished = 0, False
 
     def add(self, doc_id: int, title: str, body: str) -> None:
         """Add one document."""
@@ -181,6 +180,7 @@ class IndexBuilder:
         document = tantivy.Document()
         document.add_unsigned("doc_id", doc_id)
         with_title = self._titled is None or self._titled.add(digest(title, 16))
+        self.title_flags.append(with_title)
         for field, value in document_fields(title, body, self._title_in_body, with_title, self._analyzer).items():
             document.add_text(field, value)
         self._writer.add_document(document)
