@@ -25,6 +25,11 @@ Heavy sizes share the machine: wrap them in ``flock /tmp/heavy.lock`` (see TEAM.
     flock /tmp/heavy.lock python scripts/bench_scale.py --passages 1000000 --base-python /tmp/base/.venv/bin/python \\
         --dir /tmp/scale --append
     flock /tmp/heavy.lock python scripts/bench_scale.py --passages 0 --pages 300000 --dir /tmp/scale --append
+    flock /tmp/heavy.lock python scripts/bench_scale.py --passages 100000,1000000 --search --dir /tmp/scale --append
+
+``--search`` also times search on each built corpus (``bench_scale_search.py``): stillweb's
+``Snapshot.search`` beside Pyserini and bm25s on the same rows and 3- and 8-word queries, interleaved,
+and the resident memory of a process serving the snapshot.
 """
 
 from __future__ import annotations
@@ -241,6 +246,28 @@ def memory_slope(rows: list[tuple[str, int, dict]], target: int = 21_000_000) ->
     return lines
 
 
+def search_side(args, corpus: Path, snapshot: Path, passages: int, body: list[str]) -> tuple[int, dict, float]:
+    """Pyserini's index of ``corpus`` (timed), the engines' latencies and the serving memory; notes go to ``body``."""
+    from bench_scale_search import pyserini_index, search_latency, serving_memory
+
+    queries = {words: make_queries(args.queries, words, seed=args.seed, vocabulary=args.vocabulary) for words in (3, 8)}
+    lucene = None if args.no_pyserini else args.dir / f"pyserini-{passages}"
+    if lucene is not None:
+        f = pyserini_index(corpus, lucene, timed_tree, threads=args.workers)
+        body.append(f"- Pyserini's index of {passages:,} passages ({args.workers} threads, optimized to one segment): "
+                    f"{f['wall']:.0f} s wall, {f['cpu']:.0f} CPU s, peak tree RSS {f['tree_mib']:,.0f} MiB, load {f['load']:.1f}")
+    load_before = os.getloadavg()[0]
+    figures = search_latency(snapshot, lucene, corpus if passages <= args.bm25s_max else None, queries)
+    memory = serving_memory(snapshot, queries[3] + queries[8])
+    body.append(f"- serving {passages:,} passages: one process that opened the snapshot and answered {2 * args.queries} "
+                f"queries: RSS {memory['rss']:,.0f} MiB, PSS {memory['pss']:,.0f} MiB, private {memory['private']:,.0f} MiB")
+    print(body[-1], flush=True)
+    if lucene is not None:
+        shutil.rmtree(lucene)
+        shutil.rmtree(lucene.with_name(lucene.name + "-input"))
+    return passages, figures, (load_before + os.getloadavg()[0]) / 2
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--passages", default="100000", help="comma-separated corpus sizes to build (0: none)")
@@ -252,9 +279,14 @@ def main() -> None:
     parser.add_argument("--base-python", help="an older checkout's venv python: its build of each corpus is the baseline")
     parser.add_argument("--keep", action="store_true", help="keep the corpora and snapshots")
     parser.add_argument("--append", action="store_true", help="append the figures to BENCHMARKS.md")
+    parser.add_argument("--search", action="store_true", help="also time search: stillweb beside Pyserini and bm25s")
+    parser.add_argument("--queries", type=int, default=200, help="search: queries of each length (3 and 8 words)")
+    parser.add_argument("--bm25s-max", type=int, default=1_000_000, help="search: bm25s on corpora up to this size")
+    parser.add_argument("--no-pyserini", action="store_true", help="search: leave Pyserini out")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     sizes = [int(size) for size in args.passages.split(",") if int(size) > 0]
+    searched: list[tuple[int, dict, float]] = []
     body, rows = [f"Machine load at the start: {load()}; {args.workers} workers; vocabulary {args.vocabulary:,}, "
                   f"seed {args.seed}.", ""], []
     for passages in sizes:
@@ -267,12 +299,19 @@ def main() -> None:
             out = args.dir / f"snap-{passages}-{side.split()[0]}"
             rows.append((side, passages, time_build(corpus, out, workers=args.workers, python=python)))
             print(build_table(rows)[-1], flush=True)
+            if args.search and side == "this checkout":
+                searched.append(search_side(args, corpus, out, passages, body))
             if not args.keep:
                 shutil.rmtree(out)
         if not args.keep:
             corpus.unlink()
     if rows:
         body += ["", *build_table(rows), "", *memory_slope(rows)]
+    if searched:
+        from bench_scale_search import bars, latency_table
+
+        body += ["", f"Search, top 10 (stillweb with titles and snippets), {args.queries} queries of each length, "
+                 "engines interleaved query by query:", "", *latency_table(searched), "", *bars(searched)]
     if args.pages:
         pages = time_page_builds(args.pages, args.dir, workers=args.workers)
         body += ["", "| page build | pages | wall s | pages/s | CPU s | peak RSS, process tree MiB | largest process MiB | "

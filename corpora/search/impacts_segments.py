@@ -47,10 +47,12 @@ def segments(data, starts, ends, units):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _fnv(data, start, end):
+    """FNV-1a, then a multiply-xorshift so the low bits (the slot) depend on every byte."""
     h = np.uint64(14695981039346656037)
     for i in range(start, end):
         h = (h ^ np.uint64(data[i])) * np.uint64(1099511628211)
-    return h
+    h = (h ^ (h >> np.uint64(32))) * np.uint64(0xD6E8FEB86659FD93)
+    return h ^ (h >> np.uint64(32))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -75,44 +77,68 @@ def _find(slots, hashes, starts, lengths, pool, data, start, end, h):
 
 @numba.njit(cache=True, nogil=True)
 def _resolve(slots, hashes, starts, lengths, codes, pool, data, seg_start, seg_end):
-    """Each segment's remembered code, or MISS; the misses' first occurrences, one per distinct missing segment,
-    and each miss's number among those."""
-    out = np.empty(len(seg_start), np.int64)
-    missing = np.empty(len(seg_start), np.int64)
-    n_missing = 0
-    local = np.full(16, -1, np.int64)  # a small table of this call's distinct misses (grown as needed)
+    """Each segment's remembered code, or MISS - i for the i-th distinct segment not remembered; and the first
+    occurrence of each of those. The segments are first told apart in a small table of this call's own (it stays
+    in cache), so the large table is read once per distinct segment, not once per token."""
+    size = 1 << 12
+    local = np.full(size, -1, np.int64)  # (31 high bits of the hash << 32) | distinct number
+    d_hash = np.empty(1024, np.uint64)
+    d_first = np.empty(1024, np.int64)
+    d_offset = np.empty(1025, np.int64)  # a distinct segment's bytes in `copy`, kept together (in cache)
+    d_offset[0] = 0
+    copy = np.empty(len(data), np.uint8)
+    ids = np.empty(len(seg_start), np.int64)
+    count = 0
     for s in range(len(seg_start)):
-        h = _fnv(data, seg_start[s], seg_end[s])
-        entry = slots[_find(slots, hashes, starts, lengths, pool, data, seg_start[s], seg_end[s], h)]
-        if entry >= 0:
-            out[s] = codes[entry]
-            continue
-        if 2 * (n_missing + 1) > len(local):  # rehash the local table at double the size
-            local = np.full(2 * len(local), -1, np.int64)
-            for m in range(n_missing):
-                o = missing[m]
-                slot = np.int64(_fnv(data, seg_start[o], seg_end[o]) & np.uint64(len(local) - 1))
-                while local[slot] >= 0:
-                    slot = (slot + 1) & (len(local) - 1)
-                local[slot] = m
-        slot = np.int64(h & np.uint64(len(local) - 1))
+        start, end = seg_start[s], seg_end[s]
+        h = _fnv(data, start, end)
+        tag = np.int64(h >> np.uint64(33)) << 32
+        slot = np.int64(h & np.uint64(size - 1))
         while True:
-            m = local[slot]
-            if m < 0:
-                local[slot], missing[n_missing], out[s] = n_missing, s, MISS - n_missing
-                n_missing += 1
+            value = local[slot]
+            if value < 0:
+                if count == len(d_hash):
+                    d_hash, d_first = np.concatenate((d_hash, d_hash)), np.concatenate((d_first, d_first))
+                    d_offset = np.concatenate((d_offset, d_offset[1:]))
+                d_hash[count], d_first[count], ids[s] = h, s, count
+                copy[d_offset[count]:d_offset[count] + end - start] = data[start:end]
+                d_offset[count + 1] = d_offset[count] + end - start
+                local[slot] = tag | count
+                count += 1
+                if 2 * count > size:  # rehash at double the size
+                    size *= 2
+                    local = np.full(size, -1, np.int64)
+                    for d in range(count):
+                        slot = np.int64(d_hash[d] & np.uint64(size - 1))
+                        while local[slot] >= 0:
+                            slot = (slot + 1) & (size - 1)
+                        local[slot] = (np.int64(d_hash[d] >> np.uint64(33)) << 32) | d
                 break
-            o = missing[m]
-            if seg_end[o] - seg_start[o] == seg_end[s] - seg_start[s]:
-                same = True
-                for i in range(seg_end[s] - seg_start[s]):
-                    if data[seg_start[o] + i] != data[seg_start[s] + i]:
-                        same = False
+            if value & ~np.int64(0xFFFFFFFF) == tag:
+                d = value & 0xFFFFFFFF
+                if d_offset[d + 1] - d_offset[d] == end - start:
+                    same = True
+                    for i in range(end - start):
+                        if copy[d_offset[d] + i] != data[start + i]:
+                            same = False
+                            break
+                    if same:
+                        ids[s] = d
                         break
-                if same:
-                    out[s] = MISS - m
-                    break
-            slot = (slot + 1) & (len(local) - 1)
+            slot = (slot + 1) & (size - 1)
+    known = np.empty(count, np.int64)
+    missing = np.empty(count, np.int64)
+    n_missing = 0
+    for d in range(count):
+        entry = slots[_find(slots, hashes, starts, lengths, pool, copy, d_offset[d], d_offset[d + 1], d_hash[d])]
+        if entry >= 0:
+            known[d] = codes[entry]
+        else:
+            known[d], missing[n_missing] = MISS - n_missing, d_first[d]
+            n_missing += 1
+    out = np.empty(len(seg_start), np.int64)
+    for s in range(len(seg_start)):
+        out[s] = known[ids[s]]
     return out, missing[:n_missing]
 
 

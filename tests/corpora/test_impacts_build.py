@@ -125,6 +125,7 @@ def test_a_hash_collision_starts_over_with_the_next_seed(tmp_path, monkeypatch):
         return hashes & np.uint64(15) if seed == 0 else hashes
 
     monkeypatch.setattr(impacts_tokens, "key_hashes", weak)
+    monkeypatch.setattr(impacts_tokens, "_STATE", [])  # nothing remembered from another build in this process
     path = build_rows([write_rows(tmp_path, 60)], tmp_path / "snap", progress=False).path
     snap = Snapshot.open(path)
     assert snap._index._impacts.meta["seed"] == 1
