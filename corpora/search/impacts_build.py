@@ -252,7 +252,7 @@ class _Merge:
         list_starts = np.concatenate([[0], np.cumsum(counts)])[np.append(first_of_list, len(counts))]
         heads = order[first_of_list]
         self._write(keys[heads], np.concatenate(fields)[heads], np.diff(list_starts), out_units, out_tf, list_starts,
-                    [blob[(blob_ends[head - 1] if head else 0):blob_ends[head]] for head in heads.tolist()])
+                    [blob[(blob_ends[head - 1] if head else 0):blob_ends[head]].tobytes() for head in heads.tolist()])
 
     def _one_list(self, live: np.ndarray, lo: np.ndarray, sizes: list[int]) -> None:
         """A list larger than a slice (one key in every live run): scored and written in pieces of whole blocks."""

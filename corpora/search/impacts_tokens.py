@@ -32,7 +32,7 @@ __all__ = ["Chunk", "index_chunk", "HashCollision", "norm_codes", "FIELD_NORMS_T
 
 BASIC_FIELDS = ("body_terms", "title_exact")  # tantivy's "basic" option: no frequencies, every match counts once
 RAW_FIELDS = ("title_exact",)  # tantivy's raw tokenizer: the whole value is one term
-_CACHE_LIMIT = 1_000_000  # distinct segments a worker remembers before it starts afresh (bounded memory)
+_SEGMENTS_REMEMBERED = 1_000_000  # distinct segments a worker remembers before it starts afresh (bounded memory)
 # tantivy's field norm codes (fieldnorm/code.rs): lengths up to 40 exactly, then a geometric-like scale.
 FIELD_NORMS_TABLE = np.array(
     list(range(41)) + [42, 44, 46, 48, 50, 52, 54, 56, 60, 64, 68, 72, 76, 80, 84, 88, 96, 104, 112, 120, 128, 136,
@@ -127,7 +127,7 @@ def _group(keys, units, tf, rank, n_ranked):
 
 class _Terms:
     """A worker's memory of analyzed segments, terms and keys (pure functions of their text: remembering them
-    changes no output). Started afresh past :data:`_CACHE_LIMIT` segments, so a worker's memory is bounded."""
+    changes no output). Started afresh past :data:`_SEGMENTS_REMEMBERED` segments, so a worker's memory is bounded."""
 
     def __init__(self, parameters: dict, seed: int) -> None:
         from stillweb.corpora.search.analyzers import analyzer_from_parameters
@@ -180,7 +180,7 @@ def _terms_for(parameters: dict, seed: int) -> _Terms:
     state = _STATE[0] if _STATE else None
     if state is None or state.identity != (repr(sorted(parameters.items())), seed):
         _STATE[:] = [state := _Terms(parameters, seed)]
-    elif state.segments.count > _CACHE_LIMIT:
+    elif state.segments.count > _SEGMENTS_REMEMBERED:
         state.clear()
     return state
 
