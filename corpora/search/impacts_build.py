@@ -24,6 +24,7 @@ ascending within a list; a two-process test checks the bytes.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 from pathlib import Path
@@ -36,14 +37,13 @@ import pyarrow.parquet as pq
 from stillweb.corpora.build.bounded import DigestSet, digest
 from stillweb.corpora.processes import ignore_interrupts, process_context
 from stillweb.corpora.search.impacts import BLOCK, IMPACTS_DIR, IMPACTS_FORMAT, bm25_idf, posting_score
-from stillweb.corpora.search.impacts_tokens import FIELD_NORMS_TABLE, Chunk, HashCollision, index_chunk
+from stillweb.corpora.search.impacts_tokens import FIELD_NORMS_TABLE, SPILL_TYPES, Chunk, HashCollision, index_chunk
 
 __all__ = ["build_impacts"]
 
-_CHUNK_ROWS = 32_768  # rows a worker indexes at once (pages: a quarter of that)
+_CHUNK_ROWS = 16_384  # rows a worker indexes at once (pages: a quarter of that)
 _SLICE_POSTINGS = 4_000_000  # postings merged at once
 _SEEDS = 8  # hash seeds tried before giving up (two keys sharing a 64-bit hash: about 1e-5 at wiki-18's vocabulary)
-_RUN_ARRAYS = ("keys", "starts", "units", "tf", "fields", "blob", "ends")
 K1, B = np.float32(1.2), np.float32(0.75)
 
 
@@ -167,8 +167,10 @@ class _Merge:
                  collection: Collection | None) -> None:
         self.out, self.runs, self.norms, self.caches, self.collection = out, runs, norms, caches, collection
         self.documents = units if collection is None else collection.documents
-        load = lambda run, name: np.load(out / ".spill" / f"run-{run['run']}.{name}.npy", mmap_mode="r")  # noqa: E731
-        self.arrays = [{name: load(run, name) for name in _RUN_ARRAYS} for run in runs]
+        self.files = {file: _mapped(out / ".spill" / file, SPILL_TYPES[name]) for run in runs
+                      for name, (file, _offset, _length) in run["spill"].items()}
+        self.arrays = [{name: self.files[file][offset:offset + length] for name, (file, offset, length) in run["spill"].items()}
+                       for run in runs]
         self.bases = np.asarray([run["base"] for run in runs], dtype=np.int64)
         self.tf_dtype = np.dtype(np.uint8 if max_tf <= 255 else np.uint16 if max_tf <= 65_535 else np.uint32)
         total = sum(run["postings"] for run in runs)
@@ -214,14 +216,20 @@ class _Merge:
         first = min(int(self.arrays[r]["keys"][lo[r]]) for r in live)
         last = max(int(self.arrays[r]["keys"][hi[r] - 1]) for r in live)
         if sum(sizes) <= _SLICE_POSTINGS or high - low <= 1:
-            return self._slice(live, lo, hi)
+            return self._release(self._slice(live, lo, hi))
         if first == last:  # one list, too large for a slice: copied run by run
-            return self._one_list(live, lo, sizes)
+            return self._release(self._one_list(live, lo, sizes))
         middle = (first + last + 1) // 2
         at = lo.copy()
         at[live] = [np.searchsorted(self.arrays[r]["keys"][lo[r]:hi[r]], np.uint64(middle)) + lo[r] for r in live]
         self._range(low, middle, lo, at)
         self._range(middle, high, at, hi)
+
+    def _release(self, _done: None) -> None:
+        """Unmap the spill pages read so far: the page cache keeps them, this process's RSS does not count them."""
+        for mapped in self.files.values():
+            if isinstance(mapped, np.memmap):
+                mapped._mmap.madvise(mmap.MADV_DONTNEED)
 
     def _slice(self, live: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         keys, counts, sources, fields, blobs, blob_ends, units, tfs = [], [], [], [], [], [], [], []
@@ -310,6 +318,11 @@ class _Merge:
         self.writers["block_max"].write(block_max)
         self.writers["block_last"].write(block_last)
         self.postings += len(units)
+
+
+def _mapped(path: Path, dtype: np.dtype) -> np.ndarray:
+    """The spill file at ``path`` as a read-only array (an empty file: an empty array)."""
+    return np.memmap(path, dtype=dtype, mode="r") if path.stat().st_size else np.zeros(0, dtype)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -17,6 +17,7 @@ with its keys' bytes; the worker returns its units' field-norm codes and token c
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,8 @@ __all__ = ["Chunk", "index_chunk", "HashCollision", "norm_codes", "FIELD_NORMS_T
 
 BASIC_FIELDS = ("body_terms", "title_exact")  # tantivy's "basic" option: no frequencies, every match counts once
 RAW_FIELDS = ("title_exact",)  # tantivy's raw tokenizer: the whole value is one term
+SPILL_TYPES = {"keys": np.dtype(np.uint64), "starts": np.dtype(np.int64), "units": np.dtype(np.uint32),
+               "tf": np.dtype(np.uint32), "fields": np.dtype(np.uint8), "blob": np.dtype(np.uint8), "ends": np.dtype(np.int64)}
 _SEGMENTS_REMEMBERED = 1_000_000  # distinct segments a worker remembers before it starts afresh (bounded memory)
 # tantivy's field norm codes (fieldnorm/code.rs): lengths up to 40 exactly, then a geometric-like scale.
 FIELD_NORMS_TABLE = np.array(
@@ -263,7 +266,7 @@ def _tokens(state: _Terms, n: int, value: tuple) -> tuple[np.ndarray, np.ndarray
 
 
 def index_chunk(chunk: Chunk) -> dict:
-    """Write the chunk's run (``spill/run-N.*.npy``); return its units, field norms, tokens and sizes."""
+    """Append the chunk's run to this process's spill files; return where, and its units, field norms, tokens and sizes."""
     state = _terms_for(chunk.parameters, chunk.seed)
     table = pq.ParquetFile(chunk.docs).read_row_groups(list(chunk.groups), columns=["title", "text"])
     n, fields, pages = _field_values(chunk, table, state)
@@ -285,12 +288,14 @@ def index_chunk(chunk: Chunk) -> dict:
     rank[order] = np.arange(len(order))
     starts, out_units, out_tf = _group(post_keys, post_units, tf, rank, len(order))
     blob, ends = joined([state.key_bytes[key] for key in order.tolist()])
-    stem = chunk.spill / f"run-{chunk.run}"
-    small = out_tf.max(initial=0) <= np.iinfo(np.uint16).max
-    for name, array in (("keys", hashes), ("starts", starts), ("units", out_units), ("tf", out_tf.astype(np.uint16) if small else out_tf),
+    spill = {}  # appended to this process's spill files (a few files however many runs): name -> (file, offset, length)
+    for name, array in (("keys", hashes), ("starts", starts), ("units", out_units), ("tf", out_tf),
                         ("fields", state.key_field[order]), ("blob", blob), ("ends", ends)):
-        np.save(f"{stem}.{name}.npy", array)
+        path = chunk.spill / f"w{os.getpid()}.{name}"
+        with open(path, "ab") as handle:
+            spill[name] = (path.name, handle.tell() // SPILL_TYPES[name].itemsize, len(array))
+            handle.write(np.ascontiguousarray(array, dtype=SPILL_TYPES[name]).tobytes())
     run_fields = state.key_field[order]
     field_keys = {state.fields[number]: state.key_bytes[int(order[np.argmax(run_fields == number)])] for number in np.unique(run_fields).tolist()}
     return {"run": chunk.run, "units": n, "norms": norms, "tokens": tokens, "postings": len(out_units), "keys": len(order),
-            "max_tf": int(out_tf.max(initial=0)), "pages": pages, "field_keys": field_keys}
+            "max_tf": int(out_tf.max(initial=0)), "pages": pages, "field_keys": field_keys, "spill": spill}
