@@ -101,7 +101,7 @@ def main() -> None:
     one_path, sharded_path = args.dir / "one", args.dir / f"x{args.shards}"
     body = [f"Machine load at the start: {load()}; corpus {args.passages:,} passages ({made['articles']:,} articles, "
             f"{made['bytes'] / 2**20:,.0f} MiB, sha256 {made['sha256'][:16]}), {args.shards} shards, {args.workers} workers.",
-            "", "| build | wall s | passages/s | peak RSS, process tree MiB | load before |", "|---|---:|---:|---:|---:|"]
+            "", "| build | wall s | passages/s | CPU s | peak RSS, process tree MiB | load before |", "|---|---:|---:|---:|---:|---:|"]
     builds = [("one snapshot", build(corpus, one_path, args.workers)),
               (f"{args.shards} shards, one after another", build(corpus, sharded_path, args.workers, "--shards", str(args.shards)))]
     if args.ray_build:
@@ -109,14 +109,14 @@ def main() -> None:
         builds.append((f"{args.shards} shards as Ray tasks ({args.cpus} CPUs)",
                        build(corpus, args.dir / "ray", args.workers, "--shards", str(args.shards), "--ray")))
     for name, f in builds:
-        body.append(f"| {name} | {f['wall']:.1f} | {args.passages / f['wall']:,.0f} | {f['tree_mib']:,.0f} | {f['load']:.1f} |")
+        body.append(f"| {name} | {f['wall']:.1f} | {args.passages / f['wall']:,.0f} | {f['cpu']:.0f} | {f['tree_mib']:,.0f} | {f['load']:.1f} |")
     start = time.perf_counter()
     spec = CorpusSpec.detect([str(corpus)])
     counted = sum(count_run([str(corpus)], run, {"format": spec.format, "language": "en"})[0]
                   for run in unit_runs(spec, args.shards))
     count_seconds = time.perf_counter() - start
     body.append(f"| counting pass of a Ray build (every run, one core here) | {count_seconds:.1f} | "
-                f"{counted / count_seconds:,.0f} | - | {os.getloadavg()[0]:.1f} |")
+                f"{counted / count_seconds:,.0f} | - | - | {os.getloadavg()[0]:.1f} |")
     one, sharded = Snapshot.open(one_path), Snapshot.open(sharded_path)
     body.append(f"\nFingerprints: one {one.fingerprint[:12]}, sharded {sharded.fingerprint[:12]}"
                 + (f", Ray-built {Snapshot.open(args.dir / 'ray').fingerprint[:12]}" if args.ray_build else "") + ".")
