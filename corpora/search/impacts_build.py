@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import json
 import mmap
-import os
 import shutil
 from pathlib import Path
 from typing import Protocol
 
-import numba
 import numpy as np
 import pyarrow.parquet as pq
 
 from stillweb.corpora.build.bounded import DigestSet, digest
 from stillweb.corpora.processes import ignore_interrupts, process_context
-from stillweb.corpora.search.impacts import BLOCK, IMPACTS_DIR, IMPACTS_FORMAT, bm25_idf, posting_score
+from stillweb.corpora.search.impacts import BLOCK, IMPACTS_DIR, IMPACTS_FORMAT, bm25_idf
+from stillweb.corpora.search.impacts_merge import NpyWriter, blocks, check_keys, mapped, scatter
 from stillweb.corpora.search.impacts_tokens import FIELD_NORMS_TABLE, SPILL_TYPES, Chunk, HashCollision, index_chunk
 
 __all__ = ["build_impacts"]
@@ -167,19 +166,19 @@ class _Merge:
                  collection: Collection | None) -> None:
         self.out, self.runs, self.norms, self.caches, self.collection = out, runs, norms, caches, collection
         self.documents = units if collection is None else collection.documents
-        self.files = {file: _mapped(out / ".spill" / file, SPILL_TYPES[name]) for run in runs
+        self.files = {file: mapped(out / ".spill" / file, SPILL_TYPES[name]) for run in runs
                       for name, (file, _offset, _length) in run["spill"].items()}
         self.arrays = [{name: self.files[file][offset:offset + length] for name, (file, offset, length) in run["spill"].items()}
                        for run in runs]
         self.bases = np.asarray([run["base"] for run in runs], dtype=np.int64)
         self.tf_dtype = np.dtype(np.uint8 if max_tf <= 255 else np.uint16 if max_tf <= 65_535 else np.uint32)
         total = sum(run["postings"] for run in runs)
-        self.writers = {"docs": _NpyWriter(out / "docs.npy", np.int32, total),
-                        "tf": _NpyWriter(out / "tf.npy", self.tf_dtype, total)}
+        self.writers = {"docs": NpyWriter(out / "docs.npy", np.int32, total),
+                        "tf": NpyWriter(out / "tf.npy", self.tf_dtype, total)}
         for name, dtype in (("block_max", np.float32), ("block_last", np.int32), ("hashes", np.uint64),
                             ("weights", np.float32), ("list_field", np.uint8), ("df", np.int64), ("keys", np.uint8),
                             ("key_ends", np.int64)):
-            self.writers[name] = _NpyWriter(out / f"{name}.npy", dtype, None)
+            self.writers[name] = NpyWriter(out / f"{name}.npy", dtype, None)
         self.lists = self.postings = self.key_bytes = 0
 
     def run(self) -> tuple[int, int]:
@@ -252,11 +251,11 @@ class _Merge:
         keys = np.concatenate(keys)
         order = np.argsort(keys, kind="stable")  # by key, then run: unit order within a key
         blob, blob_ends = np.concatenate(blobs), np.concatenate(blob_ends)
-        first_of_list = _check_keys(keys[order], blob, np.concatenate([[0], blob_ends[:-1]])[order], blob_ends[order])
+        first_of_list = check_keys(keys[order], blob, np.concatenate([[0], blob_ends[:-1]])[order], blob_ends[order])
         if len(first_of_list) and first_of_list[0] < 0:
             raise HashCollision("two keys share a hash")
         counts = np.concatenate(counts)[order]
-        out_units, out_tf = _scatter(np.concatenate(units), np.concatenate(tfs), np.concatenate(sources)[order], counts)
+        out_units, out_tf = scatter(np.concatenate(units), np.concatenate(tfs), np.concatenate(sources)[order], counts)
         list_starts = np.concatenate([[0], np.cumsum(counts)])[np.append(first_of_list, len(counts))]
         heads = order[first_of_list]
         self._write(keys[heads], np.concatenate(fields)[heads], np.diff(list_starts), out_units, out_tf, list_starts,
@@ -312,93 +311,9 @@ class _Merge:
         self.lists += len(hashes)
 
     def _postings(self, units, tf, list_starts, weights, fields) -> None:
-        block_max, block_last = _blocks(units, tf, list_starts, weights, fields.astype(np.int64), self.norms, self.caches)
+        block_max, block_last = blocks(units, tf, list_starts, weights, fields.astype(np.int64), self.norms, self.caches)
         self.writers["docs"].write(units)
         self.writers["tf"].write(tf)
         self.writers["block_max"].write(block_max)
         self.writers["block_last"].write(block_last)
         self.postings += len(units)
-
-
-def _mapped(path: Path, dtype: np.dtype) -> np.ndarray:
-    """The spill file at ``path`` as a read-only array (an empty file: an empty array)."""
-    return np.memmap(path, dtype=dtype, mode="r") if path.stat().st_size else np.zeros(0, dtype)
-
-
-@numba.njit(cache=True, nogil=True)
-def _check_keys(hashes, blob, starts, ends):
-    """The first segment of each list (segments sorted by hash); -1 marks two keys sharing a hash."""
-    first = np.empty(len(hashes), np.int64)
-    n = 0
-    for i in range(len(hashes)):
-        if i == 0 or hashes[i] != hashes[i - 1]:
-            first[n] = i
-            n += 1
-            continue
-        j = first[n - 1]
-        if ends[i] - starts[i] != ends[j] - starts[j]:
-            return np.full(1, -1, np.int64)
-        for b in range(ends[i] - starts[i]):
-            if blob[starts[i] + b] != blob[starts[j] + b]:
-                return np.full(1, -1, np.int64)
-    return first[:n]
-
-
-@numba.njit(cache=True, nogil=True)
-def _scatter(units, tf, sources, counts):
-    out_units = np.empty(counts.sum(), np.int64)
-    out_tf = np.empty(counts.sum(), tf.dtype)
-    at = 0
-    for s in range(len(sources)):
-        for p in range(counts[s]):
-            out_units[at], out_tf[at] = units[sources[s] + p], tf[sources[s] + p]
-            at += 1
-    return out_units, out_tf
-
-
-@numba.njit(cache=True, nogil=True)
-def _blocks(units, tf, list_starts, weights, fields, norms, caches):
-    """The largest score and the last unit of each block of :data:`BLOCK` postings of each list."""
-    blocks = 0
-    for l in range(len(list_starts) - 1):
-        blocks += (list_starts[l + 1] - list_starts[l] + BLOCK - 1) // BLOCK
-    block_max = np.zeros(blocks, np.float32)
-    block_last = np.empty(blocks, np.int32)
-    b = 0
-    for l in range(len(list_starts) - 1):
-        f = fields[l]
-        for start in range(list_starts[l], list_starts[l + 1], BLOCK):
-            stop = min(start + BLOCK, list_starts[l + 1])
-            top = np.float32(0.0)
-            for p in range(start, stop):
-                top = max(top, posting_score(weights[l], tf[p], caches[f, norms[f, units[p]]]))
-            block_max[b], block_last[b] = top, units[stop - 1]
-            b += 1
-    return block_max, block_last
-
-
-class _NpyWriter:
-    """An ``.npy`` file of values written in order, a slice at a time (no whole array in memory); ``total`` None:
-    the values go to a side file and the header, once their number is known, before them at :meth:`close`."""
-
-    def __init__(self, path: Path, dtype, total: int | None) -> None:
-        self._path, self._dtype, self._count = path, np.dtype(dtype), 0
-        self._file = open(path if total is not None else path.with_suffix(".part"), "wb")
-        if total is not None:
-            self._header(self._file, total)
-
-    def _header(self, handle, total: int) -> None:
-        np.lib.format.write_array_header_1_0(handle, {"descr": self._dtype.str, "fortran_order": False, "shape": (total,)})
-
-    def write(self, values: np.ndarray) -> None:
-        self._file.write(np.ascontiguousarray(values, dtype=self._dtype).tobytes())
-        self._count += len(values)
-
-    def close(self) -> None:
-        self._file.close()
-        part = self._path.with_suffix(".part")
-        if part.exists():
-            with open(self._path, "wb") as handle, open(part, "rb") as values:
-                self._header(handle, self._count)
-                shutil.copyfileobj(values, handle, 1 << 22)
-            os.unlink(part)

@@ -13,7 +13,7 @@ import pytest
 import stillweb.corpora.search.impacts_tokens as impacts_tokens
 from stillweb.corpora.build.from_source import build_rows
 from stillweb.corpora.search.impacts import IMPACTS_FORMAT_SCORES, IMPACTS_DIR, ImpactIndex, _list_scores, exhaustive_top
-from stillweb.corpora.search.impacts_build import _check_keys
+from stillweb.corpora.search.impacts_merge import check_keys as _check_keys
 from stillweb.corpora.search.impacts_keys import key_hashes
 from stillweb.corpora.search.impacts_segments import SegmentTerms, expand, segments
 from stillweb.corpora.search.index import _shared_analyzer
