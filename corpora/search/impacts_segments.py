@@ -55,6 +55,15 @@ def _fnv(data, start, end):
     return h ^ (h >> np.uint64(32))
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _equal(a, a_start, b, b_start, length):
+    """True when ``a[a_start:a_start + length]`` and ``b[b_start:b_start + length]`` hold the same bytes."""
+    for i in range(length):
+        if a[a_start + i] != b[b_start + i]:
+            return False
+    return True
+
+
 @numba.njit(cache=True, nogil=True)
 def _find(slots, hashes, starts, lengths, pool, data, start, end, h):
     """The slot of the segment ``data[start:end]`` (hash ``h``): its entry's, or the empty slot where it goes."""
@@ -64,14 +73,8 @@ def _find(slots, hashes, starts, lengths, pool, data, start, end, h):
         entry = slots[slot]
         if entry < 0:
             return slot
-        if hashes[entry] == h and lengths[entry] == end - start:
-            same = True
-            for i in range(end - start):
-                if pool[starts[entry] + i] != data[start + i]:
-                    same = False
-                    break
-            if same:
-                return slot
+        if hashes[entry] == h and lengths[entry] == end - start and _equal(pool, starts[entry], data, start, end - start):
+            return slot
         slot = (slot + 1) & mask
 
 
@@ -116,15 +119,9 @@ def _resolve(slots, hashes, starts, lengths, codes, pool, data, seg_start, seg_e
                 break
             if value & ~np.int64(0xFFFFFFFF) == tag:
                 d = value & 0xFFFFFFFF
-                if d_offset[d + 1] - d_offset[d] == end - start:
-                    same = True
-                    for i in range(end - start):
-                        if copy[d_offset[d] + i] != data[start + i]:
-                            same = False
-                            break
-                    if same:
-                        ids[s] = d
-                        break
+                if d_offset[d + 1] - d_offset[d] == end - start and _equal(copy, d_offset[d], data, start, end - start):
+                    ids[s] = d
+                    break
             slot = (slot + 1) & (size - 1)
     known = np.empty(count, np.int64)
     missing = np.empty(count, np.int64)
