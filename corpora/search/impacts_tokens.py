@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from stillweb.corpora.errors import StillwebError
 from stillweb.corpora.search.impacts_keys import joined, key_hashes, term_key
 from stillweb.corpora.search.impacts_segments import SegmentTerms, expand, segments
 
@@ -62,7 +63,7 @@ FIELD_NORMS_TABLE = np.array(
                        1_744_830_488, 1_879_048_216, 2_013_265_944], dtype=np.int64)
 
 
-class HashCollision(Exception):
+class HashCollision(StillwebError):
     """Two different keys have the same 64-bit hash under the build's seed (the build starts over with the next)."""
 
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import tantivy
 
+from stillweb.corpora.errors import DataError
 from stillweb.corpora.search.impacts import IMPACTS_DIR, ImpactIndex
 from stillweb.corpora.search.index import SearchIndex
 
@@ -70,7 +71,7 @@ class RangeIndex(SearchIndex):
     def __init__(self, directory: Path, parameters: dict, first: int, end: int) -> None:
         super().__init__(directory, parameters)
         if self.passages or parameters.get("impacts"):
-            raise ValueError(f"{directory} is not the index of a sharded snapshot of rows")
+            raise DataError(f"{directory} is not the index of a sharded snapshot of rows")
         self.first, self.end = first, end
 
     def _parse(self, query: str, fields: list[str]) -> tantivy.Query:
@@ -87,7 +88,7 @@ class ShardIndex(SearchIndex):
     def __init__(self, directory: Path, parameters: dict, impacts: Path, first: int) -> None:
         super().__init__(directory, parameters)
         if self.passages:
-            raise ValueError(f"{directory} is not the index of a sharded snapshot of rows")
+            raise DataError(f"{directory} is not the index of a sharded snapshot of rows")
         self._impacts = _Moved(ImpactIndex(impacts), first)
 
 

@@ -178,7 +178,9 @@ def read_manifest(directory: Path) -> dict:
     manifest = load_manifest_json(directory, SnapshotError, "snapshot directory", "stillweb snapshot")
     path = Path(directory) / MANIFEST_NAME
     if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
-        raise SnapshotError(f"{path} is not a {' or '.join(READABLE_FORMATS)} manifest")
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise SnapshotError(f"{path} has format {found!r}; this stillweb reads {', '.join(READABLE_FORMATS)}"
+                            " (a newer format needs a newer stillweb)")
     return manifest
 
 

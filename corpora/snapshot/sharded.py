@@ -316,7 +316,7 @@ class CollectionStatistics:
             if node.get("description", "").startswith("avgdl,"):
                 return np.float32(node["value"])  # serde's shortest float32 text: the same float32
             explained.extend(node.get("details", []))
-        raise ValueError(f"tantivy's explanation of {field}:{term} has no average length")
+        raise SnapshotError(f"tantivy's explanation of {field}:{term} has no average length")
 
     def seen_titles(self) -> SeenTitles:
         return SeenTitles(self._titles_before)

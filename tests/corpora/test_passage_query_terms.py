@@ -125,7 +125,7 @@ def test_a_newer_format_is_refused_by_name(passages, tmp_path):
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["format"] = "stillweb-snapshot/7"
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(SnapshotError, match="stillweb-snapshot/6 manifest"):
+    with pytest.raises(SnapshotError, match="format 'stillweb-snapshot/7'; this stillweb reads .*stillweb-snapshot/6"):
         Snapshot.open(copy)
 
 

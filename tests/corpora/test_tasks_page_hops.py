@@ -34,7 +34,7 @@ def test_two_pages_where_a_chain_exists_one_page_allowed_where_none():
     world = linked_world(linked=4)
     graph = FactGraph(world)
     chained = two_page_roots(graph, 5)
-    made = generate_task_list(world, _params(count=16), graph=graph)
+    made = generate_task_list(world, _params(count=24), graph=graph)  # enough to draw look-ups where chains exist
     tasks = made.tasks
     assert tasks and made.rejections["too_few_pages"] > 0  # look-ups refused where a chain existed
     assert all(_pages(t) >= 2 for t in tasks if t.answer_doc in chained), [t.question for t in tasks]
@@ -56,7 +56,7 @@ def test_a_world_without_links_keeps_its_one_page_questions_and_counts_them():
 
 
 def test_one_page_allowed_everywhere_counts_the_look_ups_a_chain_would_have_replaced():
-    made = generate_task_list(linked_world(), _params(min_pages=1))
+    made = generate_task_list(linked_world(), _params(min_pages=1, count=30))  # enough to draw chained look-ups
     hops = made.page_hops
     assert made.rejections["too_few_pages"] == 0 and hops["one_page_with_chain"] > 0
     assert hops["one_page_with_chain"] + hops["one_page_no_chain"] == sum(_pages(t) == 1 for t in made.tasks)

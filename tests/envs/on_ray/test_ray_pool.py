@@ -166,7 +166,7 @@ def _plain(value):
 
 
 # Modules that belong to an optional extra (they import its library) and the libraries of the extras.
-EXTRA_MODULES = ("stillweb.envs.ray", "stillweb.envs.integrations.", "stillweb.server.mcp")
+EXTRA_MODULES = ("stillweb.envs.ray", "stillweb.envs.integrations.", "stillweb.server.mcp", "stillweb.corpora.search.shard_actors")
 EXTRA_LIBRARIES = ("ray", "torch", "transformers", "trl", "verl", "openenv", "skyrl_gym", "verifiers", "mcp")
 
 
