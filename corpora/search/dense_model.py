@@ -25,6 +25,7 @@ text is cut to its first :data:`MAX_TOKENS` tokens (prefix and the two special t
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -37,8 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from stillweb.corpora.errors import DataError, UsageError
+from stillweb.corpora.search.fusion import SHIPPED_FUSION
 
-__all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "SHIPPED_FUSION_WEIGHTS", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
+__all__ = ["DEFAULT_MODEL", "SHIPPED", "ModelPool", "MODEL_NAME", "MAX_TOKENS", "THREADS", "QUERY_PREFIX", "DOCUMENT_PREFIX",
            "ShippedModel", "shipped_model", "model_info", "is_default"]
 
 DEFAULT_MODEL = "default"  # what --model says to use the shipped model
@@ -49,11 +51,6 @@ WEIGHTS_FILE = "e5-small-q4.bin"
 QUERY_PREFIX, DOCUMENT_PREFIX = "query: ", "passage: "  # the e5 model card's prefixes
 MAX_TOKENS = 256  # per text, special tokens included (the model reads 512; 256 keeps 250-word documents whole)
 THREADS = 2  # ONNX Runtime intra-op threads, fixed so every machine computes alike
-# Hybrid search over this model's index weighs its ranking twice BM25's in the reciprocal-rank fusion: chosen on
-# bench_collections' dev sets only (nDCG@10 on Cranfield / the HotpotQA-2Wiki tune half / CISI: 1:1 0.404 / 0.865 /
-# 0.403, 1:2 0.407 / 0.876 / 0.399, 1:3 0.401 / 0.875 / 0.388; BENCHMARKS.md "Dense"), recorded in the manifest
-# (dense.fusion_weights), so indexes made before keep 1:1.
-SHIPPED_FUSION_WEIGHTS = {"bm25": 1.0, "dense": 2.0}
 _QK = 32  # weights per Q4_0 block
 _SPACE_RUNS = re.compile(" {2,}")
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # llama.cpp's block_q4_0: fp16 scale + 32 nibbles
@@ -284,4 +281,4 @@ def model_info(model: ShippedModel) -> dict:
     return {"runtime": f"{PACKAGE} {version(PACKAGE)} {WEIGHTS_FILE} (4-bit Q4_0), "
                                            f"onnxruntime {version('onnxruntime')} MatMulNBits",
             "model_sha256": model.sha256, "max_tokens": model.max_tokens, "threads": model.threads,
-            "fusion_weights": dict(SHIPPED_FUSION_WEIGHTS)}
+            "fusion": copy.deepcopy(SHIPPED_FUSION)}  # how hybrid search fuses (search/fusion.py), chosen on dev sets

@@ -25,8 +25,9 @@ import pyarrow.compute as pc
 from stillweb.corpora.errors import UsageError
 from stillweb.corpora.arguments import check_positive_int
 from stillweb.corpora.snapshot.columns import StringColumn
-from stillweb.corpora.search.dense import DENSE_DIR, FUSION_DEPTH, DenseIndex, check_mode, fuse, no_dense_index
+from stillweb.corpora.search.dense import DENSE_DIR, DenseIndex, check_mode, no_dense_index
 from stillweb.corpora.search.dense_model import SHIPPED
+from stillweb.corpora.search.fusion import fusion_of
 from stillweb.corpora.search.embeddings import ENDPOINT_VARIABLE, STORE_VARIABLE, QueryEmbedder
 from stillweb.corpora.search.index import INDEX_PARAMETERS, MAX_K, MAX_QUERY_CHARS
 from stillweb.corpora.snapshot.manifest import SnapshotError, check_table_footers, read_manifest, read_snapshot_table
@@ -193,14 +194,13 @@ class Snapshot:
         if self._dense is None:
             raise UsageError(no_dense_index(self.path))
         embeddings = [self.query_embedder.embed(query[:MAX_QUERY_CHARS], self.path) for query in queries]
+        fusion = fusion_of(self.dense_info)  # as the manifest records it (search/fusion.py)
         pages = []
-        for query, dense in zip(queries, self._dense.search_many(embeddings, max(k, FUSION_DEPTH))):
+        for query, dense in zip(queries, self._dense.search_many(embeddings, max(k, fusion.depth))):
             if mode == "dense":
                 pages.append(self._results(query, dense[:k]))
             else:
-                bm25 = [doc_id for doc_id, _ in self._index.search(query, FUSION_DEPTH)]
-                pages.append(self._results(query, fuse({"bm25": bm25, "dense": [doc_id for doc_id, _ in dense]}, k,
-                                                       self.dense_info.get("fusion_weights"))))
+                pages.append(self._results(query, fusion.fuse(self._index.search(query, fusion.depth), dense, k)))
         return pages
 
     @cached_property

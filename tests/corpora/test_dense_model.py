@@ -141,13 +141,13 @@ def test_queries_need_no_server_and_eval_scores_hybrid(model, rows_snapshot, tmp
                                                              "retriever": "dense"}))
     assert "Insulin" in result.text.split("\n")[1]  # the environments' search tool: its first hit, no server
     assert snapshot.search_many(QUERIES, 3, mode="hybrid") == [snapshot.search(q, 3, mode="hybrid") for q in QUERIES]
-    from stillweb.corpora.search.dense import FUSION_DEPTH, fuse
+    from stillweb.corpora.search.fusion import SHIPPED_FUSION, fuse_zscores
 
-    assert snapshot.dense_info["fusion_weights"] == {"bm25": 1.0, "dense": 2.0}
-    for query in QUERIES:  # hybrid weighs the shipped model's ranking twice BM25's, as its manifest entry says
-        bm25 = [hit.doc_id for hit in snapshot.search(query, FUSION_DEPTH)]
-        dense = [hit.doc_id for hit in snapshot.search(query, FUSION_DEPTH, mode="dense")]
-        fused = fuse({"bm25": bm25, "dense": dense}, 5, {"bm25": 1.0, "dense": 2.0})
+    assert snapshot.dense_info["fusion"] == SHIPPED_FUSION and "fusion_weights" not in snapshot.dense_info
+    for query in QUERIES:  # hybrid fuses as the manifest says: z-scores of each ranking's top 500, 1:1
+        lists = {"bm25": snapshot._index.search(query, 500),
+                 "dense": [(hit.doc_id, hit.score) for hit in snapshot.search(query, len(snapshot), mode="dense")]}
+        fused = fuse_zscores(lists, 5, {"bm25": 0.5, "dense": 0.5})
         assert [(hit.doc_id, hit.score) for hit in snapshot.search(query, 5, mode="hybrid")] == fused
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
